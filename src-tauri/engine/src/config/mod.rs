@@ -1,0 +1,8 @@
+//! The canonical server model (SPEC C1), transport inference (C2),
+//! validation (C3) and variable expansion (C7).
+
+pub mod model;
+pub mod validate;
+pub mod vars;
+
+pub use model::*;

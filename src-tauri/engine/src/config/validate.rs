@@ -1,0 +1,1 @@
+//! Validation (SPEC C3).

@@ -1,0 +1,1 @@
+//! Variable expansion (SPEC C7).

@@ -1,0 +1,13 @@
+//! The writer owns every change Switchboard makes to a config file (SPEC C10).
+//!
+//! Two layers: `doc` applies format-level edits (JSON, JSONC, TOML) to the
+//! original text, touching only the bytes of what changed; `atomic` writes the
+//! result safely (same-directory temp file, fsync, rename, permissions kept,
+//! symlinks followed) and refuses to overwrite a file that changed since it
+//! was read. `edit` (the server-level operations) sits on top of both.
+
+pub mod atomic;
+pub mod doc;
+
+pub use atomic::{content_hash, write_atomic, ContentHash, Expected};
+pub use doc::{apply_edits, DocEdit, PathSeg};
