@@ -1,0 +1,36 @@
+// The app's top-level views and how a location hash maps to one.
+// Hash routing keeps deep links (`#/tools`) working under tauri:// without a router.
+
+export type ViewId = 'servers' | 'tools' | 'sources' | 'logs' | 'settings';
+
+export interface ViewDef {
+  id: ViewId;
+  label: string;
+  /** One line under the title in the header. */
+  blurb: string;
+}
+
+export const VIEWS: readonly ViewDef[] = [
+  { id: 'servers', label: 'Servers', blurb: 'Every MCP server configured on this machine, and whether it is up.' },
+  { id: 'tools', label: 'Tools', blurb: 'What each server offers, under the name your clients see.' },
+  { id: 'sources', label: 'Sources', blurb: 'The config files Switchboard reads, in priority order.' },
+  { id: 'logs', label: 'Logs', blurb: 'Server output and lifecycle events, live.' },
+  { id: 'settings', label: 'Settings', blurb: 'How Switchboard behaves on this machine.' },
+];
+
+export const DEFAULT_VIEW: ViewId = 'servers';
+
+/** `#/tools`, `#tools`, `#/tools/some-server` → `tools`; anything unknown → the default. */
+export function viewFromHash(hash: string): ViewId {
+  const first = hash.replace(/^#\/?/, '').split(/[/?]/)[0]?.toLowerCase() ?? '';
+  const match = VIEWS.find((v) => v.id === first);
+  return match ? match.id : DEFAULT_VIEW;
+}
+
+export function hashFor(view: ViewId): string {
+  return `#/${view}`;
+}
+
+export function viewDef(view: ViewId): ViewDef {
+  return VIEWS.find((v) => v.id === view) ?? VIEWS[0];
+}
