@@ -1,6 +1,18 @@
 //! Atomic, conflict-checked file writes.
-//! (Interface fixed here; implementation in progress.)
+//!
+//! `write_atomic` resolves symlinks to the real file (the link stays a link),
+//! checks that file still holds what the caller read, writes a uniquely named
+//! temp file next to it, fsyncs it, gives it the original's permissions and
+//! renames it over the target. Until the rename the original is untouched,
+//! and a failed write leaves no temp file behind.
+//!
+//! The check and the rename are not one atomic step: a writer racing in
+//! between those few microseconds is not detected. Editors that save by
+//! renaming have the same window; the check is for the usual case of a file
+//! changed minutes after Switchboard read it.
 
+use std::fs;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// SHA-256 of a file's bytes, as read at discovery time.
@@ -31,8 +43,132 @@ pub enum WriteError {
     Io { path: PathBuf, #[source] source: std::io::Error },
 }
 
+/// How many links a chain may have before we call it a loop (Linux's limit).
+const MAX_SYMLINK_HOPS: usize = 40;
+
 /// Write `contents` to `path` atomically, following symlinks to the real file.
 pub fn write_atomic(path: &Path, contents: &[u8], expected: Expected) -> Result<(), WriteError> {
-    let _ = (path, contents, expected);
-    unimplemented!()
+    let target = resolve_symlinks(path).map_err(|source| WriteError::Io { path: path.to_path_buf(), source })?;
+    let io_err = |source: io::Error| WriteError::Io { path: target.clone(), source };
+
+    let current = match fs::read(&target) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_err(e)),
+    };
+    let unchanged = match (expected, &current) {
+        (Expected::Any, _) => true,
+        (Expected::Absent, current) => current.is_none(),
+        (Expected::Hash(_), None) => false,
+        (Expected::Hash(hash), Some(bytes)) => content_hash(bytes) == hash,
+    };
+    if !unchanged {
+        return Err(WriteError::Conflict { path: target });
+    }
+
+    let dir = match target.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&dir).map_err(io_err)?;
+
+    let original = match fs::metadata(&target) {
+        Ok(meta) => Some(meta),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_err(e)),
+    };
+
+    let file_name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let prefix = format!(".{file_name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".switchboard-tmp");
+    #[cfg(unix)]
+    if original.is_none() {
+        // a new file gets what `File::create` would give it (0666 less the
+        // umask), not the temp file's private 0600
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    // Dropping `temp` on any early return below deletes the temp file.
+    let mut temp = builder.tempfile_in(&dir).map_err(io_err)?;
+    temp.write_all(contents).map_err(io_err)?;
+    temp.flush().map_err(io_err)?;
+    if let Some(meta) = &original {
+        copy_owner_and_mode(temp.as_file(), meta).map_err(io_err)?;
+    }
+    temp.as_file().sync_all().map_err(io_err)?;
+
+    if let Some(error) = take_injected_failure() {
+        return Err(io_err(error));
+    }
+
+    temp.persist(&target).map_err(|e| io_err(e.error))?;
+    sync_dir(&dir);
+    Ok(())
+}
+
+/// The real file behind `path`, following a chain of links. A dangling link
+/// resolves to where its target would be, so the file is created there.
+fn resolve_symlinks(path: &Path) -> io::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_SYMLINK_HOPS {
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let link = fs::read_link(&current)?;
+                current = if link.is_absolute() {
+                    link
+                } else {
+                    current.parent().unwrap_or_else(|| Path::new("")).join(link)
+                };
+            }
+            Ok(_) => return Ok(current),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(current),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(io::Error::other(format!("too many levels of symbolic links at {}", path.display())))
+}
+
+#[cfg(unix)]
+fn copy_owner_and_mode(file: &fs::File, original: &fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // Keeping the owner only works as root (or when it is already us);
+    // otherwise the new file is ours, as with any editor's save.
+    let _ = std::os::unix::fs::fchown(file, Some(original.uid()), Some(original.gid()));
+    file.set_permissions(fs::Permissions::from_mode(original.mode() & 0o7777))
+}
+
+#[cfg(not(unix))]
+fn copy_owner_and_mode(file: &fs::File, original: &fs::Metadata) -> io::Result<()> {
+    file.set_permissions(original.permissions())
+}
+
+/// Make the rename durable. Best effort: the new contents are already in
+/// place, so a failure here is not worth reporting as a failed write.
+#[cfg(unix)]
+fn sync_dir(dir: &Path) {
+    if let Ok(handle) = fs::File::open(dir) {
+        let _ = handle.sync_all();
+    }
+}
+
+#[cfg(not(unix))]
+fn sync_dir(_dir: &Path) {}
+
+thread_local! {
+    static INJECTED_FAILURE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Test hook: make the next `write_atomic` on this thread fail after its temp
+/// file is written and synced, just before the rename. Tests run as root,
+/// where permission bits cannot make a write fail.
+#[doc(hidden)]
+pub fn fail_next_write_before_rename() {
+    INJECTED_FAILURE.with(|flag| flag.set(true));
+}
+
+fn take_injected_failure() -> Option<io::Error> {
+    INJECTED_FAILURE
+        .with(|flag| flag.replace(false))
+        .then(|| io::Error::other("injected failure before rename"))
 }
