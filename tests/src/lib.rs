@@ -1,1 +1,189 @@
 //! Shared helpers for the workspace end-to-end tests.
+//!
+//! The `fixture-server` binary (src/bin/fixture_server.rs) is a configurable MCP
+//! server; see tests/README.md for its flags. Helpers here locate the binary and
+//! start it in HTTP mode.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Stdio,
+    time::Duration,
+};
+
+use tokio::{
+    io::{AsyncBufReadExt, BufReader},
+    process::{Child, ChildStdout, Command},
+};
+
+/// Tools every fixture server has, in `tools/list` order, before `--tool-prefix`
+/// is applied. Extra `--tool NAME` tools follow, then the `--tools N` generated
+/// `tool_0..tool_{N-1}`, then tools added at run time by `change_tools`
+/// (`dynamic_0`, `dynamic_1`, ...).
+pub const FIXED_TOOLS: &[&str] = &[
+    "echo",
+    "add",
+    "fail",
+    "sleep",
+    "pid",
+    "crash",
+    "spawn_child",
+    "change_tools",
+    "bump_counter",
+    "stats",
+];
+
+const BIN_NAME: &str = "fixture-server";
+
+fn exe_name() -> String {
+    format!("{BIN_NAME}{}", std::env::consts::EXE_SUFFIX)
+}
+
+fn candidate(dir: &Path) -> Option<PathBuf> {
+    let p = dir.join(exe_name());
+    p.is_file().then_some(p)
+}
+
+/// Path of the built `fixture-server` binary.
+///
+/// Looks, in order, at `$SWITCHBOARD_FIXTURE_SERVER`, next to the current
+/// executable and its parent (a test binary lives in `target/<profile>/deps/`,
+/// the bin in `target/<profile>/`), then `$CARGO_TARGET_DIR/{debug,release}` and
+/// `<workspace>/target/{debug,release}`.
+///
+/// Inside this crate's own tests `env!("CARGO_BIN_EXE_fixture-server")` is
+/// equivalent and guarantees the binary is built. Other crates must make sure
+/// it is built first, e.g. `cargo build -p switchboard-tests --bin fixture-server`
+/// (a workspace-wide `cargo test` builds it because this crate is a default member).
+///
+/// # Panics
+/// If the binary cannot be found.
+pub fn fixture_server_path() -> PathBuf {
+    try_fixture_server_path().unwrap_or_else(|| {
+        panic!(
+            "fixture-server binary not found; build it with \
+             `cargo build -p switchboard-tests --bin fixture-server` \
+             or set SWITCHBOARD_FIXTURE_SERVER"
+        )
+    })
+}
+
+/// Like [`fixture_server_path`] but returns `None` when not found.
+pub fn try_fixture_server_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("SWITCHBOARD_FIXTURE_SERVER") {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Some(p);
+        }
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        let mut dir = exe.parent();
+        for _ in 0..2 {
+            let Some(d) = dir else { break };
+            if let Some(p) = candidate(d) {
+                return Some(p);
+            }
+            dir = d.parent();
+        }
+    }
+    let mut roots = Vec::new();
+    if let Some(t) = std::env::var_os("CARGO_TARGET_DIR") {
+        roots.push(PathBuf::from(t));
+    }
+    // tests/ is one level below the workspace root.
+    roots.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"));
+    for root in roots {
+        for profile in ["debug", "release"] {
+            if let Some(p) = candidate(&root.join(profile)) {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// A `tokio::process::Command` for the fixture server with `args`, stdin/stdout
+/// piped, stderr inherited and `kill_on_drop(true)`.
+pub fn fixture_command<I, S>(args: I) -> Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut cmd = Command::new(fixture_server_path());
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    cmd
+}
+
+/// A fixture server running in HTTP mode (`--http` or `--sse`).
+/// The process is killed when this value is dropped.
+#[derive(Debug)]
+pub struct HttpFixture {
+    /// The child process (killed on drop).
+    pub child: Child,
+    /// URL from the `LISTENING` line: `http://127.0.0.1:PORT/mcp` (Streamable HTTP)
+    /// or `http://127.0.0.1:PORT/sse` (legacy SSE).
+    pub url: String,
+    /// The rest of stdout (nothing more is printed today).
+    pub stdout: BufReader<ChildStdout>,
+}
+
+impl HttpFixture {
+    /// Base URL without the path, e.g. `http://127.0.0.1:PORT`.
+    pub fn base_url(&self) -> &str {
+        match self.url.rfind('/') {
+            Some(i) if i > "http://".len() => &self.url[..i],
+            _ => &self.url,
+        }
+    }
+
+    /// Kill the server and wait for it to exit.
+    pub async fn kill(mut self) -> std::io::Result<()> {
+        self.child.kill().await
+    }
+}
+
+/// Start `fixture-server --http 127.0.0.1:0 <extra_args>` and wait (up to 10 s)
+/// for its `LISTENING <url>` line. Streamable HTTP at `/mcp`.
+pub async fn spawn_http_fixture<S: AsRef<str>>(extra_args: &[S]) -> anyhow::Result<HttpFixture> {
+    let mut args = vec!["--http".to_string(), "127.0.0.1:0".to_string()];
+    args.extend(extra_args.iter().map(|s| s.as_ref().to_string()));
+    spawn_listening(args).await
+}
+
+/// Start `fixture-server --sse --http 127.0.0.1:0 <extra_args>`: the legacy
+/// 2024-11-05 HTTP+SSE transport. `url` ends in `/sse`.
+pub async fn spawn_sse_fixture<S: AsRef<str>>(extra_args: &[S]) -> anyhow::Result<HttpFixture> {
+    let mut args = vec!["--sse".to_string(), "--http".to_string(), "127.0.0.1:0".to_string()];
+    args.extend(extra_args.iter().map(|s| s.as_ref().to_string()));
+    spawn_listening(args).await
+}
+
+/// Start the fixture server with exactly `args` (which must select an HTTP mode)
+/// and wait for the `LISTENING` line.
+pub async fn spawn_listening(args: Vec<String>) -> anyhow::Result<HttpFixture> {
+    let mut cmd = fixture_command(&args);
+    cmd.stdin(Stdio::null());
+    let mut child = cmd.spawn()?;
+    let stdout = child.stdout.take().expect("stdout piped");
+    let mut stdout = BufReader::new(stdout);
+    let mut line = String::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), stdout.read_line(&mut line)).await;
+    match read {
+        Ok(Ok(n)) if n > 0 => {}
+        Ok(Ok(_)) => {
+            let status = child.wait().await?;
+            anyhow::bail!("fixture-server {args:?} exited ({status}) before LISTENING");
+        }
+        Ok(Err(e)) => return Err(e.into()),
+        Err(_) => anyhow::bail!("fixture-server {args:?} did not print LISTENING within 10 s"),
+    }
+    let url = line
+        .trim()
+        .strip_prefix("LISTENING ")
+        .ok_or_else(|| anyhow::anyhow!("unexpected first line from fixture-server: {line:?}"))?
+        .to_string();
+    Ok(HttpFixture { child, url, stdout })
+}

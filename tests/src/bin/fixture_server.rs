@@ -1,0 +1,836 @@
+//! `fixture-server`: a configurable MCP server used by Switchboard's tests.
+//!
+//! Every behaviour is selected with command-line flags (see `--help` and
+//! `tests/README.md`). It serves stdio by default, Streamable HTTP with
+//! `--http ADDR`, and the legacy 2024-11-05 HTTP+SSE transport with `--sse`.
+#![allow(deprecated)] // resources/subscribe is "legacy-only" in rmcp 3.11 but is what 2025-11-25 clients use.
+
+use std::{
+    collections::{HashMap, HashSet},
+    convert::Infallible,
+    io::Write as _,
+    sync::{
+        atomic::{AtomicBool, AtomicU64, Ordering},
+        Arc, Mutex, RwLock,
+    },
+    time::Duration,
+};
+
+use anyhow::Context as _;
+use axum::{
+    extract::{Query, State},
+    http::StatusCode,
+    response::{
+        sse::{Event, KeepAlive, Sse},
+        IntoResponse, Response,
+    },
+    routing::{get, post},
+    Router,
+};
+use clap::Parser;
+use futures::{channel::mpsc, StreamExt};
+use rmcp::{
+    model::*,
+    service::{NotificationContext, RequestContext, RxJsonRpcMessage, TxJsonRpcMessage},
+    transport::streamable_http_server::{
+        session::local::LocalSessionManager, StreamableHttpServerConfig, StreamableHttpService,
+    },
+    ErrorData as McpError, RoleServer, ServerHandler, ServiceExt,
+};
+use serde_json::{json, Value};
+use switchboard_tests::FIXED_TOOLS;
+use tokio::sync::broadcast;
+
+/// Configurable MCP fixture server for Switchboard tests.
+#[derive(Parser, Debug, Clone)]
+#[command(name = "fixture-server", version)]
+struct Args {
+    /// serverInfo.name reported at initialize.
+    #[arg(long, default_value = "fixture")]
+    name: String,
+    /// Number of generated tools `tool_0`..`tool_{N-1}` (in addition to the fixed ones).
+    #[arg(long, default_value_t = 0)]
+    tools: usize,
+    /// Paginate tools/list (and resources/prompts lists) with pages of K items.
+    #[arg(long)]
+    page_size: Option<usize>,
+    /// Prefix for every built-in and generated tool name (e.g. `a_` gives `a_echo`, `a_tool_0`).
+    #[arg(long, default_value = "")]
+    tool_prefix: String,
+    /// Extra echo-like tool with this exact name (repeatable; not prefixed).
+    #[arg(long = "tool", value_name = "NAME")]
+    extra_tools: Vec<String>,
+    /// Sleep this long before answering initialize (and server/discover).
+    #[arg(long, default_value_t = 0)]
+    init_delay_ms: u64,
+    /// Print an error on stderr and exit with code 3 before serving anything.
+    #[arg(long)]
+    fail_start: bool,
+    /// Read input but never answer anything (HTTP: accept requests, never respond).
+    #[arg(long)]
+    never_answer: bool,
+    /// Write N lines to stderr at startup, before serving.
+    #[arg(long, default_value_t = 0)]
+    stderr_flood: usize,
+    /// The Nth tools/call (1-based, counted over the whole process) exits the process
+    /// with code 1 without answering.
+    #[arg(long)]
+    crash_after_calls: Option<u64>,
+    /// Never answer `ping` requests (the request stays pending forever).
+    #[arg(long)]
+    ignore_pings: bool,
+    /// Serve over HTTP on ADDR (e.g. 127.0.0.1:0) instead of stdio. Streamable HTTP at /mcp
+    /// unless --sse is given. Prints `LISTENING <url>` as the first stdout line.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// Serve the legacy 2024-11-05 HTTP+SSE transport (GET /sse, POST /message?sessionId=).
+    /// Uses --http ADDR if given, else 127.0.0.1:0.
+    #[arg(long)]
+    sse: bool,
+    /// With --sse: also serve Streamable HTTP at /mcp on the same port.
+    #[arg(long)]
+    with_streamable: bool,
+    /// Enable resources (fixture://greeting, fixture://counter, template fixture://item/{id}),
+    /// subscriptions and the `greet` prompt.
+    #[arg(long)]
+    resources: bool,
+    /// Bump fixture://counter every MS milliseconds and notify subscribers.
+    #[arg(long, value_name = "MS")]
+    notify_every_ms: Option<u64>,
+}
+
+struct Shared {
+    args: Args,
+    /// Fixed + extra + generated tools, in list order.
+    static_tools: Vec<Tool>,
+    /// Tools added at run time by `change_tools`.
+    dynamic_tools: RwLock<Vec<Tool>>,
+    calls: AtomicU64,
+    cancelled: AtomicU64,
+    counter: AtomicU64,
+    counter_tx: broadcast::Sender<u64>,
+}
+
+impl Shared {
+    fn new(args: Args) -> Arc<Self> {
+        let p = &args.tool_prefix;
+        let schema = |v: Value| -> Arc<JsonObject> {
+            match v {
+                Value::Object(m) => Arc::new(m),
+                _ => unreachable!(),
+            }
+        };
+        let text_schema = schema(json!({
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+        }));
+        let empty_schema = schema(json!({"type": "object", "properties": {}}));
+        let mut tools = vec![
+            Tool::new(
+                format!("{p}echo"),
+                "Returns `text` unchanged",
+                schema(json!({
+                    "type": "object",
+                    "properties": {"text": {"type": "string"}},
+                    "required": ["text"],
+                })),
+            ),
+            Tool::new(
+                format!("{p}add"),
+                "Adds a and b; structuredContent {\"sum\": a+b}",
+                schema(json!({
+                    "type": "object",
+                    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                    "required": ["a", "b"],
+                })),
+            )
+            .with_raw_output_schema(schema(json!({
+                "type": "object",
+                "properties": {"sum": {"type": "number"}},
+                "required": ["sum"],
+            }))),
+            Tool::new(
+                format!("{p}fail"),
+                "Returns isError=true with text \"deliberate failure\"",
+                empty_schema.clone(),
+            ),
+            Tool::new(
+                format!("{p}sleep"),
+                "Sleeps `ms` milliseconds then returns \"slept\"; stops on notifications/cancelled",
+                schema(json!({
+                    "type": "object",
+                    "properties": {"ms": {"type": "integer", "minimum": 0}},
+                    "required": ["ms"],
+                })),
+            ),
+            Tool::new(format!("{p}pid"), "Returns the server's process id", empty_schema.clone()),
+            Tool::new(
+                format!("{p}crash"),
+                "Exits the server process with code 1 immediately",
+                empty_schema.clone(),
+            ),
+            Tool::new(
+                format!("{p}spawn_child"),
+                "Spawns a `sleep 1000` grandchild and returns its pid",
+                schema(json!({
+                    "type": "object",
+                    "properties": {"inherit_stdio": {"type": "boolean", "description": "child inherits the server's stdin/stdout/stderr (default false: /dev/null)"}},
+                })),
+            ),
+            Tool::new(
+                format!("{p}change_tools"),
+                "Adds a tool `dynamic_K` and sends notifications/tools/list_changed",
+                empty_schema.clone(),
+            ),
+            Tool::new(
+                format!("{p}bump_counter"),
+                "Increments fixture://counter and notifies subscribers",
+                empty_schema.clone(),
+            ),
+            Tool::new(
+                format!("{p}stats"),
+                "Returns {calls, cancelled, counter, pid} as structured content",
+                empty_schema.clone(),
+            ),
+        ];
+        debug_assert!(tools
+            .iter()
+            .map(|t| t.name.strip_prefix(p.as_str()).unwrap_or(&t.name).to_string())
+            .eq(FIXED_TOOLS.iter().map(|s| s.to_string())));
+        for name in &args.extra_tools {
+            tools.push(Tool::new(name.clone(), "Echo-like extra tool", text_schema.clone()));
+        }
+        tools.reserve(args.tools);
+        for i in 0..args.tools {
+            tools.push(Tool::new(
+                format!("{p}tool_{i}"),
+                "Generated tool; echoes its arguments",
+                text_schema.clone(),
+            ));
+        }
+        let (counter_tx, _) = broadcast::channel(64);
+        Arc::new(Shared {
+            args,
+            static_tools: tools,
+            dynamic_tools: RwLock::new(Vec::new()),
+            calls: AtomicU64::new(0),
+            cancelled: AtomicU64::new(0),
+            counter: AtomicU64::new(0),
+            counter_tx,
+        })
+    }
+
+    fn bump_counter(&self) -> u64 {
+        let v = self.counter.fetch_add(1, Ordering::SeqCst) + 1;
+        let _ = self.counter_tx.send(v);
+        v
+    }
+}
+
+/// One MCP session (stdio: the only one; HTTP: one per client session).
+#[derive(Clone)]
+struct Fixture {
+    shared: Arc<Shared>,
+    subscriptions: Arc<Mutex<HashSet<String>>>,
+    forwarder_started: Arc<AtomicBool>,
+}
+
+impl Fixture {
+    fn new(shared: Arc<Shared>) -> Self {
+        Fixture {
+            shared,
+            subscriptions: Default::default(),
+            forwarder_started: Default::default(),
+        }
+    }
+
+    fn paginate<T: Clone>(
+        &self,
+        items: impl ExactSizeIterator<Item = T> + Clone,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<T>, Option<String>), McpError> {
+        let total = items.len();
+        let start = match cursor {
+            None => 0,
+            Some(c) => c
+                .parse::<usize>()
+                .ok()
+                .filter(|s| *s <= total)
+                .ok_or_else(|| McpError::invalid_params(format!("invalid cursor {c:?}"), None))?,
+        };
+        let size = self.shared.args.page_size.unwrap_or(usize::MAX).max(1);
+        let end = start.saturating_add(size).min(total);
+        let page = items.skip(start).take(end - start).collect();
+        let next = (end < total).then(|| end.to_string());
+        Ok((page, next))
+    }
+
+    fn resources_enabled(&self) -> Result<(), McpError> {
+        if self.shared.args.resources {
+            Ok(())
+        } else {
+            Err(McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "resources/prompts are disabled (start with --resources)",
+                None,
+            ))
+        }
+    }
+
+    fn static_resources(&self) -> Vec<Resource> {
+        vec![
+            Resource::new("fixture://greeting", "greeting")
+                .with_description("A static greeting")
+                .with_mime_type("text/plain"),
+            Resource::new("fixture://counter", "counter")
+                .with_description("A counter that changes (bump_counter / --notify-every-ms)")
+                .with_mime_type("text/plain"),
+        ]
+    }
+
+    fn start_forwarder(&self, peer: rmcp::Peer<RoleServer>) {
+        if self.forwarder_started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let mut rx = self.shared.counter_tx.subscribe();
+        let subs = self.subscriptions.clone();
+        tokio::spawn(async move {
+            loop {
+                match rx.recv().await {
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+                let subscribed = subs.lock().unwrap().contains("fixture://counter");
+                if subscribed
+                    && peer
+                        .notify_resource_updated(ResourceUpdatedNotificationParam::new(
+                            "fixture://counter",
+                        ))
+                        .await
+                        .is_err()
+                {
+                    break;
+                }
+            }
+        });
+    }
+
+    async fn run_tool(
+        &self,
+        name: &str,
+        args: &JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
+        let prefix = self.shared.args.tool_prefix.as_str();
+        // Exact extra names win over prefixed built-ins.
+        if self.shared.args.extra_tools.iter().any(|t| t == name)
+            || self.shared.dynamic_tools.read().unwrap().iter().any(|t| t.name == name)
+        {
+            return Ok(echo_like(name, args));
+        }
+        let Some(base) = name.strip_prefix(prefix) else {
+            return Err(unknown_tool(name));
+        };
+        match base {
+            "echo" => {
+                let text = args
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| McpError::invalid_params("echo needs a string `text`", None))?;
+                Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+            }
+            "add" => {
+                let num = |k: &str| {
+                    args.get(k).and_then(Value::as_f64).ok_or_else(|| {
+                        McpError::invalid_params(format!("add needs a number `{k}`"), None)
+                    })
+                };
+                let (a, b) = (num("a")?, num("b")?);
+                let sum = a + b;
+                let sum_json = if sum.fract() == 0.0 && sum.abs() < 9.0e15 {
+                    json!(sum as i64)
+                } else {
+                    json!(sum)
+                };
+                let mut r = CallToolResult::success(vec![ContentBlock::text(sum_json.to_string())]);
+                r.structured_content = Some(json!({ "sum": sum_json }));
+                Ok(r)
+            }
+            "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("deliberate failure")])),
+            "sleep" => {
+                let ms = args.get("ms").and_then(Value::as_u64).ok_or_else(|| {
+                    McpError::invalid_params("sleep needs a non-negative integer `ms`", None)
+                })?;
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(ms)) => {
+                        Ok(CallToolResult::success(vec![ContentBlock::text("slept")]))
+                    }
+                    _ = context.ct.cancelled() => {
+                        self.shared.cancelled.fetch_add(1, Ordering::SeqCst);
+                        eprintln!("fixture-server: sleep request {:?} cancelled", context.id);
+                        Err(McpError::internal_error("cancelled", None))
+                    }
+                }
+            }
+            "pid" => Ok(CallToolResult::success(vec![ContentBlock::text(
+                std::process::id().to_string(),
+            )])),
+            "crash" => {
+                eprintln!("fixture-server: crash tool called, exiting with code 1");
+                std::process::exit(1);
+            }
+            "spawn_child" => {
+                let inherit = args.get("inherit_stdio").and_then(Value::as_bool).unwrap_or(false);
+                let mut cmd = std::process::Command::new("sleep");
+                cmd.arg("1000");
+                if !inherit {
+                    cmd.stdin(std::process::Stdio::null())
+                        .stdout(std::process::Stdio::null())
+                        .stderr(std::process::Stdio::null());
+                }
+                let child = cmd.spawn().map_err(|e| {
+                    McpError::internal_error(format!("spawning sleep failed: {e}"), None)
+                })?;
+                let pid = child.id();
+                // Reap it if it dies while we live, so it does not linger as a zombie.
+                std::thread::spawn(move || {
+                    let mut child = child;
+                    let _ = child.wait();
+                });
+                let mut r = CallToolResult::success(vec![ContentBlock::text(pid.to_string())]);
+                r.structured_content = Some(json!({ "pid": pid }));
+                Ok(r)
+            }
+            "change_tools" => {
+                let name = {
+                    let mut dynamic = self.shared.dynamic_tools.write().unwrap();
+                    let name = format!("dynamic_{}", dynamic.len());
+                    dynamic.push(Tool::new(
+                        name.clone(),
+                        "Tool added by change_tools; echo-like",
+                        Arc::new(
+                            json!({"type": "object", "properties": {"text": {"type": "string"}}})
+                                .as_object()
+                                .unwrap()
+                                .clone(),
+                        ),
+                    ));
+                    name
+                };
+                let _ = context.peer.notify_tool_list_changed().await;
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!("added {name}"))]))
+            }
+            "bump_counter" => {
+                let v = self.shared.bump_counter();
+                Ok(CallToolResult::success(vec![ContentBlock::text(v.to_string())]))
+            }
+            "stats" => Ok(CallToolResult::structured(json!({
+                "calls": self.shared.calls.load(Ordering::SeqCst),
+                "cancelled": self.shared.cancelled.load(Ordering::SeqCst),
+                "counter": self.shared.counter.load(Ordering::SeqCst),
+                "pid": std::process::id(),
+            }))),
+            other => {
+                if let Some(i) = other.strip_prefix("tool_").and_then(|s| s.parse::<usize>().ok())
+                {
+                    if i < self.shared.args.tools {
+                        return Ok(echo_like(name, args));
+                    }
+                }
+                Err(unknown_tool(name))
+            }
+        }
+    }
+}
+
+fn unknown_tool(name: &str) -> McpError {
+    McpError::invalid_params(format!("unknown tool {name:?}"), None)
+}
+
+fn echo_like(name: &str, args: &JsonObject) -> CallToolResult {
+    let text = match args.get("text").and_then(Value::as_str) {
+        Some(t) => t.to_string(),
+        None => format!("{name} called with {}", Value::Object(args.clone())),
+    };
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+impl ServerHandler for Fixture {
+    fn get_info(&self) -> ServerConfig {
+        let mut caps = ServerCapabilities::default();
+        let mut tools = ToolsCapability::default();
+        tools.list_changed = Some(true);
+        caps.tools = Some(tools);
+        if self.shared.args.resources {
+            let mut r = ResourcesCapability::default();
+            r.subscribe = Some(true);
+            r.list_changed = Some(false);
+            caps.resources = Some(r);
+            caps.prompts = Some(PromptsCapability::default());
+        }
+        ServerConfig::new(caps)
+            .with_server_info(Implementation::new(
+                self.shared.args.name.clone(),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions("Switchboard test fixture server")
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        if self.shared.args.init_delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(self.shared.args.init_delay_ms)).await;
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
+        if self.shared.args.init_delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(self.shared.args.init_delay_ms)).await;
+        }
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
+    }
+
+    async fn ping(&self, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        if self.shared.args.ignore_pings {
+            std::future::pending::<()>().await;
+        }
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let dynamic = self.shared.dynamic_tools.read().unwrap().clone();
+        let all: Vec<&Tool> = self.shared.static_tools.iter().chain(dynamic.iter()).collect();
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let (page, next) = self.paginate(all.iter().map(|t| (*t).clone()), cursor)?;
+        let mut result = ListToolsResult::with_all_items(page);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let n = self.shared.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if let Some(limit) = self.shared.args.crash_after_calls {
+            if n >= limit {
+                eprintln!("fixture-server: tool call #{n} reached --crash-after-calls {limit}, exiting with code 1");
+                std::process::exit(1);
+            }
+        }
+        let args = request.arguments.clone().unwrap_or_default();
+        self.run_tool(&request.name, &args, &context).await.map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.resources_enabled()?;
+        let all = self.static_resources();
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        let (page, next) = self.paginate(all.into_iter(), cursor)?;
+        let mut result = ListResourcesResult::with_all_items(page);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.resources_enabled()?;
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new("fixture://item/{id}", "item")
+                .with_description("Item by id; reads as `item <id>`")
+                .with_mime_type("text/plain"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.resources_enabled()?;
+        let uri = request.uri.as_str();
+        let text = match uri {
+            "fixture://greeting" => format!("Hello from {}", self.shared.args.name),
+            "fixture://counter" => self.shared.counter.load(Ordering::SeqCst).to_string(),
+            _ => match uri.strip_prefix("fixture://item/") {
+                Some(id) if !id.is_empty() && !id.contains('/') => format!("item {id}"),
+                _ => {
+                    return Err(McpError::resource_not_found(
+                        format!("no resource {uri}"),
+                        Some(json!({ "uri": uri })),
+                    ))
+                }
+            },
+        };
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri)]).into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.resources_enabled()?;
+        self.subscriptions.lock().unwrap().insert(request.uri);
+        self.start_forwarder(context.peer.clone());
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.resources_enabled()?;
+        self.subscriptions.lock().unwrap().remove(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        self.resources_enabled()?;
+        Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
+            "greet",
+            Some("Greets someone by name"),
+            Some(vec![PromptArgument::new("name")
+                .with_description("Who to greet")
+                .with_required(true)]),
+        )]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.resources_enabled()?;
+        if request.name != "greet" {
+            return Err(McpError::invalid_params(format!("unknown prompt {:?}", request.name), None));
+        }
+        let name = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("name"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| McpError::invalid_params("greet needs argument `name`", None))?;
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            format!("Hello, {name}!"),
+        )])
+        .with_description("A greeting")
+        .into())
+    }
+
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        eprintln!(
+            "fixture-server: notifications/cancelled for {:?} ({:?})",
+            notification.request_id, notification.reason
+        );
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    if args.fail_start {
+        eprintln!("fixture-server: deliberate startup failure (--fail-start)");
+        std::process::exit(3);
+    }
+    if args.stderr_flood > 0 {
+        let mut err = std::io::stderr().lock();
+        for i in 0..args.stderr_flood {
+            // A blocked write here (stderr pipe full) is part of what this flag tests.
+            let _ = writeln!(
+                err,
+                "fixture-server stderr flood line {i} of {}: lorem ipsum dolor sit amet",
+                args.stderr_flood
+            );
+        }
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(run(args))
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let http_mode = args.http.is_some() || args.sse;
+    let shared = Shared::new(args.clone());
+    if let Some(ms) = args.notify_every_ms {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(ms.max(1)));
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                shared.bump_counter();
+            }
+        });
+    }
+    if http_mode {
+        return serve_http(shared).await;
+    }
+    if args.never_answer {
+        // Swallow stdin until EOF, never write to stdout.
+        let mut stdin = tokio::io::stdin();
+        let mut sink = tokio::io::sink();
+        let _ = tokio::io::copy(&mut stdin, &mut sink).await;
+        return Ok(());
+    }
+    let service = Fixture::new(shared)
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("stdio initialize failed")?;
+    service.waiting().await?;
+    // tokio's stdin uses a blocking thread that may not notice EOF shutdown promptly.
+    std::process::exit(0);
+}
+
+#[derive(Clone)]
+struct SseState {
+    shared: Arc<Shared>,
+    sessions: Arc<Mutex<HashMap<String, mpsc::UnboundedSender<RxJsonRpcMessage<RoleServer>>>>>,
+    next_id: Arc<AtomicU64>,
+}
+
+async fn serve_http(shared: Arc<Shared>) -> anyhow::Result<()> {
+    let args = shared.args.clone();
+    let addr = args.http.clone().unwrap_or_else(|| "127.0.0.1:0".to_string());
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .with_context(|| format!("binding {addr}"))?;
+    let local = listener.local_addr()?;
+    let mut router = Router::new();
+    if args.never_answer {
+        async fn hang() -> Response {
+            std::future::pending::<()>().await;
+            unreachable!()
+        }
+        router = router
+            .route("/mcp", get(hang).post(hang).delete(hang))
+            .route("/sse", get(hang))
+            .route("/message", post(hang));
+    } else {
+        if !args.sse || args.with_streamable {
+            let factory_shared = shared.clone();
+            let service = StreamableHttpService::new(
+                move || Ok(Fixture::new(factory_shared.clone())),
+                Arc::new(LocalSessionManager::default()),
+                StreamableHttpServerConfig::default(),
+            );
+            router = router.nest_service("/mcp", service);
+        }
+        if args.sse {
+            let state = SseState {
+                shared: shared.clone(),
+                sessions: Default::default(),
+                next_id: Default::default(),
+            };
+            router = router.merge(
+                Router::new()
+                    .route("/sse", get(sse_get))
+                    .route("/message", post(sse_post))
+                    .with_state(state),
+            );
+        }
+    }
+    let path = if args.sse { "sse" } else { "mcp" };
+    let host = match local.ip() {
+        std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+        std::net::IpAddr::V4(ip) => ip.to_string(),
+    };
+    {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "LISTENING http://{host}:{}/{path}", local.port())?;
+        out.flush()?;
+    }
+    axum::serve(listener, router).await?;
+    Ok(())
+}
+
+/// Legacy HTTP+SSE (2024-11-05): the GET opens the event stream; first event is `endpoint`.
+async fn sse_get(
+    State(state): State<SseState>,
+) -> Sse<impl futures::Stream<Item = Result<Event, Infallible>>> {
+    let id = format!(
+        "{:x}{:08x}",
+        state.next_id.fetch_add(1, Ordering::SeqCst),
+        std::process::id()
+    );
+    let (in_tx, in_rx) = mpsc::unbounded::<RxJsonRpcMessage<RoleServer>>();
+    let (out_tx, out_rx) = mpsc::unbounded::<TxJsonRpcMessage<RoleServer>>();
+    state.sessions.lock().unwrap().insert(id.clone(), in_tx);
+    let shared = state.shared.clone();
+    let sessions = state.sessions.clone();
+    let session_id = id.clone();
+    tokio::spawn(async move {
+        match Fixture::new(shared).serve((out_tx, in_rx)).await {
+            Ok(running) => {
+                let _ = running.waiting().await;
+            }
+            Err(e) => eprintln!("fixture-server: sse session {session_id} failed to initialize: {e}"),
+        }
+        sessions.lock().unwrap().remove(&session_id);
+    });
+    // When the client drops the stream, `out_rx` is dropped, so the service's next send
+    // fails and the session ends.
+    let endpoint = Event::default()
+        .event("endpoint")
+        .data(format!("/message?sessionId={id}"));
+    let messages = out_rx.map(|msg| {
+        let data = serde_json::to_string(&msg).unwrap_or_else(|e| {
+            json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "error", "data": e.to_string()}}).to_string()
+        });
+        Ok(Event::default().event("message").data(data))
+    });
+    Sse::new(futures::stream::once(async move { Ok(endpoint) }).chain(messages))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+async fn sse_post(
+    State(state): State<SseState>,
+    Query(query): Query<HashMap<String, String>>,
+    body: axum::body::Bytes,
+) -> Response {
+    let Some(id) = query.get("sessionId") else {
+        return (StatusCode::BAD_REQUEST, "missing sessionId").into_response();
+    };
+    let Some(tx) = state.sessions.lock().unwrap().get(id).cloned() else {
+        return (StatusCode::NOT_FOUND, "unknown session").into_response();
+    };
+    let msg: RxJsonRpcMessage<RoleServer> = match serde_json::from_slice(&body) {
+        Ok(m) => m,
+        Err(e) => return (StatusCode::BAD_REQUEST, format!("invalid JSON-RPC message: {e}")).into_response(),
+    };
+    if tx.unbounded_send(msg).is_err() {
+        return (StatusCode::NOT_FOUND, "session closed").into_response();
+    }
+    (StatusCode::ACCEPTED, "Accepted").into_response()
+}
