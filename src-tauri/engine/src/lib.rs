@@ -4,4 +4,8 @@
 //! files only through `writer`.
 
 pub mod config;
+pub mod discovery;
+pub mod host;
+pub mod settings;
+pub mod sources;
 pub mod writer;

@@ -1,1 +1,285 @@
-fn main() {}
+//! `switchboard`: the headless front end of the engine (SPEC G2). Every
+//! command is a thin call into the engine's public API, which the app uses too.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use switchboard_engine::config::{ServerDef, Transport};
+use switchboard_engine::discovery::{discover, DiscoverOptions, Discovery};
+use switchboard_engine::host::Host;
+use switchboard_engine::settings::{ProjectFolder, Settings};
+use switchboard_engine::sources::SourceSpec;
+use switchboard_engine::writer::edit::{ServerEdit, Writer};
+
+#[derive(Parser)]
+#[command(name = "switchboard", version, about = "Find, explain and edit every MCP server configured on this machine")]
+struct Cli {
+    /// Treat DIR as a trusted project folder for this run (repeatable).
+    #[arg(long = "project", value_name = "DIR", global = true)]
+    projects: Vec<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List every source and every server, with winners and shadowed definitions.
+    Discover {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a server: `switchboard add NAME -- COMMAND ARGS...` or `--url URL`.
+    Add {
+        name: String,
+        /// Source id to write to (default: Switchboard's own file).
+        #[arg(long, default_value = "switchboard")]
+        source: String,
+        #[arg(long)]
+        url: Option<String>,
+        /// stdio, http or sse (inferred when omitted).
+        #[arg(long = "type")]
+        transport: Option<String>,
+        /// KEY=VALUE (repeatable).
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// NAME=VALUE (repeatable).
+        #[arg(long = "header", value_name = "NAME=VALUE")]
+        headers: Vec<String>,
+        /// Bearer token for a remote server (sent as Authorization).
+        #[arg(long)]
+        token: Option<String>,
+        #[arg(long)]
+        disabled: bool,
+        /// The command line of a stdio server.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// Remove a server from its source (default: the winning definition's).
+    Remove { name: String, #[arg(long)] source: Option<String> },
+    /// Enable a server in its source, in that client's own way.
+    Enable { name: String, #[arg(long)] source: Option<String> },
+    /// Disable a server in its source, in that client's own way.
+    Disable { name: String, #[arg(long)] source: Option<String> },
+    /// Rename a server within its source.
+    Rename { from: String, to: String, #[arg(long)] source: Option<String> },
+    /// Copy a server into another client's file (in that client's format).
+    Copy {
+        name: String,
+        #[arg(long)]
+        to: String,
+        #[arg(long)]
+        from: Option<String>,
+        /// Remove it from the original source afterwards.
+        #[arg(long = "move")]
+        move_it: bool,
+    },
+    /// Print the source priority, or set it: `switchboard priority ID ID ...`.
+    Priority { ids: Vec<String> },
+    /// Add (and trust) or remove a project folder in Switchboard's settings.
+    Project {
+        #[arg(value_parser = ["add", "remove"])]
+        action: String,
+        dir: PathBuf,
+        /// Add without trusting (its project files stay off).
+        #[arg(long)]
+        untrusted: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("switchboard: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn opts(cli_projects: &[PathBuf]) -> DiscoverOptions {
+    DiscoverOptions { extra_projects: cli_projects.to_vec() }
+}
+
+fn load_settings(host: &Host) -> Settings {
+    let (settings, warning) = Settings::load(host);
+    if let Some(w) = warning {
+        eprintln!("warning: {w}");
+    }
+    settings
+}
+
+/// The source an edit goes to: the given id, else the winning definition's.
+fn pick_source(d: &Discovery, name: &str, id: Option<String>) -> anyhow::Result<SourceSpec> {
+    let id = match id {
+        Some(id) => id,
+        None => d
+            .server(name)
+            .map(|s| s.winner.source.clone())
+            .ok_or_else(|| anyhow::anyhow!("no server named \"{name}\" was found (see `switchboard discover`)"))?,
+    };
+    d.source(&id)
+        .and_then(|s| s.spec.clone())
+        .ok_or_else(|| anyhow::anyhow!("unknown source \"{id}\" (see `switchboard discover` for source ids)"))
+}
+
+fn pairs(items: &[String], what: &str) -> anyhow::Result<Vec<(String, String)>> {
+    items
+        .iter()
+        .map(|s| {
+            s.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| anyhow::anyhow!("{what} \"{s}\" should look like NAME=VALUE"))
+        })
+        .collect()
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    let host = Host::current();
+    let mut settings = load_settings(&host);
+    let o = opts(&cli.projects);
+    match cli.command {
+        Command::Discover { json } => {
+            let d = discover(&host, &settings, &o);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&d)?);
+            } else {
+                print_table(&d);
+            }
+        }
+        Command::Add { name, source, url, transport, env, headers, token, disabled, command } => {
+            let d = discover(&host, &settings, &o);
+            let spec = pick_source(&d, &name, Some(source))?;
+            if url.is_some() && !command.is_empty() {
+                anyhow::bail!("Use either a URL or a command, not both.");
+            }
+            if token.is_some() && url.is_none() {
+                anyhow::bail!("A token needs a URL: --token is sent as an Authorization header to a remote server.");
+            }
+            let explicit = match transport {
+                Some(t) => Some(Transport::parse_alias(&t).ok_or_else(|| anyhow::anyhow!("Invalid server config: unknown type \"{t}\" (expected stdio, http or sse)"))?),
+                None => None,
+            };
+            let mut def = match (&url, command.split_first()) {
+                (Some(u), _) => ServerDef::remote(&name, explicit.unwrap_or(Transport::Http), u),
+                (None, Some((cmd, args))) => {
+                    let mut d = ServerDef::stdio(&name, cmd, &[]);
+                    d.args = args.to_vec();
+                    d
+                }
+                (None, None) => anyhow::bail!("Invalid server config: give a command after `--` or a --url"),
+            };
+            def.env = pairs(&env, "--env")?.into_iter().collect();
+            def.headers = pairs(&headers, "--header")?.into_iter().collect();
+            if let Some(t) = token {
+                def.headers.insert("Authorization".into(), format!("Bearer {t}"));
+            }
+            def.enabled = !disabled;
+            let seen = d.source(&spec.id).and_then(|s| s.hash);
+            Writer::new(&host, &mut settings).apply(&spec, ServerEdit::Add(def), seen)?;
+            println!("Added \"{name}\" to {}", spec.path.display());
+        }
+        Command::Remove { name, source } => edit(&host, &mut settings, &o, &name, source, |n| ServerEdit::Remove { name: n }, "Removed")?,
+        Command::Enable { name, source } => edit(&host, &mut settings, &o, &name, source, |n| ServerEdit::SetEnabled { name: n, enabled: true }, "Enabled")?,
+        Command::Disable { name, source } => edit(&host, &mut settings, &o, &name, source, |n| ServerEdit::SetEnabled { name: n, enabled: false }, "Disabled")?,
+        Command::Rename { from, to, source } => {
+            let t = to.clone();
+            edit(&host, &mut settings, &o, &from, source, move |n| ServerEdit::Rename { from: n, to: t.clone() }, "Renamed")?
+        }
+        Command::Copy { name, to, from, move_it } => {
+            let d = discover(&host, &settings, &o);
+            let from = pick_source(&d, &name, from)?;
+            let to = pick_source(&d, &name, Some(to))?;
+            Writer::new(&host, &mut settings).copy_server(&from, &to, &name, move_it)?;
+            println!("{} \"{name}\" from {} to {}", if move_it { "Moved" } else { "Copied" }, from.path.display(), to.path.display());
+        }
+        Command::Priority { ids } => {
+            let d = discover(&host, &settings, &o);
+            if ids.is_empty() {
+                for s in &d.sources {
+                    println!("{:>3}  {}", s.priority, s.id);
+                }
+            } else {
+                for id in &ids {
+                    if d.source(id).is_none() {
+                        anyhow::bail!("unknown source \"{id}\" (see `switchboard priority`)");
+                    }
+                }
+                Writer::new(&host, &mut settings).reorder(ids)?;
+                println!("Saved the new source priority");
+            }
+        }
+        Command::Project { action, dir, untrusted } => {
+            let abs = switchboard_engine::discovery::absolute(&dir);
+            settings.projects.retain(|p| p.path != abs);
+            if action == "add" {
+                settings.projects.push(ProjectFolder { path: abs.clone(), trusted: !untrusted });
+            }
+            settings.save(&host)?;
+            println!("{} project {}", if action == "add" { "Added" } else { "Removed" }, abs.display());
+        }
+    }
+    Ok(())
+}
+
+fn edit(
+    host: &Host,
+    settings: &mut Settings,
+    o: &DiscoverOptions,
+    name: &str,
+    source: Option<String>,
+    make: impl Fn(String) -> ServerEdit,
+    verb: &str,
+) -> anyhow::Result<()> {
+    let d = discover(host, settings, o);
+    let spec = pick_source(&d, name, source)?;
+    let seen = d.source(&spec.id).and_then(|s| s.hash);
+    Writer::new(host, settings).apply(&spec, make(name.to_string()), seen)?;
+    println!("{verb} \"{name}\" in {}", spec.path.display());
+    Ok(())
+}
+
+fn print_table(d: &Discovery) {
+    println!("SOURCES (highest priority first)");
+    for s in &d.sources {
+        let state = if !s.exists { "absent" } else if s.read_only { "locked" } else { "" };
+        println!("{:>3}  {:<40} {:>3} servers  {:<7} {}", s.priority, s.id, s.server_count, state, s.path.display());
+        for w in &s.warnings {
+            println!("       ! {w}");
+        }
+    }
+    println!();
+    println!("SERVERS");
+    for s in &d.servers {
+        let w = &s.winner;
+        let what = w.def.url.clone().unwrap_or_else(|| {
+            std::iter::once(w.def.command.clone().unwrap_or_default()).chain(w.def.args.iter().cloned()).collect::<Vec<_>>().join(" ")
+        });
+        let state = if !w.errors.is_empty() {
+            "invalid"
+        } else if w.not_runnable.is_some() {
+            "external"
+        } else if !w.def.enabled {
+            "disabled"
+        } else {
+            "enabled"
+        };
+        println!("  {:<28} {:<6} {:<9} {:<28} {}", w.def.name, w.def.transport.as_str(), state, w.source, what);
+        for sh in &s.shadowed {
+            println!("      shadows {} ({})", sh.source, sh.path.display());
+        }
+        if let Some(n) = &w.not_runnable {
+            println!("      note: {n}");
+        }
+        for e in &w.errors {
+            println!("      error: {e}");
+        }
+        for x in &w.warnings {
+            println!("      warning: {x}");
+        }
+    }
+    for e in &d.errors {
+        println!("error: {e}");
+    }
+}

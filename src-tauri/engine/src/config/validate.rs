@@ -1,1 +1,77 @@
-//! Validation (SPEC C3).
+//! Validation of structure, not reachability (SPEC C3).
+
+use crate::config::{ServerDef, Transport};
+use crate::sources::dialect::FieldIssue;
+
+pub const MAX_NAME_LEN: usize = 100;
+
+/// Server names accepted on every write path: non-empty, at most 100
+/// characters, only `[A-Za-z0-9_.-]`.
+pub fn validate_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("Invalid server config: the server name is empty".into());
+    }
+    if name.chars().count() > MAX_NAME_LEN {
+        return Err(format!("Invalid server config: the server name is longer than {MAX_NAME_LEN} characters"));
+    }
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))) {
+        return Err(format!(
+            "Invalid server config: the server name \"{name}\" contains \"{c}\"; use only letters, digits, '_', '.' and '-'"
+        ));
+    }
+    Ok(())
+}
+
+fn error(field: Option<&str>, message: String) -> FieldIssue {
+    FieldIssue { field: field.map(Into::into), message, is_error: true }
+}
+
+/// Structural errors of a definition (an empty list means valid).
+pub fn validate_def(def: &ServerDef) -> Vec<FieldIssue> {
+    let mut out = vec![];
+    if def.command.is_some() && def.url.is_some() {
+        out.push(error(None, "Invalid server config: both \"command\" and \"url\" are set; a server is either a command or a URL".into()));
+        return out;
+    }
+    match def.transport {
+        Transport::Stdio => {
+            if def.command.as_deref().is_none_or(|c| c.trim().is_empty()) {
+                let msg = if def.url.is_some() {
+                    "Invalid server config: type \"stdio\" needs \"command\", but only \"url\" is set".to_string()
+                } else {
+                    "Invalid server config: \"command\" is missing (a stdio server needs a command; a remote server needs \"url\")".to_string()
+                };
+                out.push(error(Some("command"), msg));
+            }
+        }
+        Transport::Http | Transport::Sse => match def.url.as_deref() {
+            None => out.push(error(
+                Some("url"),
+                format!("Invalid server config: type \"{}\" needs \"url\"", def.transport.as_str()),
+            )),
+            Some(u) => {
+                if let Err(e) = check_url(u) {
+                    out.push(error(Some("url"), format!("Invalid server config: \"url\" {e}")));
+                }
+            }
+        },
+    }
+    out
+}
+
+/// An absolute http(s) URL. Values still holding `${...}` are checked after
+/// expansion, at launch.
+pub fn check_url(u: &str) -> Result<(), String> {
+    if u.contains("${") {
+        return Ok(());
+    }
+    let rest = u
+        .strip_prefix("https://")
+        .or_else(|| u.strip_prefix("http://"))
+        .ok_or_else(|| format!("\"{u}\" is not an absolute http:// or https:// URL"))?;
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return Err(format!("\"{u}\" has no host"));
+    }
+    Ok(())
+}

@@ -8,6 +8,7 @@
 
 pub mod atomic;
 pub mod doc;
+pub mod edit;
 
 pub use atomic::{content_hash, write_atomic, ContentHash, Expected};
 pub use doc::{apply_edits, DocEdit, PathSeg};

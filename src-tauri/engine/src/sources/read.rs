@@ -1,0 +1,201 @@
+//! Reading a source file into a JSON value with line numbers, whatever its
+//! format, so every warning can name file, line and field.
+
+use std::collections::HashMap;
+
+use jsonc_parser::ast;
+use serde_json::{Map, Value};
+
+use crate::config::Format;
+
+/// A parsed document: its value, and the 1-based line of every object key,
+/// keyed by JSON pointer (`/mcpServers/github/args`).
+#[derive(Debug, Clone, Default)]
+pub struct LocatedDoc {
+    pub value: Value,
+    pub lines: HashMap<String, usize>,
+}
+
+impl LocatedDoc {
+    pub fn line(&self, pointer: &str) -> Option<usize> {
+        self.lines.get(pointer).copied()
+    }
+}
+
+/// A parse failure with its position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParseFailure {
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+pub fn escape_pointer(seg: &str) -> String {
+    seg.replace('~', "~0").replace('/', "~1")
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1
+}
+
+pub fn parse(format: Format, text: &str) -> Result<LocatedDoc, ParseFailure> {
+    match format {
+        Format::Json | Format::Jsonc => parse_json(format, text),
+        Format::Toml => parse_toml(text),
+        Format::Yaml => parse_yaml(text),
+    }
+}
+
+fn parse_json(format: Format, text: &str) -> Result<LocatedDoc, ParseFailure> {
+    let strict = format == Format::Json;
+    let opts = jsonc_parser::ParseOptions {
+        allow_comments: !strict,
+        allow_trailing_commas: !strict,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        ..Default::default()
+    };
+    let res = jsonc_parser::parse_to_ast(text, &Default::default(), &opts).map_err(|e| ParseFailure {
+        line: Some(e.line_display()),
+        message: format!("{} (line {}, column {})", e.kind(), e.line_display(), e.column_display()),
+    })?;
+    let mut doc = LocatedDoc::default();
+    doc.value = match res.value {
+        Some(v) => convert_ast(&v, text, "", &mut doc.lines),
+        None => Value::Object(Map::new()),
+    };
+    Ok(doc)
+}
+
+fn convert_ast(v: &ast::Value, text: &str, ptr: &str, lines: &mut HashMap<String, usize>) -> Value {
+    match v {
+        ast::Value::StringLit(s) => Value::String(s.value.to_string()),
+        ast::Value::NumberLit(n) => serde_json::from_str::<Value>(n.value).unwrap_or(Value::String(n.value.to_string())),
+        ast::Value::BooleanLit(b) => Value::Bool(b.value),
+        ast::Value::NullKeyword(_) => Value::Null,
+        ast::Value::Array(a) => Value::Array(
+            a.elements
+                .iter()
+                .enumerate()
+                .map(|(i, e)| convert_ast(e, text, &format!("{ptr}/{i}"), lines))
+                .collect(),
+        ),
+        ast::Value::Object(o) => {
+            let mut m = Map::new();
+            for p in &o.properties {
+                let name = p.name.as_str().to_string();
+                let child = format!("{ptr}/{}", escape_pointer(&name));
+                lines.insert(child.clone(), line_of(text, p.range.start));
+                let val = convert_ast(&p.value, text, &child, lines);
+                m.insert(name, val);
+            }
+            Value::Object(m)
+        }
+    }
+}
+
+fn parse_toml(text: &str) -> Result<LocatedDoc, ParseFailure> {
+    let doc: toml_edit::Document<String> = text.parse().map_err(|e: toml_edit::TomlError| {
+        let line = e.span().map(|s| line_of(text, s.start));
+        ParseFailure { line, message: e.message().to_string() + &line.map(|l| format!(" (line {l})")).unwrap_or_default() }
+    })?;
+    let mut out = LocatedDoc::default();
+    out.value = toml_table(doc.as_table(), text, "", &mut out.lines);
+    Ok(out)
+}
+
+fn toml_table<'a>(
+    t: &'a dyn toml_edit::TableLike,
+    text: &str,
+    ptr: &str,
+    lines: &mut HashMap<String, usize>,
+) -> Value {
+    let mut m = Map::new();
+    for (k, item) in t.iter() {
+        let child = format!("{ptr}/{}", escape_pointer(k));
+        let span = t.key(k).and_then(|key| key.span()).or_else(|| item.span());
+        if let Some(s) = span {
+            lines.insert(child.clone(), line_of(text, s.start));
+        }
+        m.insert(k.to_string(), toml_item(item, text, &child, lines));
+    }
+    Value::Object(m)
+}
+
+fn toml_item(item: &toml_edit::Item, text: &str, ptr: &str, lines: &mut HashMap<String, usize>) -> Value {
+    match item {
+        toml_edit::Item::None => Value::Null,
+        toml_edit::Item::Value(v) => toml_value(v, text, ptr, lines),
+        toml_edit::Item::Table(t) => toml_table(t, text, ptr, lines),
+        toml_edit::Item::ArrayOfTables(a) => Value::Array(
+            a.iter()
+                .enumerate()
+                .map(|(i, t)| toml_table(t, text, &format!("{ptr}/{i}"), lines))
+                .collect(),
+        ),
+    }
+}
+
+fn toml_value(v: &toml_edit::Value, text: &str, ptr: &str, lines: &mut HashMap<String, usize>) -> Value {
+    use toml_edit::Value as T;
+    match v {
+        T::String(s) => Value::String(s.value().clone()),
+        T::Integer(i) => Value::from(*i.value()),
+        T::Float(f) => serde_json::Number::from_f64(*f.value()).map(Value::Number).unwrap_or(Value::Null),
+        T::Boolean(b) => Value::Bool(*b.value()),
+        T::Datetime(d) => Value::String(d.value().to_string()),
+        T::Array(a) => Value::Array(
+            a.iter()
+                .enumerate()
+                .map(|(i, e)| toml_value(e, text, &format!("{ptr}/{i}"), lines))
+                .collect(),
+        ),
+        T::InlineTable(t) => toml_table(t, text, ptr, lines),
+    }
+}
+
+fn parse_yaml(text: &str) -> Result<LocatedDoc, ParseFailure> {
+    if text.trim().is_empty() {
+        return Ok(LocatedDoc { value: Value::Object(Map::new()), lines: HashMap::new() });
+    }
+    let value: Value = serde_norway::from_str(text).map_err(|e| {
+        let line = e.location().map(|l| l.line());
+        ParseFailure { line, message: e.to_string() }
+    })?;
+    // serde_norway has no spans for values; find each key's line by its
+    // indentation-aware text position, which is what a user needs to look at.
+    let mut lines = HashMap::new();
+    yaml_lines(&value, text, "", 0, &mut lines);
+    Ok(LocatedDoc { value, lines })
+}
+
+fn yaml_lines(v: &Value, text: &str, ptr: &str, from_line: usize, lines: &mut HashMap<String, usize>) {
+    match v {
+        Value::Object(m) => {
+            for (k, child) in m {
+                let p = format!("{ptr}/{}", escape_pointer(k));
+                let found = text
+                    .lines()
+                    .enumerate()
+                    .skip(from_line)
+                    .find(|(_, l)| {
+                        let t = l.trim_start().trim_start_matches("- ");
+                        t.starts_with(&format!("{k}:")) || t.starts_with(&format!("\"{k}\":")) || t.starts_with(&format!("'{k}':"))
+                    })
+                    .map(|(i, _)| i);
+                if let Some(i) = found {
+                    lines.insert(p.clone(), i + 1);
+                }
+                yaml_lines(child, text, &p, found.unwrap_or(from_line), lines);
+            }
+        }
+        Value::Array(a) => {
+            for (i, child) in a.iter().enumerate() {
+                yaml_lines(child, text, &format!("{ptr}/{i}"), from_line, lines);
+            }
+        }
+        _ => {}
+    }
+}

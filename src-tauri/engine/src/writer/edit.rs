@@ -1,0 +1,428 @@
+//! Server-level edits (SPEC C10): add, update, remove, enable, disable,
+//! rename, copy or move between sources. Each edit becomes format-level
+//! `DocEdit`s on the file the server lives in, written atomically and only
+//! if the file still has the bytes the caller last saw.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use crate::config::validate::{validate_def, validate_name};
+use crate::config::{Format, ServerDef};
+use crate::discovery::{entries, gemini_enablement_path, value_at};
+use crate::host::Host;
+use crate::settings::{ParkedEntry, Settings};
+use crate::sources::dialect::EnableFlag;
+use crate::sources::read::parse;
+use crate::sources::{Client, Container, Level, SourceSpec};
+use crate::writer::atomic::WriteError;
+use crate::writer::doc::DocError;
+use crate::writer::{apply_edits, content_hash, write_atomic, ContentHash, DocEdit, Expected, PathSeg};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    /// Already phrased for users: starts with `Invalid server config: `.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("Server \"{name}\" already exists in {}", path.display())]
+    AlreadyExists { name: String, path: PathBuf },
+    #[error("Server \"{name}\" was not found in {}", path.display())]
+    NotFound { name: String, path: PathBuf },
+    #[error("{} is managed by your administrator and is read-only", path.display())]
+    ReadOnly { path: PathBuf },
+    #[error("cannot edit {}: {message}", path.display())]
+    Unsupported { path: PathBuf, message: String },
+    #[error("cannot edit {}: it does not parse ({message}); fix the file first", path.display())]
+    Unparsable { path: PathBuf, message: String },
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error("unknown source \"{0}\"")]
+    UnknownSource(String),
+}
+
+impl EditError {
+    /// Stable code for the UI (`{code, message}`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            EditError::Invalid(_) => "invalid",
+            EditError::AlreadyExists { .. } => "already-exists",
+            EditError::NotFound { .. } => "not-found",
+            EditError::ReadOnly { .. } => "read-only",
+            EditError::Unsupported { .. } => "unsupported",
+            EditError::Unparsable { .. } => "unparsable",
+            EditError::Write(WriteError::Conflict { .. }) => "conflict",
+            EditError::Write(_) => "io",
+            EditError::UnknownSource(_) => "unknown-source",
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, EditError>;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerEdit {
+    Add(ServerDef),
+    /// Replace the definition of `name` (a different `def.name` renames it).
+    Update { name: String, def: ServerDef },
+    Remove { name: String },
+    SetEnabled { name: String, enabled: bool },
+    Rename { from: String, to: String },
+}
+
+/// One file as read for editing.
+struct Loaded {
+    path: PathBuf,
+    format: Format,
+    text: String,
+    hash: Option<ContentHash>,
+    value: Value,
+}
+
+fn load(path: &Path, format: Format) -> Result<Loaded> {
+    let (text, hash) = match std::fs::read(path) {
+        Ok(bytes) => {
+            let h = content_hash(&bytes);
+            let t = String::from_utf8(bytes).map_err(|_| EditError::Unparsable { path: path.into(), message: "not UTF-8 text".into() })?;
+            (t, Some(h))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (String::new(), None),
+        Err(e) => return Err(WriteError::Io { path: path.into(), source: e }.into()),
+    };
+    let value = parse(format, text.strip_prefix('\u{feff}').unwrap_or(&text))
+        .map_err(|f| EditError::Unparsable { path: path.into(), message: f.message })?
+        .value;
+    Ok(Loaded { path: path.into(), format, text, hash, value })
+}
+
+impl Loaded {
+    /// Apply `edits` and write, refusing if the file changed since `seen`
+    /// (the caller's snapshot) or since we read it.
+    fn commit(&self, edits: &[DocEdit], seen: Option<ContentHash>) -> Result<()> {
+        if edits.is_empty() {
+            return Ok(());
+        }
+        if let Some(seen) = seen {
+            if self.hash != Some(seen) {
+                return Err(WriteError::Conflict { path: self.path.clone() }.into());
+            }
+        }
+        let new_text = apply_edits(self.format, &self.text, edits).map_err(|e| match e {
+            DocError::Unsupported(what) => EditError::Unsupported {
+                path: self.path.clone(),
+                message: format!("Switchboard does not edit {what} files yet (it would lose their comments); copy the server to another source instead"),
+            },
+            other => EditError::Unparsable { path: self.path.clone(), message: other.to_string() },
+        })?;
+        let expected = match self.hash {
+            Some(h) => Expected::Hash(h),
+            None => Expected::Absent,
+        };
+        write_atomic(&self.path, new_text.as_bytes(), expected)?;
+        Ok(())
+    }
+}
+
+fn key(k: &str) -> PathSeg {
+    PathSeg::Key(k.to_string())
+}
+
+/// Path of `name`'s entry in `spec`, and its current value if present.
+fn entry_path(spec: &SourceSpec, doc: &Value, name: &str) -> (Vec<PathSeg>, Option<Value>) {
+    let mut p = spec.container.path().to_vec();
+    match &spec.container {
+        Container::Map(_) => {
+            p.push(key(name));
+            let v = value_at(doc, &p).cloned();
+            (p, v)
+        }
+        Container::List(_) => {
+            let list = value_at(doc, spec.container.path()).and_then(Value::as_array);
+            let items = list.map(|l| l.as_slice()).unwrap_or(&[]);
+            match items.iter().position(|e| e.get("name").and_then(Value::as_str) == Some(name)) {
+                Some(i) => {
+                    p.push(PathSeg::Index(i));
+                    (p, Some(items[i].clone()))
+                }
+                None => {
+                    p.push(PathSeg::Index(items.len()));
+                    (p, None)
+                }
+            }
+        }
+    }
+}
+
+fn check_def(def: &ServerDef) -> Result<()> {
+    validate_name(&def.name).map_err(EditError::Invalid)?;
+    if let Some(e) = validate_def(def).into_iter().find(|i| i.is_error) {
+        return Err(EditError::Invalid(e.message));
+    }
+    Ok(())
+}
+
+/// Applies server edits to sources. Holds the settings because parking
+/// (disabling in a client with no off switch) writes them.
+pub struct Writer<'a> {
+    pub host: &'a Host,
+    pub settings: &'a mut Settings,
+}
+
+impl<'a> Writer<'a> {
+    pub fn new(host: &'a Host, settings: &'a mut Settings) -> Self {
+        Writer { host, settings }
+    }
+
+    /// Apply `edit` to `spec`'s file. `seen` is the content hash the caller's
+    /// view was built from (from discovery); `None` checks only against
+    /// changes since this call read the file.
+    pub fn apply(&mut self, spec: &SourceSpec, edit: ServerEdit, seen: Option<ContentHash>) -> Result<()> {
+        if spec.read_only {
+            return Err(EditError::ReadOnly { path: spec.path.clone() });
+        }
+        let file = load(&spec.path, spec.format)?;
+        let parked_idx = |s: &Settings, name: &str| s.parked.iter().position(|p| p.source == spec.id && p.name == name);
+        match edit {
+            ServerEdit::Add(def) => {
+                check_def(&def)?;
+                let (path, existing) = entry_path(spec, &file.value, &def.name);
+                if existing.is_some() || parked_idx(self.settings, &def.name).is_some() {
+                    return Err(EditError::AlreadyExists { name: def.name.clone(), path: spec.path.clone() });
+                }
+                let entry = spec.dialect.merge_entry(None, &def).map_err(|m| EditError::Unsupported { path: spec.path.clone(), message: m })?;
+                if !def.enabled && spec.dialect.enable_flag() == EnableFlag::Park {
+                    // Added disabled to a client without an off switch: park it directly.
+                    self.settings.parked.push(ParkedEntry { source: spec.id.clone(), name: def.name.clone(), entry });
+                    self.settings.save(self.host)?;
+                    return Ok(());
+                }
+                let mut edits = vec![DocEdit::Set { path: path.clone(), value: entry }];
+                if !def.enabled {
+                    edits.extend(self.in_entry_enable(spec, &path, false, None));
+                }
+                file.commit(&edits, seen)?;
+                if !def.enabled {
+                    self.external_enable(spec, &def.name, false)?;
+                }
+                Ok(())
+            }
+            ServerEdit::Update { name, def } => {
+                check_def(&def)?;
+                if let Some(i) = parked_idx(self.settings, &name) {
+                    // A parked server is edited where it is parked.
+                    let entry = spec.dialect.merge_entry(Some(&self.settings.parked[i].entry), &def).map_err(|m| EditError::Unsupported { path: spec.path.clone(), message: m })?;
+                    self.settings.parked[i].entry = entry;
+                    self.settings.parked[i].name = def.name.clone();
+                    self.settings.save(self.host)?;
+                    if def.enabled {
+                        return self.apply(spec, ServerEdit::SetEnabled { name: def.name, enabled: true }, None);
+                    }
+                    return Ok(());
+                }
+                let (mut path, existing) = entry_path(spec, &file.value, &name);
+                let Some(existing) = existing else {
+                    return Err(EditError::NotFound { name, path: spec.path.clone() });
+                };
+                let mut edits = vec![];
+                if def.name != name {
+                    let (_, clash) = entry_path(spec, &file.value, &def.name);
+                    if clash.is_some() {
+                        return Err(EditError::AlreadyExists { name: def.name.clone(), path: spec.path.clone() });
+                    }
+                    if let Container::Map(_) = spec.container {
+                        edits.push(DocEdit::RenameKey { path: path.clone(), new_key: def.name.clone() });
+                        path.pop();
+                        path.push(key(&def.name));
+                    }
+                }
+                let entry = spec.dialect.merge_entry(Some(&existing), &def).map_err(|m| EditError::Unsupported { path: spec.path.clone(), message: m })?;
+                edits.push(DocEdit::Set { path: path.clone(), value: entry });
+                let was_enabled = spec.dialect.parse_entry(&name, &existing).def.enabled;
+                if was_enabled != def.enabled {
+                    edits.extend(self.in_entry_enable(spec, &path, def.enabled, Some(&existing)));
+                }
+                file.commit(&edits, seen)?;
+                if was_enabled != def.enabled {
+                    self.external_enable(spec, &def.name, def.enabled)?;
+                }
+                Ok(())
+            }
+            ServerEdit::Remove { name } => {
+                if let Some(i) = parked_idx(self.settings, &name) {
+                    self.settings.parked.remove(i);
+                    self.settings.save(self.host)?;
+                    return Ok(());
+                }
+                let (path, existing) = entry_path(spec, &file.value, &name);
+                if existing.is_none() {
+                    return Err(EditError::NotFound { name, path: spec.path.clone() });
+                }
+                file.commit(&[DocEdit::Remove { path }], seen)
+            }
+            ServerEdit::Rename { from, to } => {
+                validate_name(&to).map_err(EditError::Invalid)?;
+                let (path, existing) = entry_path(spec, &file.value, &from);
+                if existing.is_none() {
+                    return Err(EditError::NotFound { name: from, path: spec.path.clone() });
+                }
+                if entry_path(spec, &file.value, &to).1.is_some() {
+                    return Err(EditError::AlreadyExists { name: to, path: spec.path.clone() });
+                }
+                let mut edits = vec![];
+                let mut entry_at = path.clone();
+                if let Container::Map(_) = spec.container {
+                    edits.push(DocEdit::RenameKey { path: path.clone(), new_key: to.clone() });
+                    entry_at.pop();
+                    entry_at.push(key(&to));
+                }
+                if existing.as_ref().and_then(|e| e.get("name")).is_some() {
+                    entry_at.push(key("name"));
+                    edits.push(DocEdit::Set { path: entry_at, value: json!(to) });
+                }
+                file.commit(&edits, seen)
+            }
+            ServerEdit::SetEnabled { name, enabled } => self.set_enabled(spec, file, &name, enabled, seen),
+        }
+    }
+
+    fn set_enabled(&mut self, spec: &SourceSpec, file: Loaded, name: &str, enabled: bool, seen: Option<ContentHash>) -> Result<()> {
+        let (path, existing) = entry_path(spec, &file.value, name);
+        let parked = self.settings.parked.iter().position(|p| p.source == spec.id && p.name == name);
+        if existing.is_none() && parked.is_none() {
+            return Err(EditError::NotFound { name: name.into(), path: spec.path.clone() });
+        }
+        match spec.dialect.enable_flag() {
+            EnableFlag::InEntry { .. } => {
+                let edits = self.in_entry_enable(spec, &path, enabled, existing.as_ref());
+                file.commit(&edits, seen)
+            }
+            EnableFlag::GeminiEnablementFile => self.external_enable(spec, name, enabled),
+            EnableFlag::Park if spec.client == Client::ClaudeCode && spec.level == Level::Project && spec.container.path() == [key("mcpServers")] => {
+                self.external_enable(spec, name, enabled)
+            }
+            EnableFlag::Park => match (enabled, parked, existing) {
+                (false, None, Some(entry)) => {
+                    // Park first, then remove: if the file write fails the
+                    // entry is in both places, never in neither.
+                    self.settings.parked.push(ParkedEntry { source: spec.id.clone(), name: name.into(), entry });
+                    self.settings.save(self.host)?;
+                    if let Err(e) = file.commit(&[DocEdit::Remove { path }], seen) {
+                        self.settings.parked.pop();
+                        self.settings.save(self.host)?;
+                        return Err(e);
+                    }
+                    Ok(())
+                }
+                (true, Some(i), None) => {
+                    let entry = self.settings.parked[i].entry.clone();
+                    file.commit(&[DocEdit::Set { path, value: entry }], seen)?;
+                    self.settings.parked.remove(i);
+                    self.settings.save(self.host)?;
+                    Ok(())
+                }
+                // Already in the requested state.
+                _ => Ok(()),
+            },
+        }
+    }
+
+    /// Edits for an enable flag that lives inside the entry.
+    fn in_entry_enable(&self, spec: &SourceSpec, entry: &[PathSeg], enabled: bool, existing: Option<&Value>) -> Vec<DocEdit> {
+        let EnableFlag::InEntry { key: k, inverted } = spec.dialect.enable_flag() else {
+            return vec![];
+        };
+        let mut p = entry.to_vec();
+        p.push(key(k));
+        let present = existing.and_then(|e| e.get(k)).is_some();
+        if enabled && !present {
+            return vec![];
+        }
+        if enabled && inverted {
+            // `disabled: true` → drop the key rather than write `disabled: false`.
+            return vec![DocEdit::Remove { path: p }];
+        }
+        vec![DocEdit::Set { path: p, value: Value::Bool(enabled != inverted) }]
+    }
+
+    /// Enable flags kept outside the entry: Gemini's enablement file and
+    /// `mcp.excluded`; Claude Code's per-project `.mcp.json` approval lists.
+    fn external_enable(&mut self, spec: &SourceSpec, name: &str, enabled: bool) -> Result<()> {
+        match spec.dialect.enable_flag() {
+            EnableFlag::GeminiEnablementFile => {
+                let ef = load(&gemini_enablement_path(self.host), Format::Json)?;
+                let present = ef.value.get(name).is_some();
+                let edits = match (enabled, present) {
+                    (true, true) => vec![DocEdit::Remove { path: vec![key(name)] }],
+                    (false, _) => vec![DocEdit::Set { path: vec![key(name)], value: json!({"enabled": false}) }],
+                    (true, false) => vec![],
+                };
+                ef.commit(&edits, None)?;
+                if enabled {
+                    let main = load(&spec.path, spec.format)?;
+                    if let Some(Value::Array(ex)) = main.value.get("mcp").and_then(|m| m.get("excluded")) {
+                        if let Some(i) = ex.iter().position(|v| v.as_str() == Some(name)) {
+                            main.commit(&[DocEdit::Remove { path: vec![key("mcp"), key("excluded"), PathSeg::Index(i)] }], None)?;
+                        }
+                    }
+                }
+                Ok(())
+            }
+            EnableFlag::Park if spec.client == Client::ClaudeCode && spec.level == Level::Project => {
+                let Some(project) = &spec.project else { return Ok(()) };
+                let claude = load(&self.host.home_join(".claude.json"), Format::Json)?;
+                let base = vec![key("projects"), key(&project.to_string_lossy())];
+                let list = |k: &str| -> Vec<String> {
+                    let mut p = base.clone();
+                    p.push(key(k));
+                    value_at(&claude.value, &p).and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default()
+                };
+                let (mut on, mut off) = (list("enabledMcpjsonServers"), list("disabledMcpjsonServers"));
+                on.retain(|n| n != name);
+                off.retain(|n| n != name);
+                if enabled { on.push(name.into()) } else { off.push(name.into()) }
+                let set = |k: &str, v: Vec<String>| {
+                    let mut p = base.clone();
+                    p.push(key(k));
+                    DocEdit::Set { path: p, value: json!(v) }
+                };
+                claude.commit(&[set("enabledMcpjsonServers", on), set("disabledMcpjsonServers", off)], None)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Copy (or move) `name` from one source to another, written in the
+    /// target client's own format (SPEC G3). Adds first, removes second, so
+    /// a failure never loses the server.
+    pub fn copy_server(&mut self, from: &SourceSpec, to: &SourceSpec, name: &str, remove_source: bool) -> Result<()> {
+        let def = read_def(self.settings, from, name)?;
+        self.apply(to, ServerEdit::Add(def), None)?;
+        if remove_source {
+            self.apply(from, ServerEdit::Remove { name: name.into() }, None)?;
+        }
+        Ok(())
+    }
+
+    /// Save a new source priority order (ids, highest first).
+    pub fn reorder(&mut self, ids: Vec<String>) -> Result<()> {
+        self.settings.priority = ids;
+        self.settings.save(self.host)?;
+        Ok(())
+    }
+}
+
+/// The current definition of `name` in `spec` (parked entries included).
+pub fn read_def(settings: &Settings, spec: &SourceSpec, name: &str) -> Result<ServerDef> {
+    if let Some(p) = settings.parked.iter().find(|p| p.source == spec.id && p.name == name) {
+        let mut def = spec.dialect.parse_entry(name, &p.entry).def;
+        def.enabled = false;
+        return Ok(def);
+    }
+    let file = load(&spec.path, spec.format)?;
+    let mut sink = vec![];
+    let found = entries(spec, &file.value, &mut sink).into_iter().find(|e| e.name == name);
+    match found {
+        Some(e) => Ok(spec.dialect.parse_entry(name, e.value).def),
+        None => Err(EditError::NotFound { name: name.into(), path: spec.path.clone() }),
+    }
+}
+
