@@ -206,7 +206,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         anyhow::bail!("unknown source \"{id}\" (see `switchboard priority`)");
                     }
                 }
-                Writer::new(&host, &mut settings).reorder(ids)?;
+                // Save the whole order: the named sources first, the rest as they were.
+                let full = ids.iter().cloned().chain(d.sources.iter().map(|s| s.id.clone()).filter(|id| !ids.contains(id))).collect();
+                Writer::new(&host, &mut settings).reorder(full)?;
                 println!("Saved the new source priority");
             }
         }
