@@ -211,3 +211,42 @@ async fn sse_and_streamable_together() {
     assert_eq!(r.content[0].as_text().unwrap().text, "both");
     client.cancel().await.unwrap();
 }
+
+/// 2026-07-28 (no initialize; server/discover + subscriptions/listen).
+#[tokio::test]
+async fn discover_lifecycle_and_listen() {
+    use rmcp::{
+        model::{ProtocolVersion, ServerNotification, SubscriptionFilter},
+        service::{serve_client_with_lifecycle, ClientLifecycleMode},
+    };
+    let mut cmd = Command::new(BIN);
+    cmd.args(["--resources", "--name", "modern"]);
+    let client = serve_client_with_lifecycle(
+        (),
+        TokioChildProcess::new(cmd).unwrap(),
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .unwrap();
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.protocol_version, ProtocolVersion::V_2026_07_28);
+    let filter = SubscriptionFilter::builder()
+        .tools_list_changed()
+        .resource_subscriptions(["fixture://counter".to_string()])
+        .build();
+    let mut sub = client.listen(filter).await.unwrap();
+    // The listen body subscribes to the server's events only after the ack is sent:
+    // give it a moment (without this the first bump was missed).
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    client.call_tool(CallToolRequestParams::new("bump_counter")).await.unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(3), sub.next()).await.unwrap();
+    let n = n.unwrap_or_else(|e| panic!("listen stream error: {e:?}")).expect("stream ended");
+    assert!(matches!(n, ServerNotification::ResourceUpdatedNotification(_)), "{n:?}");
+    client.call_tool(CallToolRequestParams::new("change_tools")).await.unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(3), sub.next()).await.unwrap().unwrap().unwrap();
+    assert!(matches!(n, ServerNotification::ToolListChangedNotification(_)), "{n:?}");
+    sub.cancel().await.unwrap();
+    client.cancel().await.unwrap();
+}

@@ -109,6 +109,8 @@ struct Shared {
     cancelled: AtomicU64,
     counter: AtomicU64,
     counter_tx: broadcast::Sender<u64>,
+    /// Fired by `change_tools` (for 2026-07-28 `subscriptions/listen` streams).
+    tools_tx: broadcast::Sender<()>,
 }
 
 impl Shared {
@@ -209,6 +211,7 @@ impl Shared {
             ));
         }
         let (counter_tx, _) = broadcast::channel(64);
+        let (tools_tx, _) = broadcast::channel(64);
         Arc::new(Shared {
             args,
             static_tools: tools,
@@ -217,6 +220,7 @@ impl Shared {
             cancelled: AtomicU64::new(0),
             counter: AtomicU64::new(0),
             counter_tx,
+            tools_tx,
         })
     }
 
@@ -417,7 +421,10 @@ impl Fixture {
                     ));
                     name
                 };
+                // Legacy sessions (<= 2025-11-25) get it on the session; 2026-07-28
+                // clients get it on their subscriptions/listen stream.
                 let _ = context.peer.notify_tool_list_changed().await;
+                let _ = self.shared.tools_tx.send(());
                 Ok(CallToolResult::success(vec![ContentBlock::text(format!("added {name}"))]))
             }
             "bump_counter" => {
@@ -604,6 +611,45 @@ impl ServerHandler for Fixture {
         self.resources_enabled()?;
         self.subscriptions.lock().unwrap().remove(&request.uri);
         Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // rmcp intersects this with what get_info() advertises.
+        Some(requested.clone())
+    }
+
+    /// 2026-07-28 `subscriptions/listen`: tool list changes and fixture://counter updates.
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        let mut counter_rx = self.shared.counter_tx.subscribe();
+        let mut tools_rx = self.shared.tools_tx.subscribe();
+        let accepted = context.accepted().clone();
+        let wants_counter = accepted
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|uris| uris.iter().any(|u| u == "fixture://counter"));
+        let wants_tools = accepted.tools_list_changed == Some(true);
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                r = counter_rx.recv() => {
+                    if matches!(r, Err(broadcast::error::RecvError::Closed)) { return Ok(()); }
+                    if wants_counter
+                        && context.sink().notify_resource_updated("fixture://counter").await.is_err()
+                    {
+                        return Ok(());
+                    }
+                }
+                r = tools_rx.recv() => {
+                    if matches!(r, Err(broadcast::error::RecvError::Closed)) { return Ok(()); }
+                    if wants_tools && context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
     }
 
     async fn list_prompts(
