@@ -21,8 +21,12 @@ pub enum DocEdit {
     /// Set the value at `path`, creating missing parent objects (never arrays).
     /// Minimal: when old and new are both objects, only changed keys are
     /// rewritten, absent keys removed, new keys appended in `value`'s order;
-    /// otherwise (scalars, arrays) the old value is replaced if it differs.
+    /// when both are arrays, elements are updated the same way position by
+    /// position (extra ones removed from the end, new ones appended), so an
+    /// edited `args` list keeps its layout and comments; otherwise (scalars,
+    /// type changes) the old value is replaced if it differs.
     /// Setting a value equal to the current one changes no byte.
+    /// `Set` at an array index equal to its length appends.
     Set { path: Vec<PathSeg>, value: serde_json::Value },
     /// Remove the value at `path` (object property or array element), with
     /// its separator; a missing path is not an error.
@@ -111,36 +115,86 @@ mod jsonc {
     //! Edits through jsonc-parser's CST. Its insert/append APIs pick up the
     //! surrounding indentation, newline kind and trailing-comma style, and
     //! `remove` takes the property's comma and line with it.
+    //!
+    //! One exception: the CST turns a single-line object into a multi-line
+    //! one before appending to it, which would re-lay out a whole compact
+    //! file. Appends to a single-line object are therefore spliced into the
+    //! text (`,"key":value` after the last property) and the edit is re-run
+    //! on the re-parsed text; re-running is safe because `Set` is idempotent.
 
     use jsonc_parser::cst::{
-        CstContainerNode, CstInputValue, CstLeafNode, CstNode, CstObject, CstRootNode, ObjectPropName,
+        CstArray, CstContainerNode, CstInputValue, CstLeafNode, CstNode, CstObject, CstRootNode, ObjectPropName,
     };
     use jsonc_parser::ParseOptions;
     use serde_json::Value;
 
     use super::{path_error, DocEdit, DocError, PathSeg, Result};
 
+    /// Why an edit stopped before finishing.
+    enum Step {
+        Failed(DocError),
+        /// The edit rewrote the text directly; parse this and run it again.
+        Retry(String),
+    }
+
+    impl From<DocError> for Step {
+        fn from(e: DocError) -> Self {
+            Step::Failed(e)
+        }
+    }
+
+    type StepResult<T> = std::result::Result<T, Step>;
+
+    /// Bound on re-runs of one edit; each re-run adds at least one key, so
+    /// this is only reached by a bug, and then an error beats a hang.
+    const MAX_RETRIES: usize = 100_000;
+
     pub(super) fn apply(text: &str, edits: &[DocEdit]) -> Result<String> {
         let options = ParseOptions::default();
-        // The root must outlive every node taken from it (the CST holds weak
-        // parent links), so it stays bound for the whole function.
-        let root = CstRootNode::parse(text, &options).map_err(|e| DocError::Parse(e.to_string()))?;
+        CstRootNode::parse(text, &options).map_err(|e| DocError::Parse(e.to_string()))?;
+        let mut current = text.to_string();
         for edit in edits {
-            match edit {
-                DocEdit::Set { path, value } => set(&root, path, value)?,
-                DocEdit::Remove { path } => remove(&root, path),
-                DocEdit::RenameKey { path, new_key } => rename(&root, path, new_key)?,
+            let mut retries = 0;
+            loop {
+                // The root must outlive every node taken from it (the CST
+                // holds weak parent links), so it stays bound here.
+                let root = CstRootNode::parse(&current, &options).map_err(|e| unreadable(edit, &e.to_string()))?;
+                let result = match edit {
+                    DocEdit::Set { path, value } => set(&root, path, value),
+                    DocEdit::Remove { path } => {
+                        remove(&root, path);
+                        Ok(())
+                    }
+                    DocEdit::RenameKey { path, new_key } => rename(&root, path, new_key).map_err(Step::from),
+                };
+                match result {
+                    Ok(()) => {
+                        current = root.to_string();
+                        break;
+                    }
+                    Err(Step::Failed(e)) => return Err(e),
+                    Err(Step::Retry(spliced)) => {
+                        retries += 1;
+                        if retries > MAX_RETRIES {
+                            return Err(path_error(edit_path(edit), "the edit did not converge"));
+                        }
+                        current = spliced;
+                    }
+                }
             }
         }
-        let out = root.to_string();
-        if out == text {
-            return Ok(out);
+        if current == text {
+            return Ok(current);
         }
-        if let Err(e) = CstRootNode::parse(&out, &options) {
-            let path = edits.first().map(edit_path).unwrap_or_default();
-            return Err(path_error(path, format!("the edit would leave the file unreadable ({e})")));
+        if let Err(e) = CstRootNode::parse(&current, &options) {
+            let edit = edits.first().expect("a changed text means there was an edit");
+            return Err(unreadable(edit, &e.to_string()));
         }
-        Ok(out)
+        Ok(current)
+    }
+
+    fn unreadable(edit: &DocEdit, error: &str) -> DocError {
+        path_error(edit_path(edit), format!("the edit would leave the file unreadable ({error})"))
     }
 
     fn edit_path(edit: &DocEdit) -> &[PathSeg] {
@@ -168,6 +222,97 @@ mod jsonc {
         }
     }
 
+    /// Add `key: value` at the end of `object`, in the object's own layout.
+    fn append_prop(root: &CstRootNode, object: &CstObject, key: &str, value: &Value) -> StepResult<()> {
+        let children = object.children();
+        let single_line = !children.iter().any(CstNode::is_newline);
+        let props = object.properties();
+        // an empty `{}` only stays on one line in a file that is all one line
+        let inline = single_line && (!props.is_empty() || !root.to_string().contains('\n'));
+        if !inline {
+            object.append(key, to_input(value));
+            return Ok(());
+        }
+        Err(Step::Retry(splice_into_single_line(root, object, key, value)?))
+    }
+
+    /// The document text with `key: value` written into single-line `object`.
+    fn splice_into_single_line(root: &CstRootNode, object: &CstObject, key: &str, value: &Value) -> Result<String> {
+        let failed = || path_error(&[], "cannot find the object to add to");
+        let children = object.children();
+        let close = children
+            .last()
+            .and_then(CstNode::as_token)
+            .filter(|t| t.value() == '}')
+            .ok_or_else(failed)?;
+        let rendered = root.to_string();
+        // find the object in the text by briefly swapping its `}` for a marker
+        let marker = ('\u{E000}'..='\u{F8FF}').find(|c| !rendered.contains(*c)).ok_or_else(failed)?;
+        close.set_value(marker);
+        let marked = root.to_string();
+        close.set_value('}');
+        let close_at = marked.find(marker).ok_or_else(failed)?;
+
+        let props = object.properties();
+        let after_last = props.last().map(|p| p.child_index() + 1).unwrap_or(1);
+        let tail = children.get(after_last..children.len() - 1).unwrap_or_default();
+        let tail_len: usize = tail.iter().map(|c| c.to_string().len()).sum();
+        let tail_start = close_at.checked_sub(tail_len).ok_or_else(failed)?;
+
+        let spaced = is_spaced(object);
+        let sep = if spaced { " " } else { "" };
+        let prop = format!("{}:{sep}{}", json_string(key), inline_json(value, spaced));
+        let (at, insert) = if props.is_empty() {
+            (tail_start, prop)
+        } else if let Some(comma) = tail.iter().position(CstNode::is_comma) {
+            // `{"a":1,}`: the file ends objects with a comma; so does the new one
+            let upto: usize = tail[..=comma].iter().map(|c| c.to_string().len()).sum();
+            (tail_start + upto, format!("{sep}{prop},"))
+        } else {
+            (tail_start, format!(",{sep}{prop}"))
+        };
+        let mut out = rendered;
+        if !out.is_char_boundary(at) {
+            return Err(failed());
+        }
+        out.insert_str(at, &insert);
+        Ok(out)
+    }
+
+    /// Whether a single-line object puts spaces around its parts
+    /// (`{ "a": 1, "b": 2 }`) or none (`{"a":1,"b":2}`).
+    fn is_spaced(object: &CstObject) -> bool {
+        object.children().iter().any(CstNode::is_whitespace)
+            || object.properties().iter().any(|p| p.children().iter().any(CstNode::is_whitespace))
+    }
+
+    fn json_string(s: &str) -> String {
+        serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
+    }
+
+    fn inline_json(value: &Value, spaced: bool) -> String {
+        let (comma, colon) = if spaced { (", ", ": ") } else { (",", ":") };
+        match value {
+            Value::Array(items) => {
+                format!("[{}]", items.iter().map(|v| inline_json(v, spaced)).collect::<Vec<_>>().join(comma))
+            }
+            Value::Object(map) if map.is_empty() => "{}".to_string(),
+            Value::Object(map) => {
+                let body = map
+                    .iter()
+                    .map(|(k, v)| format!("{}{colon}{}", json_string(k), inline_json(v, spaced)))
+                    .collect::<Vec<_>>()
+                    .join(comma);
+                if spaced {
+                    format!("{{ {body} }}")
+                } else {
+                    format!("{{{body}}}")
+                }
+            }
+            scalar => serde_json::to_string(scalar).unwrap_or_else(|_| "null".to_string()),
+        }
+    }
+
     /// The root value, with an empty document read as `{}`.
     fn root_value(root: &CstRootNode, create: bool) -> Option<CstNode> {
         match root.value() {
@@ -179,7 +324,7 @@ mod jsonc {
 
     /// The node at `path`. With `create`, missing objects along the way are
     /// added; otherwise a missing step gives `Ok(None)`.
-    fn walk(root: &CstRootNode, path: &[PathSeg], create: bool) -> Result<Option<CstNode>> {
+    fn walk(root: &CstRootNode, path: &[PathSeg], create: bool) -> StepResult<Option<CstNode>> {
         let Some(mut node) = root_value(root, create) else {
             return Ok(None);
         };
@@ -189,7 +334,7 @@ mod jsonc {
                 PathSeg::Key(key) => {
                     let Some(object) = node.as_object() else {
                         if create {
-                            return Err(path_error(here, "is not an object"));
+                            return Err(path_error(here, "is not an object").into());
                         }
                         return Ok(None);
                     };
@@ -199,13 +344,11 @@ mod jsonc {
                             match object.get(key) {
                                 // `"key":` with no value only survives in broken input
                                 Some(prop) => prop.set_value(CstInputValue::Object(Vec::new())),
-                                None => {
-                                    object.append(key, CstInputValue::Object(Vec::new()));
-                                }
+                                None => append_prop(root, &object, key, &Value::Object(Default::default()))?,
                             }
                             match object.get(key).and_then(|prop| prop.value()) {
                                 Some(value) => value,
-                                None => return Err(path_error(&path[..=depth], "could not be created")),
+                                None => return Err(path_error(&path[..=depth], "could not be created").into()),
                             }
                         }
                         None => return Ok(None),
@@ -214,14 +357,14 @@ mod jsonc {
                 PathSeg::Index(index) => {
                     let Some(array) = node.as_array() else {
                         if create {
-                            return Err(path_error(here, "is not an array"));
+                            return Err(path_error(here, "is not an array").into());
                         }
                         return Ok(None);
                     };
                     match array.elements().get(*index) {
                         Some(element) => element.clone(),
                         None if create => {
-                            return Err(path_error(&path[..=depth], "is past the end of the array"));
+                            return Err(path_error(&path[..=depth], "is past the end of the array").into());
                         }
                         None => return Ok(None),
                     }
@@ -231,10 +374,10 @@ mod jsonc {
         Ok(Some(node))
     }
 
-    fn set(root: &CstRootNode, path: &[PathSeg], value: &Value) -> Result<()> {
+    fn set(root: &CstRootNode, path: &[PathSeg], value: &Value) -> StepResult<()> {
         let Some((last, parents)) = path.split_last() else {
             match root.value() {
-                Some(node) => update(node, value),
+                Some(node) => update(root, node, value)?,
                 None => root.set_value(to_input(value)),
             }
             return Ok(());
@@ -245,23 +388,24 @@ mod jsonc {
                 let object = container.as_object().ok_or_else(|| path_error(parents, "is not an object"))?;
                 match object.get(key) {
                     Some(prop) => match prop.value() {
-                        Some(node) => update(node, value),
+                        Some(node) => update(root, node, value)?,
                         None => prop.set_value(to_input(value)),
                     },
-                    None => {
-                        object.append(key, to_input(value));
-                    }
+                    None => append_prop(root, &object, key, value)?,
                 }
             }
             PathSeg::Index(index) => {
                 let array = container.as_array().ok_or_else(|| path_error(parents, "is not an array"))?;
                 let elements = array.elements();
                 match elements.get(*index) {
-                    Some(node) => update(node.clone(), value),
+                    Some(node) => update(root, node.clone(), value)?,
                     None if *index == elements.len() => {
                         array.append(to_input(value));
                     }
-                    None => return Err(path_error(path, format!("is past the end of the array ({} elements)", elements.len()))),
+                    None => {
+                        let message = format!("is past the end of the array ({} elements)", elements.len());
+                        return Err(path_error(path, message).into());
+                    }
                 }
             }
         }
@@ -269,34 +413,52 @@ mod jsonc {
     }
 
     /// Make `node` hold `value`, touching as little as possible.
-    fn update(node: CstNode, value: &Value) {
+    fn update(root: &CstRootNode, node: CstNode, value: &Value) -> StepResult<()> {
         if let (Some(object), Value::Object(map)) = (node.as_object(), value) {
-            update_object(&object, map);
-            return;
+            return update_object(root, &object, map);
         }
-        if node_value(&node).as_ref() == Some(value) {
-            return;
+        if let (Some(array), Value::Array(items)) = (node.as_array(), value) {
+            return update_array(root, &array, items);
         }
-        replace(node, to_input(value));
+        if node_value(&node).as_ref() != Some(value) {
+            replace(node, to_input(value));
+        }
+        Ok(())
     }
 
-    fn update_object(object: &CstObject, map: &serde_json::Map<String, Value>) {
+    fn update_object(root: &CstRootNode, object: &CstObject, map: &serde_json::Map<String, Value>) -> StepResult<()> {
         for prop in object.properties() {
             // a name that cannot be decoded is not ours to judge; leave it
             let Some(name) = prop.decoded_name() else { continue };
             match map.get(&name) {
                 None => prop.remove(),
                 Some(new_value) => match prop.value() {
-                    Some(old) => update(old, new_value),
+                    Some(old) => update(root, old, new_value)?,
                     None => prop.set_value(to_input(new_value)),
                 },
             }
         }
         for (key, new_value) in map {
             if object.get(key).is_none() {
-                object.append(key, to_input(new_value));
+                append_prop(root, object, key, new_value)?;
             }
         }
+        Ok(())
+    }
+
+    fn update_array(root: &CstRootNode, array: &CstArray, items: &[Value]) -> StepResult<()> {
+        let elements = array.elements();
+        for (element, item) in elements.iter().zip(items) {
+            update(root, element.clone(), item)?;
+        }
+        // from the end, so each removal takes the comma before it
+        for element in elements.iter().skip(items.len()).rev() {
+            element.clone().remove();
+        }
+        for item in items.iter().skip(elements.len()) {
+            array.append(to_input(item));
+        }
+        Ok(())
     }
 
     fn replace(node: CstNode, input: CstInputValue) {
@@ -349,7 +511,12 @@ mod jsonc {
         let Some((PathSeg::Key(old_key), parents)) = path.split_last() else {
             return Err(path_error(path, "only an object key can be renamed"));
         };
-        let container = walk(root, parents, false)?.ok_or_else(|| path_error(path, "does not exist"))?;
+        let container = match walk(root, parents, false) {
+            Ok(Some(container)) => container,
+            Ok(None) => return Err(path_error(path, "does not exist")),
+            Err(Step::Failed(e)) => return Err(e),
+            Err(Step::Retry(_)) => return Err(path_error(path, "does not exist")),
+        };
         let object = container.as_object().ok_or_else(|| path_error(parents, "is not an object"))?;
         let prop = object.get(old_key).ok_or_else(|| path_error(path, "does not exist"))?;
         if old_key == new_key {
@@ -358,7 +525,7 @@ mod jsonc {
         if object.get(new_key).is_some() {
             return Err(path_error(path, format!("cannot be renamed: \"{new_key}\" already exists")));
         }
-        let quoted = serde_json::to_string(new_key).unwrap_or_else(|_| format!("\"{new_key}\""));
+        let quoted = json_string(new_key);
         match prop.name() {
             Some(ObjectPropName::String(name)) => name.set_raw_value(quoted),
             Some(ObjectPropName::Word(name)) => {
@@ -514,6 +681,30 @@ mod toml {
         out
     }
 
+    /// Insert a new key. In an inline table the space before `}` belongs to
+    /// the last value, so it moves to the new last value: `{ A = "1", B = "2" }`.
+    fn insert_into(parent: &mut Item, key: &str, new: Item) {
+        match parent {
+            Item::Value(Value::InlineTable(table)) => {
+                let Ok(mut value) = new.into_value() else { return };
+                if let Some((_, last)) = table.iter_mut().last() {
+                    if let Some(suffix) = last.decor().suffix().cloned() {
+                        last.decor_mut().set_suffix("");
+                        value.decor_mut().set_suffix(suffix);
+                    }
+                }
+                // a key already present as `Item::None` would keep its old slot
+                table.remove(key);
+                table.insert(key, value);
+            }
+            other => {
+                if let Some(table) = other.as_table_like_mut() {
+                    table.insert(key, new);
+                }
+            }
+        }
+    }
+
     fn is_header(item: &Item) -> bool {
         matches!(item, Item::Table(t) if !t.is_dotted())
     }
@@ -527,10 +718,10 @@ mod toml {
         match seg {
             PathSeg::Key(key) => {
                 let under_header = is_header(item);
-                let table = item.as_table_like_mut().ok_or_else(|| path_error(here, "is not a table"))?;
+                let table = item.as_table_like().ok_or_else(|| path_error(here, "is not a table"))?;
                 if table.get(key).is_none_or(Item::is_none) {
                     if depth + 1 == path.len() {
-                        table.insert(key, new_item(value, under_header, &path[..=depth])?);
+                        insert_into(item, key, new_item(value, under_header, &path[..=depth])?);
                         return Ok(true);
                     }
                     let PathSeg::Key(_) = path[depth + 1] else {
@@ -543,12 +734,18 @@ mod toml {
                     } else {
                         Item::Value(Value::InlineTable(InlineTable::new()))
                     };
-                    table.insert(key, parent);
-                    let child = table.get_mut(key).ok_or_else(|| path_error(&path[..=depth], "could not be created"))?;
+                    insert_into(item, key, parent);
+                    let child = item
+                        .as_table_like_mut()
+                        .and_then(|t| t.get_mut(key))
+                        .ok_or_else(|| path_error(&path[..=depth], "could not be created"))?;
                     set(child, path, depth + 1, value)?;
                     return Ok(true);
                 }
-                let child = table.get_mut(key).ok_or_else(|| path_error(&path[..=depth], "could not be found"))?;
+                let child = item
+                    .as_table_like_mut()
+                    .and_then(|t| t.get_mut(key))
+                    .ok_or_else(|| path_error(&path[..=depth], "could not be found"))?;
                 set(child, path, depth + 1, value)
             }
             PathSeg::Index(index) => {
@@ -567,7 +764,7 @@ mod toml {
                     }
                     Item::Value(Value::Array(array)) => {
                         if index == array.len() && last {
-                            array.push(to_value(value, path)?);
+                            push_like_last(array, to_value(value, path)?);
                             return Ok(true);
                         }
                         with_value_element(array, index, path, |element| set(element, path, depth + 1, value))
@@ -629,17 +826,29 @@ mod toml {
                     table.remove(&key);
                     changed = true;
                 }
+                let mut missing = Vec::new();
                 for (key, new_value) in map {
                     let child = child_path(path, PathSeg::Key(key.clone()));
                     match table.get_mut(key) {
                         Some(old) if !old.is_none() => changed |= update(old, new_value, &child)?,
-                        _ => {
-                            table.insert(key, new_item(new_value, under_header, &child)?);
-                            changed = true;
-                        }
+                        _ => missing.push((key, new_value, child)),
                     }
                 }
+                // new keys go last, in the new value's order, as the existing ones kept theirs
+                for (key, new_value, child) in missing {
+                    insert_into(item, key, new_item(new_value, under_header, &child)?);
+                    changed = true;
+                }
                 return Ok(changed);
+            }
+        }
+        if let Json::Array(items) = value {
+            match item {
+                Item::Value(Value::Array(array)) => return update_array(array, items, path),
+                Item::ArrayOfTables(tables) if items.iter().all(Json::is_object) => {
+                    return update_tables(tables, items, path)
+                }
+                _ => {}
             }
         }
         if item_to_json(item).as_ref() == Some(value) {
@@ -662,6 +871,63 @@ mod toml {
             Item::None => *item = new_item(value, true, path)?,
         }
         Ok(true)
+    }
+
+    fn update_array(array: &mut Array, items: &[Json], path: &[PathSeg]) -> Result<bool> {
+        let mut changed = false;
+        let old_len = array.len();
+        for (i, item) in items.iter().enumerate().take(old_len) {
+            let child = child_path(path, PathSeg::Index(i));
+            changed |= with_value_element(array, i, &child, |element| update(element, item, &child))?;
+        }
+        for i in (items.len()..old_len).rev() {
+            array.remove(i);
+            changed = true;
+        }
+        for (i, item) in items.iter().enumerate().skip(old_len) {
+            push_like_last(array, to_value(item, &child_path(path, PathSeg::Index(i)))?);
+            changed = true;
+        }
+        Ok(changed)
+    }
+
+    /// Append keeping a multi-line array multi-line: the new element gets the
+    /// same leading whitespace as the last one.
+    fn push_like_last(array: &mut Array, value: Value) {
+        let prefix = match array.len() {
+            0 => None,
+            1 => array
+                .get(0)
+                .and_then(|v| v.decor().prefix())
+                .and_then(|p| p.as_str())
+                .filter(|p| p.contains('\n'))
+                .map(str::to_string),
+            n => array.get(n - 1).and_then(|v| v.decor().prefix()).and_then(|p| p.as_str()).map(str::to_string),
+        };
+        match prefix {
+            Some(prefix) => array.push_formatted(value.decorated(prefix, "")),
+            None => array.push(value),
+        }
+    }
+
+    fn update_tables(tables: &mut ArrayOfTables, items: &[Json], path: &[PathSeg]) -> Result<bool> {
+        let mut changed = false;
+        let old_len = tables.len();
+        for (i, item) in items.iter().enumerate().take(old_len) {
+            let child = child_path(path, PathSeg::Index(i));
+            changed |= with_table_element(tables, i, &child, |element| update(element, item, &child))?;
+        }
+        for i in (items.len()..old_len).rev() {
+            tables.remove(i);
+            changed = true;
+        }
+        for (i, item) in items.iter().enumerate().skip(old_len) {
+            if let Item::Table(table) = new_item(item, true, &child_path(path, PathSeg::Index(i)))? {
+                tables.push(table);
+                changed = true;
+            }
+        }
+        Ok(changed)
     }
 
     fn remove(item: &mut Item, path: &[PathSeg]) -> bool {
