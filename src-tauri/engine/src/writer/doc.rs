@@ -559,7 +559,12 @@ mod toml {
         let mut changed = false;
         for edit in edits {
             changed |= match edit {
-                DocEdit::Set { path, value } => set(doc.as_item_mut(), path, 0, value)?,
+                DocEdit::Set { path, value } => {
+                    if path.is_empty() && !value.is_object() {
+                        return Err(path_error(path, "a TOML document can only be a table"));
+                    }
+                    set(doc.as_item_mut(), path, 0, value)?
+                }
                 DocEdit::Remove { path } => remove(doc.as_item_mut(), path),
                 DocEdit::RenameKey { path, new_key } => rename(doc.as_item_mut(), path, new_key)?,
             };
