@@ -1,0 +1,44 @@
+//! What a failed command sends to the UI: `{ code, message }`, mirrored by
+//! `CommandErrorPayload` in ui/src/lib/types and turned into a `CommandError`
+//! by ui/src/lib/api.ts.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct CommandError {
+    /// Stable, machine-readable: the UI may branch on it (`config_invalid`, `not_found`, …).
+    pub code: String,
+    /// For people: names the file, server and field involved.
+    pub message: String,
+}
+
+impl CommandError {
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for CommandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for CommandError {}
+
+/// Result type of fallible commands.
+pub type CommandResult<T> = std::result::Result<T, CommandError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serializes_as_code_and_message_for_the_ui() {
+        let json = serde_json::to_value(CommandError::new("not_found", "no server named \"x\"")).unwrap();
+        assert_eq!(json, serde_json::json!({"code": "not_found", "message": "no server named \"x\""}));
+    }
+}
