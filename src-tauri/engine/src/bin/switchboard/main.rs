@@ -23,7 +23,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-enum Command {
+pub(crate) enum Command {
     /// List every source and every server, with winners and shadowed definitions.
     Discover {
         #[arg(long)]
@@ -76,6 +76,43 @@ enum Command {
     },
     /// Print the source priority, or set it: `switchboard priority ID ID ...`.
     Priority { ids: Vec<String> },
+    /// Connect every enabled server and show its status.
+    Status {
+        #[arg(long)]
+        json: bool,
+        /// Only this server (repeatable).
+        #[arg(long = "server")]
+        servers: Vec<String>,
+    },
+    /// Connect (startup gate) and list every tool under its sanitized name.
+    Tools {
+        #[arg(long)]
+        json: bool,
+        #[arg(long = "server")]
+        servers: Vec<String>,
+        /// Wait for every server instead of using cached (deferred) tools.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// Call a tool by its sanitized name; prints its text.
+    Call {
+        name: String,
+        /// Arguments as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        #[arg(long)]
+        json: bool,
+        /// Only start this server (faster when you know it).
+        #[arg(long = "server")]
+        servers: Vec<String>,
+    },
+    /// Start a server and print its log (stderr and lifecycle).
+    Logs {
+        server: String,
+        /// Keep following until interrupted.
+        #[arg(long)]
+        follow: bool,
+    },
     /// Add (and trust) or remove a project folder in Switchboard's settings.
     Project {
         #[arg(value_parser = ["add", "remove"])]
@@ -86,6 +123,8 @@ enum Command {
         untrusted: bool,
     },
 }
+
+mod runtime;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -140,6 +179,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let mut settings = load_settings(&host);
     let o = opts(&cli.projects);
     match cli.command {
+        c @ (Command::Status { .. } | Command::Tools { .. } | Command::Call { .. } | Command::Logs { .. }) => {
+            let d = discover(&host, &settings, &o);
+            let rt = tokio::runtime::Runtime::new()?;
+            return rt.block_on(runtime::run(host, d, c));
+        }
         Command::Discover { json } => {
             let d = discover(&host, &settings, &o);
             if json {

@@ -1,0 +1,3 @@
+//! Authentication and secrets (SPEC A, C9).
+
+pub mod secrets;

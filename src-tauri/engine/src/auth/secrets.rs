@@ -1,0 +1,242 @@
+//! Secret values in a server's `headers` and `env`, resolved at connect time
+//! (SPEC C9).
+//!
+//! The config keeps the raw string (`!op read …`, `GITHUB_TOKEN`,
+//! `Bearer ${env:TOKEN}`); the resolved value exists only in memory for one
+//! launch. Nothing here prints a resolved value: not `Debug`, not warnings.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use tokio::sync::{Mutex, OnceCell};
+
+use crate::config::vars::{expand, VarContext};
+
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a raw header/env value resolved to.
+#[derive(Clone, PartialEq, Eq)]
+pub enum Resolution {
+    Value(String),
+    /// Dropped from the connection; `reason` never contains a secret.
+    Unresolved { reason: String },
+}
+
+impl Resolution {
+    pub fn value(&self) -> Option<&str> {
+        match self {
+            Resolution::Value(v) => Some(v),
+            Resolution::Unresolved { .. } => None,
+        }
+    }
+}
+
+impl fmt::Debug for Resolution {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Resolution::Value(_) => f.write_str("Value(<redacted>)"),
+            Resolution::Unresolved { reason } => {
+                f.debug_struct("Unresolved").field("reason", reason).finish()
+            }
+        }
+    }
+}
+
+/// Resolves raw values; one per app, so command results are cached across
+/// servers and reconnects.
+pub struct SecretResolver {
+    env: HashMap<String, String>,
+    timeout: Duration,
+    /// One cell per raw `!command`. Only successes are stored: a failed command
+    /// (not signed in to the password manager yet) runs again on the next
+    /// connect. The map lock is held only to fetch the cell, so different
+    /// commands run in parallel while the same command runs once.
+    commands: Mutex<HashMap<String, Arc<OnceCell<String>>>>,
+}
+
+impl fmt::Debug for SecretResolver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SecretResolver")
+            .field("env", &format_args!("<{} variables>", self.env.len()))
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for SecretResolver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SecretResolver {
+    /// Uses the process environment.
+    pub fn new() -> Self {
+        Self::with_env(std::env::vars().collect())
+    }
+
+    /// Uses `env` instead of the process environment for variable lookups;
+    /// commands also see these variables (on top of the process environment).
+    pub fn with_env(env: HashMap<String, String>) -> Self {
+        Self { env, timeout: DEFAULT_COMMAND_TIMEOUT, commands: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// `!cmd` → the command's trimmed stdout; a value that is exactly the name
+    /// of a set environment variable → that variable; anything else → itself,
+    /// with `${VAR}`, `${env:VAR}` and `${VAR:-default}` expanded.
+    pub async fn resolve(&self, raw: &str) -> Resolution {
+        if let Some(command) = raw.strip_prefix('!') {
+            // Handed to the shell as written: it expands its own `${VAR}`
+            // (the child gets our variables) and we must not break its quoting.
+            return self.run_cached(command.trim()).await;
+        }
+        if is_var_name(raw) {
+            if let Some(v) = self.env.get(raw).filter(|v| !v.is_empty()) {
+                return Resolution::Value(v.clone());
+            }
+        }
+        let expanded = expand(raw, &self.var_context());
+        if expanded.unresolved.is_empty() {
+            Resolution::Value(expanded.value)
+        } else {
+            // Name only the references: the rest of the value may be a secret.
+            Resolution::Unresolved { reason: format!("unresolved {}", expanded.unresolved.join(", ")) }
+        }
+    }
+
+    /// Resolves every value of a server's `headers` (`kind` = "header") or
+    /// `env` (`kind` = "env"). Unresolved entries are left out, each with a
+    /// warning such as `header Authorization resolved to nothing (…)`.
+    pub async fn resolve_map(
+        &self,
+        kind: &str,
+        map: &IndexMap<String, String>,
+    ) -> (IndexMap<String, String>, Vec<String>) {
+        let resolutions = futures::future::join_all(map.values().map(|raw| self.resolve(raw))).await;
+        let mut out = IndexMap::with_capacity(map.len());
+        let mut warnings = vec![];
+        for (key, resolution) in map.keys().zip(resolutions) {
+            match resolution {
+                Resolution::Value(v) => {
+                    out.insert(key.clone(), v);
+                }
+                Resolution::Unresolved { reason } => {
+                    warnings.push(format!("{kind} {key} resolved to nothing ({reason})"));
+                }
+            }
+        }
+        (out, warnings)
+    }
+
+    fn var_context(&self) -> VarContext {
+        let user_home = self.env.get("HOME").or_else(|| self.env.get("USERPROFILE")).cloned();
+        VarContext { env: self.env.clone(), user_home, ..Default::default() }
+    }
+
+    async fn run_cached(&self, command: &str) -> Resolution {
+        if command.is_empty() {
+            return Resolution::Unresolved { reason: "empty command after `!`".into() };
+        }
+        let cell = self.commands.lock().await.entry(command.to_string()).or_default().clone();
+        match cell.get_or_try_init(|| self.run(command)).await {
+            Ok(v) => Resolution::Value(v.clone()),
+            Err(reason) => Resolution::Unresolved { reason },
+        }
+    }
+
+    async fn run(&self, command: &str) -> Result<String, String> {
+        let mut cmd = shell(command);
+        cmd.envs(&self.env)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        cmd.process_group(0);
+        #[cfg(windows)]
+        cmd.creation_flags(0x0800_0000); // CREATE_NO_WINDOW: no console flashing up in the GUI.
+
+        let child = cmd.spawn().map_err(|e| format!("could not run command: {e}"))?;
+        let pid = child.id();
+        let output = match tokio::time::timeout(self.timeout, child.wait_with_output()).await {
+            Ok(output) => output.map_err(|e| format!("command failed: {e}"))?,
+            Err(_) => {
+                // The shell is killed on drop; its own children (a pipeline,
+                // `sleep`) share its process group.
+                #[cfg(unix)]
+                if let Some(pid) = pid {
+                    unsafe { libc::killpg(pid as libc::pid_t, libc::SIGKILL) };
+                }
+                let _ = pid;
+                return Err(format!("command timed out after {}", fmt_duration(self.timeout)));
+            }
+        };
+        if !output.status.success() {
+            let status = match output.status.code() {
+                Some(code) => format!("command exited with status {code}"),
+                None => "command was killed by a signal".to_string(),
+            };
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            return Err(match first_line(&stderr) {
+                Some(line) => format!("{status}: {line}"),
+                None => status,
+            });
+        }
+        let stdout = String::from_utf8(output.stdout).map_err(|_| "command output is not UTF-8".to_string())?;
+        let value = stdout.trim();
+        if value.is_empty() {
+            return Err("command printed nothing".into());
+        }
+        Ok(value.to_string())
+    }
+}
+
+fn shell(command: &str) -> tokio::process::Command {
+    #[cfg(windows)]
+    {
+        let mut c = tokio::process::Command::new("cmd");
+        c.arg("/C").arg(command);
+        c
+    }
+    #[cfg(not(windows))]
+    {
+        let mut c = tokio::process::Command::new("sh");
+        c.arg("-c").arg(command);
+        c
+    }
+}
+
+fn is_var_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn first_line(s: &str) -> Option<String> {
+    let line = s.lines().map(str::trim).find(|l| !l.is_empty())?;
+    const MAX: usize = 200;
+    Some(match line.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &line[..i]),
+        None => line.to_string(),
+    })
+}
+
+fn fmt_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}

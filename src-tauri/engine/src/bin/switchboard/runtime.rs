@@ -1,0 +1,139 @@
+//! The CLI commands that run servers: they start the manager on the
+//! discovered servers, do one thing, and always shut every server down —
+//! also on Ctrl-C or SIGTERM, so no process is left behind.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use switchboard_engine::discovery::Discovery;
+use switchboard_engine::host::Host;
+use switchboard_engine::manager::{CallError, Manager, ManagerOptions, Wanted};
+
+use crate::Command;
+
+pub async fn run(host: Host, d: Discovery, cmd: Command) -> anyhow::Result<()> {
+    let manager = Manager::new(ManagerOptions::for_host(&host));
+    let work = work(&manager, &d, cmd);
+    let result = tokio::select! {
+        r = work => r,
+        _ = interrupted() => Err(anyhow::anyhow!("interrupted")),
+    };
+    manager.shutdown().await;
+    result
+}
+
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("signal handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+fn pick(d: &Discovery, only: &[String]) -> anyhow::Result<Vec<Wanted>> {
+    let all = Wanted::from_discovery(d);
+    for n in only {
+        if !all.iter().any(|w| &w.def.name == n) {
+            anyhow::bail!("no runnable server named \"{n}\" (see `switchboard discover`)");
+        }
+    }
+    Ok(all.into_iter().filter(|w| only.is_empty() || only.contains(&w.def.name)).collect())
+}
+
+async fn work(m: &Manager, d: &Discovery, cmd: Command) -> anyhow::Result<()> {
+    match cmd {
+        Command::Status { json, servers } => {
+            let wanted = pick(d, &servers)?;
+            m.start(wanted).await;
+            m.settle().await;
+            let states = m.states();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&json!({ "servers": states }))?);
+            } else {
+                for s in states {
+                    let detail = match &s.status {
+                        switchboard_engine::events::ServerStatus::Failed { error } => error.clone(),
+                        switchboard_engine::events::ServerStatus::NeedsAuth { message } => message.clone(),
+                        _ => format!("{} tools", s.tool_count),
+                    };
+                    println!("  {:<28} {:<13} {}", s.name, s.status.label(), detail);
+                }
+            }
+        }
+        Command::Tools { json, servers, wait } => {
+            let report = m.start(pick(d, &servers)?).await;
+            if wait {
+                m.settle().await;
+            }
+            let index = m.tools();
+            let errors: Vec<Value> = m
+                .states()
+                .into_iter()
+                .filter_map(|s| match s.status {
+                    switchboard_engine::events::ServerStatus::Failed { error } => Some(json!({"server": s.name, "error": error})),
+                    switchboard_engine::events::ServerStatus::NeedsAuth { message } => Some(json!({"server": s.name, "error": message})),
+                    _ => None,
+                })
+                .collect();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&json!({"tools": index.tools, "collisions": index.collisions, "errors": errors}))?);
+            } else {
+                for t in &index.tools {
+                    let deferred = if t.deferred { " (cached)" } else { "" };
+                    println!("  {:<48} {}/{}{deferred}", t.name, t.server, t.tool);
+                }
+                for c in &index.collisions {
+                    println!("  collision: {} → {}", c.name, c.resolved.join(", "));
+                }
+                for e in &errors {
+                    println!("  error: {}: {}", e["server"].as_str().unwrap_or(""), e["error"].as_str().unwrap_or(""));
+                }
+                println!("{} tools from {} servers in {} ms", index.tools.len(), report.connected.len() + report.deferred.len(), report.elapsed_ms);
+            }
+        }
+        Command::Call { name, args, json, servers } => {
+            let args: Value = serde_json::from_str(&args).map_err(|e| anyhow::anyhow!("--args is not valid JSON: {e}"))?;
+            let Value::Object(args) = args else { anyhow::bail!("--args must be a JSON object") };
+            m.start(pick(d, &servers)?).await;
+            match m.call_tool(&name, Some(args), None).await {
+                Ok(out) => {
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&json!({"text": out.text, "isError": out.is_error, "content": out.content, "structuredContent": out.structured_content}))?);
+                    } else {
+                        println!("{}", out.text);
+                    }
+                }
+                Err(e @ CallError::UnknownTool(_)) => {
+                    anyhow::bail!("{e} (see `switchboard tools`)")
+                }
+                Err(e) => anyhow::bail!("{e}"),
+            }
+        }
+        Command::Logs { server, follow } => {
+            m.start(pick(d, std::slice::from_ref(&server))?).await;
+            m.settle().await;
+            for l in m.logs(&server).unwrap_or_default() {
+                println!("{} {:<9} {}", l.at, l.kind, l.text);
+            }
+            if follow {
+                let mut rx = m.subscribe();
+                while let Ok(ev) = rx.recv().await {
+                    if let switchboard_engine::events::EngineEvent::Log { server: s, line } = ev {
+                        if s == server {
+                            println!("{} {:<9} {}", line.at, line.kind, line.text);
+                        }
+                    }
+                }
+            } else {
+                tokio::time::sleep(Duration::from_millis(0)).await;
+            }
+        }
+        _ => unreachable!("not a runtime command"),
+    }
+    Ok(())
+}

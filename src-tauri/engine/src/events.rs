@@ -1,0 +1,60 @@
+//! Engine events: every state change is published on one broadcast channel
+//! that the app forwards to the UI and the CLI prints (SPEC U9: no polling).
+
+use serde::Serialize;
+
+/// A server's lifecycle state (SPEC M1). Every change goes through
+/// `Manager::set_status`, which also publishes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum ServerStatus {
+    Connecting,
+    Connected,
+    Disabled,
+    Failed { error: String },
+    NeedsAuth { message: String },
+    Restarting { attempt: u32, of: u32 },
+    Disconnected,
+}
+
+impl ServerStatus {
+    /// Still on its way up: a deferred call waits for it.
+    pub fn is_pending(&self) -> bool {
+        matches!(self, ServerStatus::Connecting | ServerStatus::Restarting { .. })
+    }
+    pub fn label(&self) -> &'static str {
+        match self {
+            ServerStatus::Connecting => "connecting",
+            ServerStatus::Connected => "connected",
+            ServerStatus::Disabled => "disabled",
+            ServerStatus::Failed { .. } => "failed",
+            ServerStatus::NeedsAuth { .. } => "needs-auth",
+            ServerStatus::Restarting { .. } => "restarting",
+            ServerStatus::Disconnected => "disconnected",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogLine {
+    /// Milliseconds since the Unix epoch.
+    pub at: u64,
+    /// `stderr`, `lifecycle` or a server log level (`info`, `error`, …).
+    pub kind: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum EngineEvent {
+    Status { server: String, status: ServerStatus },
+    /// A server's tool slice changed (connected, re-listed, removed).
+    Tools { server: String, count: usize, deferred: bool },
+    Log { server: String, line: LogLine },
+    Warning { server: String, message: String },
+}
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}

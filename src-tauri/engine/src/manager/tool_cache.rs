@@ -1,0 +1,71 @@
+//! The on-disk tool cache behind the startup gate (SPEC M3): each server's
+//! last tool list, keyed by server name and a hash of its *unresolved*
+//! definition, so secrets never reach the disk and any config change
+//! invalidates the entry.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use rmcp::model::Tool;
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+use crate::config::ServerDef;
+use crate::writer::{write_atomic, Expected};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Entry {
+    hash: String,
+    tools: Vec<Tool>,
+}
+
+/// Hash of a definition as written in its file (raw `${VAR}`, `!cmd`).
+pub fn config_hash(def: &ServerDef) -> String {
+    let bytes = serde_json::to_vec(def).expect("ServerDef serializes");
+    hex::encode(&sha2::Sha256::digest(&bytes)[..16])
+}
+
+#[derive(Debug)]
+pub struct ToolCache {
+    path: Option<PathBuf>,
+    entries: tokio::sync::Mutex<Option<HashMap<String, Entry>>>,
+}
+
+impl ToolCache {
+    /// `path` None disables the cache (tests, `--no-cache`).
+    pub fn new(path: Option<PathBuf>) -> Self {
+        ToolCache { path, entries: tokio::sync::Mutex::new(None) }
+    }
+
+    async fn loaded(&self) -> tokio::sync::MutexGuard<'_, Option<HashMap<String, Entry>>> {
+        let mut g = self.entries.lock().await;
+        if g.is_none() {
+            let map = match &self.path {
+                Some(p) => tokio::fs::read(p).await.ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default(),
+                None => HashMap::new(),
+            };
+            *g = Some(map);
+        }
+        g
+    }
+
+    pub async fn get(&self, name: &str, hash: &str) -> Option<Vec<Tool>> {
+        let g = self.loaded().await;
+        g.as_ref()?.get(name).filter(|e| e.hash == hash).map(|e| e.tools.clone())
+    }
+
+    pub async fn put(&self, name: &str, hash: &str, tools: &[Tool]) {
+        let mut g = self.loaded().await;
+        let map = g.as_mut().expect("loaded");
+        if map.get(name).is_some_and(|e| e.hash == hash && e.tools == tools) {
+            return;
+        }
+        map.insert(name.to_string(), Entry { hash: hash.to_string(), tools: tools.to_vec() });
+        if let Some(p) = &self.path {
+            let bytes = serde_json::to_vec(&map).expect("cache serializes");
+            let p = p.clone();
+            // A failed cache write only costs the next start its head start.
+            let _ = tokio::task::spawn_blocking(move || write_atomic(&p, &bytes, Expected::Any)).await;
+        }
+    }
+}
