@@ -53,6 +53,15 @@ pub enum EngineEvent {
     Tools { server: String, count: usize, deferred: bool },
     Log { server: String, line: LogLine },
     Warning { server: String, message: String },
+    /// A server left the registry (removed or no longer configured).
+    Removed { server: String },
+    /// `notifications/resources/updated`, for every server, across restarts.
+    ResourceUpdated { server: String, uri: String },
+    ResourcesChanged { server: String },
+    PromptsChanged { server: String },
+    Reconciled { report: crate::manager::ReconcileReport },
+    /// A server asks the user for input (elicitation); the app shows a form.
+    Elicitation { id: u64, server: String, message: String, schema: serde_json::Value },
 }
 
 pub fn now_ms() -> u64 {

@@ -586,21 +586,17 @@ impl Transport<RoleClient> for FallbackTransport {
         fut
     }
 
-    fn receive(&mut self) -> impl Future<Output = Option<ServerJsonRpcMessage>> + Send {
-        async move {
-            match self {
-                Self::StreamableHttp(t) => Transport::<RoleClient>::receive(t).await,
-                Self::Sse(t) => Transport::<RoleClient>::receive(t).await,
-            }
+    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        match self {
+            Self::StreamableHttp(t) => Transport::<RoleClient>::receive(t).await,
+            Self::Sse(t) => Transport::<RoleClient>::receive(t).await,
         }
     }
 
-    fn close(&mut self) -> impl Future<Output = Result<(), SseError>> + Send {
-        async move {
-            match self {
-                Self::StreamableHttp(t) => Transport::<RoleClient>::close(t).await.map_err(SseError::from),
-                Self::Sse(t) => Transport::<RoleClient>::close(t).await,
-            }
+    async fn close(&mut self) -> Result<(), SseError> {
+        match self {
+            Self::StreamableHttp(t) => Transport::<RoleClient>::close(t).await.map_err(SseError::from),
+            Self::Sse(t) => Transport::<RoleClient>::close(t).await,
         }
     }
 }

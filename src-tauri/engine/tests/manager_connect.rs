@@ -20,6 +20,7 @@ fn opts(cache: Option<PathBuf>) -> ManagerOptions {
         grace: Duration::from_millis(500),
         env: std::env::vars().collect(),
         home: std::env::temp_dir(),
+        ..ManagerOptions::default()
     }
 }
 

@@ -26,31 +26,133 @@ use crate::manager::logbuf::LogBuffer;
 pub enum Signal {
     ToolsChanged,
     ResourcesChanged,
+    PromptsChanged,
     ResourceUpdated(String),
     Log { level: String, text: String },
 }
 
-/// Our side of every session: identifies Switchboard, forwards the server's
-/// notifications to the manager.
+/// A server's request for user input during a call (SPEC M13).
+#[derive(Debug, Clone)]
+pub struct ElicitRequest {
+    pub server: String,
+    pub message: String,
+    /// The requested JSON schema (an object of primitive properties).
+    pub schema: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitAnswer {
+    Accept(serde_json::Value),
+    Decline,
+    Cancel,
+}
+
+pub type ElicitationHandler = Arc<dyn Fn(ElicitRequest) -> futures::future::BoxFuture<'static, ElicitAnswer> + Send + Sync>;
+
+/// What every session's client side shares: the roots we expose and who
+/// answers elicitations. Changing them reaches live sessions.
+#[derive(Default)]
+pub struct ClientHooks {
+    pub roots: std::sync::RwLock<Vec<(String, Option<String>)>>,
+    pub elicitation: std::sync::RwLock<Option<ElicitationHandler>>,
+}
+
+/// The values an elicitation schema declares as defaults (for headless
+/// "accept defaults" answers and for pre-filling forms).
+pub fn schema_defaults(schema: &serde_json::Value) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
+        for (k, p) in props {
+            if let Some(d) = p.get("default") {
+                out.insert(k.clone(), d.clone());
+            }
+        }
+    }
+    serde_json::Value::Object(out)
+}
+
+/// Our side of every session: identifies Switchboard, offers roots and
+/// elicitation (never sampling), forwards the server's notifications.
 #[derive(Clone)]
 pub struct SwitchboardClient {
+    server: String,
     tx: mpsc::UnboundedSender<Signal>,
     info: ClientConfig,
+    hooks: Arc<ClientHooks>,
 }
 
 impl SwitchboardClient {
-    pub fn new(tx: mpsc::UnboundedSender<Signal>) -> Self {
-        let info = ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("switchboard", env!("CARGO_PKG_VERSION")).with_title("Switchboard"),
-        );
-        SwitchboardClient { tx, info }
+    pub fn new(server: &str, tx: mpsc::UnboundedSender<Signal>, hooks: Arc<ClientHooks>) -> Self {
+        let caps: ClientCapabilities = serde_json::from_value(serde_json::json!({
+            "roots": { "listChanged": true },
+            "elicitation": { "form": {} }
+        }))
+        .unwrap_or_default();
+        let info = ClientConfig::new(caps, Implementation::new("switchboard", env!("CARGO_PKG_VERSION")).with_title("Switchboard"));
+        SwitchboardClient { server: server.into(), tx, info, hooks }
     }
 }
 
 impl ClientHandler for SwitchboardClient {
     fn get_info(&self) -> ClientConfig {
         self.info.clone()
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(&self, _cx: rmcp::service::RequestContext<RoleClient>) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+        let roots: Vec<serde_json::Value> = self
+            .hooks
+            .roots
+            .read()
+            .unwrap()
+            .iter()
+            .map(|(uri, name)| serde_json::json!({"uri": uri, "name": name}))
+            .collect();
+        serde_json::from_value(serde_json::json!({ "roots": roots })).map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
+    }
+
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        _p: rmcp::model::CreateMessageRequestParams,
+        _cx: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        Err(rmcp::ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            "Switchboard does not offer sampling: there is no language model in Switchboard to answer sampling/createMessage",
+            None,
+        ))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _cx: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        use rmcp::model::{ElicitResult, ElicitationAction};
+        let v = serde_json::to_value(&request).unwrap_or_default();
+        let req = ElicitRequest {
+            server: self.server.clone(),
+            message: v.get("message").and_then(|m| m.as_str()).unwrap_or_default().to_string(),
+            schema: v.get("requestedSchema").cloned().unwrap_or_default(),
+        };
+        if v.get("mode").and_then(|m| m.as_str()) == Some("url") {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        }
+        let handler = self.hooks.elicitation.read().unwrap().clone();
+        let answer = match handler {
+            Some(h) => h(req).await,
+            None => ElicitAnswer::Decline,
+        };
+        Ok(match answer {
+            ElicitAnswer::Accept(content) => ElicitResult::new(ElicitationAction::Accept).with_content(content),
+            ElicitAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
+            ElicitAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+        })
+    }
+
+    async fn on_prompt_list_changed(&self, _cx: NotificationContext<RoleClient>) {
+        let _ = self.tx.send(Signal::PromptsChanged);
     }
 
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
@@ -289,4 +391,16 @@ pub async fn terminate_group(pgid: u32, grace: Duration) {
 // TEMP until sse_client lands.
 async fn legacy_sse(_url: &str, _h: &IndexMap<String, String>) -> Result<rmcp::transport::TokioChildProcess, String> {
     Err("legacy SSE client not built yet".to_string())
+}
+
+/// `resources/subscribe` or `resources/unsubscribe` for one URI.
+#[allow(deprecated)]
+pub async fn subscribe_request(peer: &rmcp::service::Peer<RoleClient>, uri: &str, subscribe: bool) -> Result<(), rmcp::ServiceError> {
+    if subscribe {
+        let p: rmcp::model::SubscribeRequestParams = serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
+        peer.subscribe(p).await
+    } else {
+        let p: rmcp::model::UnsubscribeRequestParams = serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
+        peer.unsubscribe(p).await
+    }
 }

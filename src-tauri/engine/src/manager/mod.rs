@@ -29,13 +29,17 @@ use crate::config::{ServerDef, Transport};
 use crate::events::{EngineEvent, ServerStatus};
 use crate::launch::CommandResolver;
 use crate::naming::{assign_names, patch_schema, Collision, ToolRef};
-use connection::{kill_group, terminate_group, ConnectError, Launch, Signal, SwitchboardClient};
+pub use connection::{ClientHooks, ElicitAnswer, ElicitRequest, ElicitationHandler};
+use connection::{kill_group, subscribe_request, terminate_group, ConnectError, Launch, Signal, SwitchboardClient};
 use logbuf::LogBuffer;
 use tool_cache::{config_hash, ToolCache};
 
 pub const DEFAULT_GATE: Duration = Duration::from_millis(250);
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+pub const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(15);
+pub const DEFAULT_PING_TIMEOUT: Duration = Duration::from_secs(5);
+pub const DEFAULT_HEALTHY_AFTER: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone)]
 pub struct ManagerOptions {
@@ -48,6 +52,28 @@ pub struct ManagerOptions {
     /// Environment for variables, secrets and children.
     pub env: HashMap<String, String>,
     pub home: PathBuf,
+    /// MCP `ping` every this often (SPEC M9).
+    pub health_interval: Duration,
+    pub ping_timeout: Duration,
+    /// Connected this long, a server's restart counter starts over.
+    pub healthy_after: Duration,
+}
+
+impl Default for ManagerOptions {
+    /// No cache, this process's environment, the default timings.
+    fn default() -> Self {
+        ManagerOptions {
+            cache_path: None,
+            gate: DEFAULT_GATE,
+            default_timeout: DEFAULT_TIMEOUT,
+            grace: DEFAULT_GRACE,
+            env: std::env::vars().collect(),
+            home: std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default(),
+            health_interval: DEFAULT_HEALTH_INTERVAL,
+            ping_timeout: DEFAULT_PING_TIMEOUT,
+            healthy_after: DEFAULT_HEALTHY_AFTER,
+        }
+    }
 }
 
 impl ManagerOptions {
@@ -59,6 +85,9 @@ impl ManagerOptions {
             grace: DEFAULT_GRACE,
             env: host.vars.clone(),
             home: host.home.clone(),
+            health_interval: DEFAULT_HEALTH_INTERVAL,
+            ping_timeout: DEFAULT_PING_TIMEOUT,
+            healthy_after: DEFAULT_HEALTHY_AFTER,
         }
     }
 }
@@ -102,9 +131,12 @@ struct SlotState {
     transport_used: Option<&'static str>,
     protocol: Option<String>,
     warnings: Vec<String>,
+    last_error: Option<String>,
+    restarts: u32,
 }
 
-/// One server's runtime record.
+/// One server's runtime record. A slot lives from `add` to `remove`; each
+/// start gets a fresh stop token and one supervising task.
 pub struct Slot {
     pub name: String,
     pub wanted: Wanted,
@@ -112,7 +144,17 @@ pub struct Slot {
     status: watch::Sender<ServerStatus>,
     state: Mutex<SlotState>,
     pub logs: Arc<LogBuffer>,
+    control: Mutex<Control>,
+    /// Resource URIs subscribed to; restored after every reconnect.
+    subscriptions: Mutex<std::collections::BTreeSet<String>>,
+    /// Serializes registry operations on this server (not handshakes).
+    op: tokio::sync::Mutex<()>,
+}
+
+#[derive(Default)]
+struct Control {
     stop: CancellationToken,
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// A tool as the outside world sees it.
@@ -166,6 +208,10 @@ pub struct ServerState {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
     pub warnings: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// Restarts since the server was last started by hand.
+    pub restarts: u32,
 }
 
 /// The result of the startup gate (SPEC M3).
@@ -215,6 +261,45 @@ pub enum CallError {
     Aborted,
 }
 
+/// How one connection ended.
+enum Outcome {
+    /// Stopped on purpose: never restarted.
+    Stopped,
+    NeedsAuth(String),
+    Failed { error: String, healthy_for: Duration },
+}
+
+/// Delay before restart `attempt` (1-based): initial × multiplier^(n-1), capped.
+pub fn backoff(p: &crate::config::RestartPolicy, attempt: u32) -> Duration {
+    let factor = p.backoff_multiplier.max(1.0).powi(attempt.saturating_sub(1).min(64) as i32);
+    let ms = (p.initial_delay_ms as f64 * factor).min(p.max_delay_ms as f64);
+    Duration::from_millis(ms as u64)
+}
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum RegistryError {
+    #[error("Unknown server \"{0}\"")]
+    Unknown(String),
+    #[error("Server \"{0}\" is not connected")]
+    NotConnected(String),
+    #[error("Failed to connect to \"{server}\": {error}")]
+    UpdateFailed { server: String, error: String },
+    #[error("MCP error: {0}")]
+    Mcp(String),
+}
+
+/// What a reconcile did, by server name.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ReconcileReport {
+    pub started: Vec<String>,
+    pub stopped: Vec<String>,
+    pub updated: Vec<String>,
+    /// Untouched: same definition, same connection, same process.
+    pub kept: Vec<String>,
+    pub failed: Vec<ServerError>,
+}
+
 struct Shared {
     slots: RwLock<IndexMap<String, Arc<Slot>>>,
     events: broadcast::Sender<EngineEvent>,
@@ -225,6 +310,7 @@ struct Shared {
     commands: tokio::sync::OnceCell<Arc<CommandResolver>>,
     opts: ManagerOptions,
     tracker: TaskTracker,
+    client_hooks: Arc<ClientHooks>,
 }
 
 #[derive(Clone)]
@@ -246,6 +332,7 @@ impl Manager {
                 commands: tokio::sync::OnceCell::new(),
                 opts,
                 tracker: TaskTracker::new(),
+                client_hooks: Arc::new(ClientHooks::default()),
             }),
         }
     }
@@ -296,6 +383,8 @@ impl Manager {
             transport_used: st.transport_used,
             protocol_version: st.protocol.clone(),
             warnings: st.warnings.clone(),
+            last_error: st.last_error.clone(),
+            restarts: st.restarts,
         })
     }
 
@@ -341,37 +430,59 @@ impl Manager {
         let _ = self.shared.events.send(EngineEvent::Tools { server: slot.name.clone(), count, deferred });
     }
 
+    fn new_slot(w: Wanted) -> Arc<Slot> {
+        Arc::new(Slot {
+            name: w.def.name.clone(),
+            hash: config_hash(&w.def),
+            status: watch::channel(ServerStatus::Disconnected).0,
+            state: Mutex::new(SlotState::default()),
+            logs: Arc::new(LogBuffer::default()),
+            control: Mutex::new(Control::default()),
+            subscriptions: Mutex::new(Default::default()),
+            op: tokio::sync::Mutex::new(()),
+            wanted: w,
+        })
+    }
+
     /// Register servers and connect the enabled ones in parallel. Returns
-    /// at once; see `start` for the gated variant.
+    /// at once; see `start` for the gated variant. Names already registered
+    /// are skipped (use `update` or `reconcile` to change them).
     pub fn add_all(&self, wanted: Vec<Wanted>) -> Vec<Arc<Slot>> {
         let mut started = vec![];
         for w in wanted {
             let name = w.def.name.clone();
-            if self.slot(&name).is_some() {
-                continue;
-            }
-            let slot = Arc::new(Slot {
-                name: name.clone(),
-                hash: config_hash(&w.def),
-                status: watch::channel(ServerStatus::Disconnected).0,
-                state: Mutex::new(SlotState::default()),
-                logs: Arc::new(LogBuffer::default()),
-                stop: CancellationToken::new(),
-                wanted: w,
-            });
-            self.shared.slots.write().unwrap().insert(name, slot.clone());
+            let slot = {
+                let mut slots = self.shared.slots.write().unwrap();
+                if slots.contains_key(&name) {
+                    continue;
+                }
+                let slot = Self::new_slot(w);
+                slots.insert(name, slot.clone());
+                slot
+            };
             if slot.wanted.def.enabled {
-                // Mark pending before returning so the gate sees it.
-                self.set_status(&slot, ServerStatus::Connecting);
-                let me = self.clone();
-                let s = slot.clone();
-                self.shared.tracker.spawn(async move { me.run(s).await });
+                self.launch(&slot);
                 started.push(slot);
             } else {
                 self.set_status(&slot, ServerStatus::Disabled);
             }
         }
         started
+    }
+
+    /// Spawn the supervising task for a registered slot.
+    fn launch(&self, slot: &Arc<Slot>) {
+        // Mark pending before returning so gates and callers see it.
+        self.set_status(slot, ServerStatus::Connecting);
+        slot.state.lock().unwrap().restarts = 0;
+        let stop = CancellationToken::new();
+        let me = self.clone();
+        let s = slot.clone();
+        let st = stop.clone();
+        let task = self.shared.tracker.spawn(async move { me.supervise(s, st).await });
+        let mut c = slot.control.lock().unwrap();
+        c.stop = stop;
+        c.task = Some(task);
     }
 
     /// Start every server and wait for the startup gate (SPEC M3): until all
@@ -381,17 +492,20 @@ impl Manager {
         let t0 = Instant::now();
         let started = self.add_all(wanted);
         let deadline = tokio::time::Instant::now() + self.shared.opts.gate;
+        // For the gate a server is settled once its first attempt ended: a
+        // failed start that is now backing off must not hold everyone up.
+        let first_settled = |st: &ServerStatus| !matches!(st, ServerStatus::Connecting);
         futures::future::join_all(started.iter().map(|s| {
             let mut rx = s.status.subscribe();
             async move {
-                let _ = tokio::time::timeout_at(deadline, rx.wait_for(|st| !st.is_pending())).await;
+                let _ = tokio::time::timeout_at(deadline, rx.wait_for(first_settled)).await;
             }
         }))
         .await;
         let mut report = StartupReport::default();
         let mut wait_for = vec![];
         for s in &started {
-            if !s.status.borrow().is_pending() {
+            if first_settled(&s.status.borrow()) {
                 continue;
             }
             match self.shared.cache.get(&s.name, &s.hash).await {
@@ -418,15 +532,20 @@ impl Manager {
         futures::future::join_all(wait_for.iter().map(|s| {
             let mut rx = s.status.subscribe();
             async move {
-                let _ = rx.wait_for(|st| !st.is_pending()).await;
+                let _ = rx.wait_for(first_settled).await;
             }
         }))
         .await;
         for s in &started {
-            match &*s.status.borrow() {
+            let status = s.status.borrow().clone();
+            match status {
                 ServerStatus::Connected => report.connected.push(s.name.clone()),
-                ServerStatus::Failed { error } => report.failed.push(ServerError { server: s.name.clone(), error: error.clone() }),
-                ServerStatus::NeedsAuth { message } => report.failed.push(ServerError { server: s.name.clone(), error: message.clone() }),
+                ServerStatus::Failed { error } => report.failed.push(ServerError { server: s.name.clone(), error }),
+                ServerStatus::NeedsAuth { message } => report.failed.push(ServerError { server: s.name.clone(), error: message }),
+                ServerStatus::Restarting { .. } => {
+                    let error = s.state.lock().unwrap().last_error.clone().unwrap_or_default();
+                    report.failed.push(ServerError { server: s.name.clone(), error })
+                }
                 _ => {}
             }
         }
@@ -494,15 +613,58 @@ impl Manager {
         Ok(Launch { def, program, path_env: Some(commands.search_path()), env, headers })
     }
 
-    /// One connection's whole life: connect, list, serve signals, tear down.
-    async fn run(&self, slot: Arc<Slot>) {
-        let launch = match self.prepare(&slot).await {
+    /// Supervise one server (SPEC M9): run connections, restart crashed or
+    /// failed ones with exponential backoff, give up after the policy's
+    /// attempts. Each server has its own task, so one crash loop never
+    /// delays another server or a status read.
+    async fn supervise(&self, slot: Arc<Slot>, stop: CancellationToken) {
+        let policy = slot.wanted.def.restart_policy.unwrap_or_default();
+        let mut attempt: u32 = 0;
+        loop {
+            let outcome = self.run_once(&slot, &stop, attempt).await;
+            let (error, healthy_for) = match outcome {
+                Outcome::Stopped => return self.set_status(&slot, ServerStatus::Disconnected),
+                Outcome::NeedsAuth(message) => return self.set_status(&slot, ServerStatus::NeedsAuth { message }),
+                Outcome::Failed { error, healthy_for } => (error, healthy_for),
+            };
+            if healthy_for >= self.shared.opts.healthy_after {
+                attempt = 0;
+            }
+            attempt += 1;
+            slot.state.lock().unwrap().last_error = Some(error.clone());
+            if attempt > policy.max_restart_attempts {
+                let error = if policy.max_restart_attempts == 0 {
+                    error
+                } else {
+                    format!("{error} (gave up after {} restarts)", policy.max_restart_attempts)
+                };
+                return self.set_status(&slot, ServerStatus::Failed { error });
+            }
+            let delay = backoff(&policy, attempt);
+            slot.logs.push("lifecycle", &format!("{error}; restarting in {} ms", delay.as_millis()));
+            slot.state.lock().unwrap().restarts += 1;
+            self.set_status(&slot, ServerStatus::Restarting { attempt, of: policy.max_restart_attempts });
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = stop.cancelled() => return self.set_status(&slot, ServerStatus::Disconnected),
+            }
+        }
+    }
+
+    /// One connection's whole life: connect, list, serve signals and health
+    /// checks, tear down. Never restarts by itself.
+    async fn run_once(&self, slot: &Arc<Slot>, stop: &CancellationToken, attempt: u32) -> Outcome {
+        let failed = |error: String| Outcome::Failed { error, healthy_for: Duration::ZERO };
+        if attempt == 0 && !matches!(*slot.status.borrow(), ServerStatus::Connecting) {
+            self.set_status(slot, ServerStatus::Connecting);
+        }
+        let launch = match self.prepare(slot).await {
             Ok(l) => l,
-            Err(e) => return self.set_status(&slot, ServerStatus::Failed { error: e }),
+            Err(e) => return failed(e),
         };
-        if let Some(b) = (launch.def.transport == Transport::Stdio).then(|| launch.program.clone()) {
-            slot.logs.push("lifecycle", &format!("starting {}", b.display()));
-            slot.state.lock().unwrap().binary = Some(b);
+        if launch.def.transport == Transport::Stdio {
+            slot.logs.push("lifecycle", &format!("starting {}", launch.program.display()));
+            slot.state.lock().unwrap().binary = Some(launch.program.clone());
         }
         let timeout = launch.def.timeout.map(Duration::from_millis).unwrap_or(self.shared.opts.default_timeout);
         let started = tokio::time::Instant::now();
@@ -513,35 +675,38 @@ impl Manager {
             let line = crate::events::LogLine { at: crate::events::now_ms(), kind: kind.into(), text: text.into() };
             let _ = events.send(EngineEvent::Log { server: name.clone(), line });
         };
+        let handler = SwitchboardClient::new(&slot.name, tx, self.shared.client_hooks.clone());
         let opened = tokio::select! {
-            r = connection::open(launch, SwitchboardClient::new(tx), slot.logs.clone(), on_log, timeout) => r,
-            _ = slot.stop.cancelled() => return self.set_status(&slot, ServerStatus::Disconnected),
+            r = connection::open(launch, handler, slot.logs.clone(), on_log, timeout) => r,
+            _ = stop.cancelled() => return Outcome::Stopped,
         };
         let opened = match opened {
             Ok(o) => o,
-            Err(ConnectError::Auth { message }) => return self.set_status(&slot, ServerStatus::NeedsAuth { message }),
-            Err(e) => return self.set_status(&slot, ServerStatus::Failed { error: e.to_string() }),
+            Err(ConnectError::Auth { message }) => return Outcome::NeedsAuth(message),
+            Err(e) => return failed(e.to_string()),
         };
         let session = opened.session;
         let peer = session.peer().clone();
         let pgid = opened.pgid;
+        slot.state.lock().unwrap().pgid = pgid;
         let remaining = timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(100));
         let tools = tokio::select! {
             r = tokio::time::timeout(remaining, peer.list_all_tools()) => r,
-            _ = slot.stop.cancelled() => Ok(Err(rmcp::ServiceError::Cancelled { reason: None })),
+            _ = stop.cancelled() => Ok(Err(rmcp::ServiceError::Cancelled { reason: None })),
         };
         let tools = match tools {
             Ok(Ok(t)) => t,
-            failed => {
-                let error = match failed {
+            other => {
+                session.cancellation_token().cancel();
+                kill_group(pgid);
+                if stop.is_cancelled() {
+                    return Outcome::Stopped;
+                }
+                return failed(match other {
                     Err(_) => format!("timed out after {timeout:?} listing tools"),
                     Ok(Err(e)) => format!("tools/list failed: {e}"),
                     Ok(Ok(_)) => unreachable!(),
-                };
-                let ct = session.cancellation_token();
-                ct.cancel();
-                kill_group(pgid);
-                return self.set_status(&slot, if slot.stop.is_cancelled() { ServerStatus::Disconnected } else { ServerStatus::Failed { error } });
+                });
             }
         };
         {
@@ -549,28 +714,48 @@ impl Manager {
             st.peer = Some(peer.clone());
             st.tools = Arc::new(tools.clone());
             st.deferred = false;
-            st.pgid = pgid;
             st.transport_used = Some(opened.transport_used);
             st.protocol = peer.peer_info().map(|i| i.protocol_version.to_string());
+            st.last_error = None;
             slot.status.send_replace(ServerStatus::Connected);
         }
         // Publish outside the lock (set_status re-sends the same state).
-        self.set_status(&slot, ServerStatus::Connected);
-        self.publish_tools(&slot);
+        self.set_status(slot, ServerStatus::Connected);
+        self.publish_tools(slot);
+        self.restore_subscriptions(slot, &peer).await;
         self.shared.cache.put(&slot.name, &slot.hash, &tools).await;
+        let connected_at = Instant::now();
 
         let ct = session.cancellation_token();
         let waiting = session.waiting();
         tokio::pin!(waiting);
-        let end = loop {
+        let mut health = tokio::time::interval_at(tokio::time::Instant::now() + self.shared.opts.health_interval, self.shared.opts.health_interval);
+        let mut missed_pings = 0u32;
+        let mut ping_supported = true;
+        let end: Option<String> = loop {
             tokio::select! {
-                _ = &mut waiting => break None,
-                _ = slot.stop.cancelled() => break Some(()),
+                _ = &mut waiting => break Some("the server closed the connection".to_string()),
+                _ = stop.cancelled() => break None,
+                _ = health.tick(), if ping_supported => {
+                    let ping = peer.send_request(ClientRequest::PingRequest(Default::default()));
+                    match tokio::time::timeout(self.shared.opts.ping_timeout, ping).await {
+                        Ok(Ok(_)) => missed_pings = 0,
+                        Ok(Err(rmcp::ServiceError::McpError(e))) if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => ping_supported = false,
+                        Ok(Err(e)) => break Some(format!("ping failed: {e}")),
+                        Err(_) => {
+                            missed_pings += 1;
+                            slot.logs.push("lifecycle", &format!("ping timed out ({missed_pings} in a row)"));
+                            if missed_pings >= 2 {
+                                break Some("the server stopped answering pings".to_string());
+                            }
+                        }
+                    }
+                }
                 sig = rx.recv() => match sig {
                     Some(Signal::ToolsChanged) => {
                         if let Ok(Ok(t)) = tokio::time::timeout(timeout, peer.list_all_tools()).await {
                             slot.state.lock().unwrap().tools = Arc::new(t.clone());
-                            self.publish_tools(&slot);
+                            self.publish_tools(slot);
                             self.shared.cache.put(&slot.name, &slot.hash, &t).await;
                         }
                     }
@@ -578,31 +763,52 @@ impl Manager {
                         let line = slot.logs.push(&level, &text);
                         let _ = self.shared.events.send(EngineEvent::Log { server: slot.name.clone(), line });
                     }
-                    Some(_) | None => {}
+                    Some(Signal::ResourceUpdated(uri)) => {
+                        let _ = self.shared.events.send(EngineEvent::ResourceUpdated { server: slot.name.clone(), uri });
+                    }
+                    Some(Signal::ResourcesChanged) => {
+                        let _ = self.shared.events.send(EngineEvent::ResourcesChanged { server: slot.name.clone() });
+                    }
+                    Some(Signal::PromptsChanged) => {
+                        let _ = self.shared.events.send(EngineEvent::PromptsChanged { server: slot.name.clone() });
+                    }
+                    None => {}
                 },
             }
         };
+        let healthy_for = connected_at.elapsed();
         {
             let mut st = slot.state.lock().unwrap();
             st.peer = None;
             st.tools = Arc::new(vec![]);
         }
-        self.publish_tools(&slot);
+        self.publish_tools(slot);
         match end {
-            Some(()) => {
-                // Deliberate stop: close the session (closes stdin), then the ladder.
+            None => {
+                // Deliberate stop (SPEC M11): close the session (closes
+                // stdin), wait the grace period, then SIGTERM/SIGKILL the group.
                 ct.cancel();
                 let _ = tokio::time::timeout(self.shared.opts.grace, &mut waiting).await;
                 if let Some(p) = pgid {
                     terminate_group(p, self.shared.opts.grace).await;
                 }
-                self.set_status(&slot, ServerStatus::Disconnected);
+                Outcome::Stopped
             }
-            None => {
+            Some(error) => {
+                ct.cancel();
                 if let Some(p) = pgid {
                     terminate_group(p, Duration::from_millis(200)).await;
                 }
-                self.set_status(&slot, ServerStatus::Failed { error: "the server closed the connection".into() });
+                Outcome::Failed { error, healthy_for }
+            }
+        }
+    }
+
+    async fn restore_subscriptions(&self, slot: &Slot, peer: &Peer<RoleClient>) {
+        let uris: Vec<String> = slot.subscriptions.lock().unwrap().iter().cloned().collect();
+        for uri in uris {
+            if let Err(e) = subscribe_request(peer, &uri, true).await {
+                slot.logs.push("warning", &format!("could not restore the subscription to {uri}: {e}"));
             }
         }
     }
@@ -680,26 +886,253 @@ impl Manager {
         slot.state.lock().unwrap().peer.clone().ok_or_else(|| CallError::Mcp(format!("server \"{}\" is not connected", slot.name)))
     }
 
-    /// Disconnect one server: close its session, end its process group,
-    /// remove its tools (SPEC M11, basic form). Waits until it is down.
-    pub async fn disconnect(&self, name: &str) -> bool {
-        let Some(slot) = self.slot(name) else { return false };
-        slot.stop.cancel();
-        let mut rx = slot.status.subscribe();
-        let _ = rx.wait_for(|s| !s.is_pending() && !matches!(s, ServerStatus::Connected)).await;
+    /// The connected peer of `server`, or a clear error (SPEC M8).
+    fn peer_of(&self, server: &str) -> Result<Peer<RoleClient>, RegistryError> {
+        let slot = self.slot(server).ok_or_else(|| RegistryError::Unknown(server.into()))?;
+        let peer = slot.state.lock().unwrap().peer.clone();
+        peer.ok_or_else(|| RegistryError::NotConnected(server.into()))
+    }
+
+    /// Resources and resource templates, all pages.
+    pub async fn list_resources(&self, server: &str) -> Result<Value, RegistryError> {
+        let peer = self.peer_of(server)?;
+        let mcp = |e: rmcp::ServiceError| RegistryError::Mcp(e.to_string());
+        let resources = peer.list_all_resources().await.map_err(mcp)?;
+        let templates = match peer.list_all_resource_templates().await {
+            Ok(t) => t,
+            // Servers without templates answer "method not found".
+            Err(rmcp::ServiceError::McpError(e)) if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => vec![],
+            Err(e) => return Err(mcp(e)),
+        };
+        Ok(serde_json::json!({ "resources": resources, "resourceTemplates": templates }))
+    }
+
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, RegistryError> {
+        let peer = self.peer_of(server)?;
+        let p: rmcp::model::ReadResourceRequestParams = serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
+        let r = peer.read_resource(p).await.map_err(|e| RegistryError::Mcp(e.to_string()))?;
+        Ok(serde_json::to_value(r).unwrap_or_default())
+    }
+
+    pub async fn list_prompts(&self, server: &str) -> Result<Value, RegistryError> {
+        let peer = self.peer_of(server)?;
+        let p = peer.list_all_prompts().await.map_err(|e| RegistryError::Mcp(e.to_string()))?;
+        Ok(serde_json::json!({ "prompts": p }))
+    }
+
+    pub async fn get_prompt(&self, server: &str, name: &str, args: Option<Map<String, Value>>) -> Result<Value, RegistryError> {
+        let peer = self.peer_of(server)?;
+        // Prompt arguments are strings in MCP; numbers and booleans are sent as text.
+        let args: Option<Map<String, Value>> = args.map(|a| {
+            a.into_iter()
+                .map(|(k, v)| match v {
+                    Value::String(_) => (k, v),
+                    other => (k, Value::String(other.to_string())),
+                })
+                .collect()
+        });
+        let p: rmcp::model::GetPromptRequestParams = serde_json::from_value(serde_json::json!({ "name": name, "arguments": args })).expect("params");
+        let r = peer.get_prompt(p).await.map_err(|e| RegistryError::Mcp(e.to_string()))?;
+        Ok(serde_json::to_value(r).unwrap_or_default())
+    }
+
+    /// Subscribe to a resource; kept across reconnects. Updates arrive as
+    /// `EngineEvent::ResourceUpdated`.
+    pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<(), RegistryError> {
+        let peer = self.peer_of(server)?;
+        subscribe_request(&peer, uri, true).await.map_err(|e| RegistryError::Mcp(e.to_string()))?;
+        if let Some(s) = self.slot(server) {
+            s.subscriptions.lock().unwrap().insert(uri.to_string());
+        }
+        Ok(())
+    }
+
+    pub async fn unsubscribe_resource(&self, server: &str, uri: &str) -> Result<(), RegistryError> {
+        if let Some(s) = self.slot(server) {
+            s.subscriptions.lock().unwrap().remove(uri);
+        }
+        let peer = self.peer_of(server)?;
+        subscribe_request(&peer, uri, false).await.map_err(|e| RegistryError::Mcp(e.to_string()))
+    }
+
+    /// The folders offered to servers as roots (SPEC M13); connected servers
+    /// get `notifications/roots/list_changed`.
+    pub async fn set_roots(&self, folders: &[PathBuf]) {
+        let roots: Vec<(String, Option<String>)> = folders
+            .iter()
+            .map(|p| {
+                let uri = format!("file://{}", p.to_string_lossy());
+                (uri, p.file_name().map(|n| n.to_string_lossy().to_string()))
+            })
+            .collect();
+        {
+            let mut r = self.shared.client_hooks.roots.write().unwrap();
+            if *r == roots {
+                return;
+            }
+            *r = roots;
+        }
+        let peers: Vec<Peer<RoleClient>> = self.shared.slots.read().unwrap().values().filter_map(|s| s.state.lock().unwrap().peer.clone()).collect();
+        for p in peers {
+            #[allow(deprecated)]
+            let _ = p.notify_roots_list_changed().await;
+        }
+    }
+
+    /// Who answers servers' elicitation requests; `None` declines them all.
+    pub fn set_elicitation_handler(&self, handler: Option<ElicitationHandler>) {
+        *self.shared.client_hooks.elicitation.write().unwrap() = handler;
+    }
+
+    /// Stop a server deliberately (it stays registered, `Disconnected`, and
+    /// is never restarted by the supervisor). Waits until it is down.
+    pub async fn stop(&self, name: &str) -> Result<(), RegistryError> {
+        let slot = self.slot(name).ok_or_else(|| RegistryError::Unknown(name.into()))?;
+        let _op = slot.op.lock().await;
+        self.stop_slot(&slot).await;
+        Ok(())
+    }
+
+    async fn stop_slot(&self, slot: &Arc<Slot>) {
+        let task = {
+            let mut c = slot.control.lock().unwrap();
+            c.stop.cancel();
+            c.task.take()
+        };
+        if let Some(t) = task {
+            let _ = t.await;
+        }
         // A server that never got a session may still have a group.
-        let pgid = slot.state.lock().unwrap().pgid;
+        let pgid = slot.state.lock().unwrap().pgid.take();
         if let Some(p) = pgid {
             if connection::group_alive(p) {
                 terminate_group(p, Duration::ZERO).await;
             }
         }
+        if !matches!(*slot.status.borrow(), ServerStatus::Disconnected | ServerStatus::Disabled) {
+            self.set_status(slot, ServerStatus::Disconnected);
+        }
+    }
+
+    /// Start a registered server that is stopped, failed or disabled-at-runtime.
+    pub async fn start_server(&self, name: &str) -> Result<(), RegistryError> {
+        let slot = self.slot(name).ok_or_else(|| RegistryError::Unknown(name.into()))?;
+        let _op = slot.op.lock().await;
+        self.stop_slot(&slot).await;
+        self.launch(&slot);
+        Ok(())
+    }
+
+    /// Stop and start again; the attempt counter starts over.
+    pub async fn restart(&self, name: &str) -> Result<(), RegistryError> {
+        self.start_server(name).await
+    }
+
+    /// Turn a server off at runtime (the config is the writer's business).
+    pub async fn disable(&self, name: &str) -> Result<(), RegistryError> {
+        let slot = self.slot(name).ok_or_else(|| RegistryError::Unknown(name.into()))?;
+        let _op = slot.op.lock().await;
+        self.stop_slot(&slot).await;
+        self.set_status(&slot, ServerStatus::Disabled);
+        Ok(())
+    }
+
+    pub async fn enable(&self, name: &str) -> Result<(), RegistryError> {
+        self.start_server(name).await
+    }
+
+    /// Disconnect one server and forget it: close its session, end its
+    /// process group, remove its tools (SPEC M11). Waits until it is down.
+    pub async fn disconnect(&self, name: &str) -> bool {
+        let Some(slot) = self.slot(name) else { return false };
+        let _op = slot.op.lock().await;
+        self.stop_slot(&slot).await;
         self.shared.slots.write().unwrap().shift_remove(name);
         self.reindex();
+        let _ = self.shared.events.send(EngineEvent::Removed { server: name.into() });
         true
     }
 
-    /// Disconnect every server, in parallel.
+    pub async fn remove(&self, name: &str) -> bool {
+        self.disconnect(name).await
+    }
+
+    /// Replace a server's definition (SPEC M10): stop it, start the new one;
+    /// if the replacement does not connect, restore and restart the previous
+    /// definition and return the replacement's error.
+    pub async fn update(&self, wanted: Wanted) -> Result<(), RegistryError> {
+        let name = wanted.def.name.clone();
+        let old = self.slot(&name).ok_or_else(|| RegistryError::Unknown(name.clone()))?;
+        let _op = old.op.lock().await;
+        self.stop_slot(&old).await;
+        let new = Self::new_slot(wanted);
+        self.shared.slots.write().unwrap().insert(name.clone(), new.clone());
+        if !new.wanted.def.enabled {
+            self.set_status(&new, ServerStatus::Disabled);
+            self.reindex();
+            return Ok(());
+        }
+        self.launch(&new);
+        let mut rx = new.status.subscribe();
+        let settled = rx.wait_for(|s| !matches!(s, ServerStatus::Connecting)).await.map(|s| s.clone());
+        match settled {
+            Ok(ServerStatus::Connected) => Ok(()),
+            other => {
+                let error = match other {
+                    Ok(ServerStatus::Failed { error }) => error,
+                    Ok(ServerStatus::NeedsAuth { message }) => message,
+                    _ => new.state.lock().unwrap().last_error.clone().unwrap_or_else(|| "the new definition did not connect".into()),
+                };
+                self.stop_slot(&new).await;
+                let restored = Self::new_slot(old.wanted.clone());
+                self.shared.slots.write().unwrap().insert(name.clone(), restored.clone());
+                if restored.wanted.def.enabled {
+                    self.launch(&restored);
+                } else {
+                    self.set_status(&restored, ServerStatus::Disabled);
+                }
+                Err(RegistryError::UpdateFailed { server: name, error })
+            }
+        }
+    }
+
+    /// Make the running set match `wanted` (SPEC M12): only servers whose
+    /// effective definition changed are touched; the rest keep their
+    /// connection and process.
+    pub async fn reconcile(&self, wanted: Vec<Wanted>) -> ReconcileReport {
+        let mut report = ReconcileReport::default();
+        let current: Vec<(String, String)> = self.shared.slots.read().unwrap().values().map(|s| (s.name.clone(), s.hash.clone())).collect();
+        let wanted_names: std::collections::HashSet<String> = wanted.iter().map(|w| w.def.name.clone()).collect();
+        let removed: Vec<String> = current.iter().filter(|(n, _)| !wanted_names.contains(n)).map(|(n, _)| n.clone()).collect();
+        futures::future::join_all(removed.iter().map(|n| self.disconnect(n))).await;
+        report.stopped = removed;
+        let mut added = vec![];
+        let mut changed = vec![];
+        for w in wanted {
+            match current.iter().find(|(n, _)| *n == w.def.name) {
+                None => added.push(w),
+                Some((_, h)) if *h != config_hash(&w.def) => changed.push(w),
+                Some((n, _)) => report.kept.push(n.clone()),
+            }
+        }
+        report.started = added.iter().map(|w| w.def.name.clone()).collect();
+        self.add_all(added);
+        let results = futures::future::join_all(changed.into_iter().map(|w| {
+            let name = w.def.name.clone();
+            async move { (name, self.update(w).await) }
+        }))
+        .await;
+        for (name, r) in results {
+            match r {
+                Ok(()) => report.updated.push(name),
+                Err(e) => report.failed.push(ServerError { server: name, error: e.to_string() }),
+            }
+        }
+        let _ = self.shared.events.send(EngineEvent::Reconciled { report: report.clone() });
+        report
+    }
+
+    /// Disconnect every server, in parallel, and wait for every task.
     pub async fn shutdown(&self) {
         let names = self.server_names();
         futures::future::join_all(names.iter().map(|n| self.disconnect(n))).await;
