@@ -29,6 +29,8 @@ pub const FIXED_TOOLS: &[&str] = &[
     "spawn_child",
     "change_tools",
     "bump_counter",
+    "roots",
+    "elicit",
     "stats",
 ];
 

@@ -256,3 +256,17 @@ async fn a_missing_command_fails_with_the_path_searched() -> anyhow::Result<()> 
     assert!(r.failed[0].error.contains("definitely-not-a-command-xyz"), "{}", r.failed[0].error);
     Ok(())
 }
+
+#[tokio::test]
+async fn sse_servers_fall_back_to_the_legacy_transport() -> anyhow::Result<()> {
+    let fx = switchboard_tests::spawn_sse_fixture(&["--name", "old"]).await?;
+    let m = Manager::new(opts(None));
+    let r = m.start(vec![Wanted::new(ServerDef::remote("old", Transport::Sse, &fx.url))]).await;
+    assert_eq!(r.connected, ["old"], "{r:?}");
+    assert_eq!(m.state("old").unwrap().transport_used, Some("sse"));
+    let out = m.call_tool("mcp_old_echo", json!({"text": "legacy"}).as_object().cloned(), None).await?;
+    assert_eq!(out.text, "legacy");
+    m.shutdown().await;
+    fx.kill().await?;
+    Ok(())
+}

@@ -190,6 +190,16 @@ impl Shared {
                 empty_schema.clone(),
             ),
             Tool::new(
+                format!("{p}roots"),
+                "Asks the client for roots/list and returns the root URIs, one per line",
+                empty_schema.clone(),
+            ),
+            Tool::new(
+                format!("{p}elicit"),
+                "Asks the client for a name (elicitation, default \"Grace\") and returns the answer",
+                empty_schema.clone(),
+            ),
+            Tool::new(
                 format!("{p}stats"),
                 "Returns {calls, cancelled, counter, pid} as structured content",
                 empty_schema.clone(),
@@ -426,6 +436,23 @@ impl Fixture {
                 let _ = context.peer.notify_tool_list_changed().await;
                 let _ = self.shared.tools_tx.send(());
                 Ok(CallToolResult::success(vec![ContentBlock::text(format!("added {name}"))]))
+            }
+            "roots" => {
+                #[allow(deprecated)]
+                let r = context.peer.list_roots().await.map_err(|e| McpError::internal_error(format!("roots/list failed: {e}"), None))?;
+                let uris: Vec<String> = r.roots.iter().map(|x| x.uri.clone()).collect();
+                Ok(CallToolResult::success(vec![ContentBlock::text(uris.join("\n"))]))
+            }
+            "elicit" => {
+                let params: rmcp::model::ElicitRequestParams = serde_json::from_value(json!({
+                    "mode": "form",
+                    "message": "What is your name?",
+                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string", "default": "Grace"}}, "required": ["name"]}
+                }))
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+                let r = context.peer.create_elicitation(params).await.map_err(|e| McpError::internal_error(format!("elicitation failed: {e}"), None))?;
+                let v = serde_json::to_value(&r).unwrap_or_default();
+                Ok(CallToolResult::success(vec![ContentBlock::text(v.to_string())]))
             }
             "bump_counter" => {
                 let v = self.shared.bump_counter();

@@ -82,12 +82,17 @@ pub struct SwitchboardClient {
 }
 
 impl SwitchboardClient {
-    pub fn new(server: &str, tx: mpsc::UnboundedSender<Signal>, hooks: Arc<ClientHooks>) -> Self {
-        let caps: ClientCapabilities = serde_json::from_value(serde_json::json!({
+    /// What we declare: roots (with list_changed) and form elicitation; no sampling.
+    pub fn capabilities() -> ClientCapabilities {
+        serde_json::from_value(serde_json::json!({
             "roots": { "listChanged": true },
             "elicitation": { "form": {} }
         }))
-        .unwrap_or_default();
+        .unwrap_or_default()
+    }
+
+    pub fn new(server: &str, tx: mpsc::UnboundedSender<Signal>, hooks: Arc<ClientHooks>) -> Self {
+        let caps = Self::capabilities();
         let info = ClientConfig::new(caps, Implementation::new("switchboard", env!("CARGO_PKG_VERSION")).with_title("Switchboard"));
         SwitchboardClient { server: server.into(), tx, info, hooks }
     }
@@ -265,11 +270,10 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
                 }
             }
         }
-        Transport::Http | Transport::Sse => {
+        Transport::Http => {
             let url = def.url.clone().unwrap_or_default();
             let http = http_transport(&url, &launch.headers)?;
-            let attempt = tokio::time::timeout(timeout, handler.clone().serve(http)).await;
-            match attempt {
+            match tokio::time::timeout(timeout, handler.serve(http)).await {
                 Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: "streamable-http" }),
                 Err(_) => Err(ConnectError::Timeout(timeout)),
                 Ok(Err(e)) => {
@@ -277,31 +281,27 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
                     if is_auth_failure(&msg) {
                         return Err(ConnectError::Auth { message: auth_message(&msg) });
                     }
-                    if def.transport == Transport::Sse {
-                        return open_legacy_sse(&url, &launch.headers, handler, timeout).await;
-                    }
                     Err(ConnectError::Handshake(msg))
                 }
             }
         }
-    }
-}
-
-async fn open_legacy_sse(url: &str, headers: &IndexMap<String, String>, handler: SwitchboardClient, timeout: Duration) -> Result<Opened, ConnectError> {
-    let t = legacy_sse(url, headers)
-        .await
-        .map_err(|e| {
-            let m = e.to_string();
-            if is_auth_failure(&m) {
-                ConnectError::Auth { message: auth_message(&m) }
-            } else {
-                ConnectError::Handshake(format!("streamable HTTP and legacy SSE both failed: {m}"))
+        // SPEC C2: streamable HTTP first, the legacy SSE transport as the fallback.
+        Transport::Sse => {
+            let url = def.url.clone().unwrap_or_default();
+            let probe = crate::sse_client::connect_with_fallback(&url, &launch.headers, reqwest::Client::new());
+            let t = match tokio::time::timeout(timeout, probe).await {
+                Err(_) => return Err(ConnectError::Timeout(timeout)),
+                Ok(Err(e)) if e.is_auth() => return Err(ConnectError::Auth { message: auth_message(&e.to_string()) }),
+                Ok(Err(e)) => return Err(ConnectError::Handshake(e.to_string())),
+                Ok(Ok(t)) => t,
+            };
+            let used = t.kind().as_str();
+            match tokio::time::timeout(timeout, handler.serve(t)).await {
+                Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: used }),
+                Ok(Err(e)) => Err(ConnectError::Handshake(e.to_string())),
+                Err(_) => Err(ConnectError::Timeout(timeout)),
             }
-        })?;
-    match tokio::time::timeout(timeout, handler.serve(t)).await {
-        Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: "sse" }),
-        Ok(Err(e)) => Err(ConnectError::Handshake(e.to_string())),
-        Err(_) => Err(ConnectError::Timeout(timeout)),
+        }
     }
 }
 
@@ -342,6 +342,40 @@ pub fn kill_group(pgid: Option<u32>) {
     let _ = pgid;
 }
 
+/// Make this process the reaper of orphaned descendants (Linux), so a
+/// server's grandchildren that outlive it are re-parented to us rather than
+/// to an init that may never reap them, and `reap_adopted` can collect them.
+pub fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Reap zombies we adopted as subreaper: our children that are not
+/// process-group leaders. Leaders are the servers themselves, whose exit
+/// status belongs to their `TokioChildProcess` handle.
+pub fn reap_adopted() {
+    #[cfg(target_os = "linux")]
+    {
+        let me = std::process::id();
+        let Ok(dir) = std::fs::read_dir("/proc") else { return };
+        for e in dir.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+            // Fields after the command: state ppid pgrp ...
+            let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else { continue };
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            if f.len() < 3 || f[0] != "Z" || f[1].parse::<u32>().ok() != Some(me) || f[2].parse::<u32>().ok() == Some(pid) {
+                continue;
+            }
+            unsafe {
+                libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), libc::WNOHANG);
+            }
+        }
+    }
+}
+
 /// Whether any process of the group is still alive.
 pub fn group_alive(pgid: u32) -> bool {
     #[cfg(unix)]
@@ -364,11 +398,13 @@ pub async fn terminate_group(pgid: u32, grace: Duration) {
         let wait = |d: Duration| async move {
             let until = tokio::time::Instant::now() + d;
             while tokio::time::Instant::now() < until {
+                reap_adopted();
                 if !group_alive(pgid) {
                     return true;
                 }
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
+            reap_adopted();
             !group_alive(pgid)
         };
         if wait(grace).await {
@@ -383,14 +419,10 @@ pub async fn terminate_group(pgid: u32, grace: Duration) {
         unsafe {
             libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
         }
+        wait(Duration::from_millis(500)).await;
     }
     #[cfg(not(unix))]
     let _ = (pgid, grace);
-}
-
-// TEMP until sse_client lands.
-async fn legacy_sse(_url: &str, _h: &IndexMap<String, String>) -> Result<rmcp::transport::TokioChildProcess, String> {
-    Err("legacy SSE client not built yet".to_string())
 }
 
 /// `resources/subscribe` or `resources/unsubscribe` for one URI.

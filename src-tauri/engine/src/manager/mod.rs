@@ -321,6 +321,7 @@ pub struct Manager {
 impl Manager {
     pub fn new(opts: ManagerOptions) -> Manager {
         let (events, _) = broadcast::channel(4096);
+        connection::become_subreaper();
         let secrets = SecretResolver::with_env(opts.env.clone());
         Manager {
             shared: Arc::new(Shared {
