@@ -513,8 +513,8 @@ impl Manager {
                 Some(tools) => {
                     let applied = {
                         let mut st = s.state.lock().unwrap();
-                        // Only while still pending: a live list always wins.
-                        if s.status.borrow().is_pending() {
+                        // Only without a live session: a live list always wins.
+                        if st.peer.is_none() && s.status.borrow().is_pending() {
                             st.tools = Arc::new(tools);
                             st.deferred = true;
                             true
@@ -718,11 +718,10 @@ impl Manager {
             st.transport_used = Some(opened.transport_used);
             st.protocol = peer.peer_info().map(|i| i.protocol_version.to_string());
             st.last_error = None;
-            slot.status.send_replace(ServerStatus::Connected);
         }
-        // Publish outside the lock (set_status re-sends the same state).
-        self.set_status(slot, ServerStatus::Connected);
+        // Names first, then the status: whoever sees "connected" finds the tools.
         self.publish_tools(slot);
+        self.set_status(slot, ServerStatus::Connected);
         self.restore_subscriptions(slot, &peer).await;
         self.shared.cache.put(&slot.name, &slot.hash, &tools).await;
         let connected_at = Instant::now();

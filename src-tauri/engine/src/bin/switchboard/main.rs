@@ -18,6 +18,10 @@ struct Cli {
     /// Treat DIR as a trusted project folder for this run (repeatable).
     #[arg(long = "project", value_name = "DIR", global = true)]
     projects: Vec<PathBuf>,
+    /// Answer servers' elicitation requests with the schema's defaults
+    /// (otherwise they are declined: there is no one to ask).
+    #[arg(long, global = true)]
+    accept_defaults: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -106,6 +110,19 @@ pub(crate) enum Command {
         #[arg(long = "server")]
         servers: Vec<String>,
     },
+    /// List a server's resources and resource templates (JSON).
+    Resources { server: String },
+    /// Read one resource of a server (JSON).
+    Read { server: String, uri: String },
+    /// List a server's prompts (JSON).
+    Prompts { server: String },
+    /// Get a prompt with arguments (JSON).
+    Prompt {
+        server: String,
+        name: String,
+        #[arg(long, default_value = "{}")]
+        args: String,
+    },
     /// Start a server and print its log (stderr and lifecycle).
     Logs {
         server: String,
@@ -179,10 +196,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let mut settings = load_settings(&host);
     let o = opts(&cli.projects);
     match cli.command {
-        c @ (Command::Status { .. } | Command::Tools { .. } | Command::Call { .. } | Command::Logs { .. }) => {
+        c @ (Command::Status { .. }
+        | Command::Tools { .. }
+        | Command::Call { .. }
+        | Command::Logs { .. }
+        | Command::Resources { .. }
+        | Command::Read { .. }
+        | Command::Prompts { .. }
+        | Command::Prompt { .. }) => {
             let d = discover(&host, &settings, &o);
             let rt = tokio::runtime::Runtime::new()?;
-            return rt.block_on(runtime::run(host, d, c));
+            let roots: Vec<PathBuf> = d.sources.iter().filter_map(|s| s.project.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+            return rt.block_on(runtime::run(host, d, c, runtime::Options { accept_defaults: cli.accept_defaults, roots }));
         }
         Command::Discover { json } => {
             let d = discover(&host, &settings, &o);

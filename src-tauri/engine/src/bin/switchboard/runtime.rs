@@ -11,8 +11,22 @@ use switchboard_engine::manager::{CallError, Manager, ManagerOptions, Wanted};
 
 use crate::Command;
 
-pub async fn run(host: Host, d: Discovery, cmd: Command) -> anyhow::Result<()> {
+pub struct Options {
+    pub accept_defaults: bool,
+    /// Trusted project folders, offered to servers as roots.
+    pub roots: Vec<std::path::PathBuf>,
+}
+
+pub async fn run(host: Host, d: Discovery, cmd: Command, o: Options) -> anyhow::Result<()> {
     let manager = Manager::new(ManagerOptions::for_host(&host));
+    manager.set_roots(&o.roots).await;
+    if o.accept_defaults {
+        manager.set_elicitation_handler(Some(std::sync::Arc::new(|req: switchboard_engine::manager::ElicitRequest| {
+            let answer = switchboard_engine::manager::connection::schema_defaults(&req.schema);
+            eprintln!("{}: \"{}\" answered with defaults {answer}", req.server, req.message);
+            Box::pin(async move { switchboard_engine::manager::ElicitAnswer::Accept(answer) }) as futures::future::BoxFuture<'static, _>
+        })));
+    }
     let work = work(&manager, &d, cmd);
     let result = tokio::select! {
         r = work => r,
@@ -133,7 +147,42 @@ async fn work(m: &Manager, d: &Discovery, cmd: Command) -> anyhow::Result<()> {
                 tokio::time::sleep(Duration::from_millis(0)).await;
             }
         }
+        Command::Resources { server } => {
+            let s = server.clone();
+            let v = one(m, d, &server, |m| async move { m.list_resources(&s).await }).await?;
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        Command::Read { server, uri } => {
+            let s = server.clone();
+            let v = one(m, d, &server, |m| async move { m.read_resource(&s, &uri).await }).await?;
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        Command::Prompts { server } => {
+            let s = server.clone();
+            let v = one(m, d, &server, |m| async move { m.list_prompts(&s).await }).await?;
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        Command::Prompt { server, name, args } => {
+            let args: Value = serde_json::from_str(&args).map_err(|e| anyhow::anyhow!("--args is not valid JSON: {e}"))?;
+            let Value::Object(args) = args else { anyhow::bail!("--args must be a JSON object") };
+            let s = server.clone();
+            let v = one(m, d, &server, |m| async move { m.get_prompt(&s, &name, Some(args)).await }).await?;
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
         _ => unreachable!("not a runtime command"),
     }
     Ok(())
+}
+
+/// Start just `server`, wait for it, and run `f` on the manager.
+async fn one<F, Fut>(m: &Manager, d: &Discovery, server: &str, f: F) -> anyhow::Result<Value>
+where
+    F: FnOnce(Manager) -> Fut,
+    Fut: std::future::Future<Output = Result<Value, switchboard_engine::manager::RegistryError>>,
+{
+    let report = m.start(pick(d, &[server.to_string()])?).await;
+    if let Some(e) = report.failed.first() {
+        anyhow::bail!("Failed to connect to \"{}\": {}", e.server, e.error);
+    }
+    Ok(f(m.clone()).await?)
 }
