@@ -38,6 +38,7 @@ async fn main() -> ExitCode {
         grace: Duration::from_millis(500),
         env: std::env::vars().collect(),
         home: std::env::temp_dir(),
+        ..ManagerOptions::default()
     });
     let ok = run(&m, &url, &scenario).await;
     m.shutdown().await;
