@@ -62,6 +62,12 @@ pub enum EngineEvent {
     Reconciled { report: crate::manager::ReconcileReport },
     /// A server asks the user for input (elicitation); the app shows a form.
     Elicitation { id: u64, server: String, message: String, schema: serde_json::Value },
+    /// A watched config file's bytes changed on disk (SPEC W1): `source` is a
+    /// source id (one event per source living in that file), or `settings` /
+    /// `gemini-enablement` for those files. Published by `watch::Live`.
+    SourceChanged { source: String, path: std::path::PathBuf },
+    /// Discovery ran again after a change; the new result is `Live::discovery()`.
+    DiscoveryChanged { servers: usize, warnings: usize },
 }
 
 pub fn now_ms() -> u64 {

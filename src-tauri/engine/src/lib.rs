@@ -15,3 +15,5 @@ pub mod launch;
 pub mod events;
 pub mod manager;
 pub mod sse_client;
+pub mod watch;
+pub mod engine;

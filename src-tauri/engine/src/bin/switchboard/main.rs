@@ -139,6 +139,13 @@ pub(crate) enum Command {
         #[arg(long)]
         untrusted: bool,
     },
+    /// Run every server and follow config changes live (reconciling only
+    /// what changed) until Ctrl-C; prints one line per event.
+    Watch {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 mod runtime;
@@ -203,11 +210,12 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         | Command::Resources { .. }
         | Command::Read { .. }
         | Command::Prompts { .. }
-        | Command::Prompt { .. }) => {
+        | Command::Prompt { .. }
+        | Command::Watch { .. }) => {
             let d = discover(&host, &settings, &o);
             let rt = tokio::runtime::Runtime::new()?;
             let roots: Vec<PathBuf> = d.sources.iter().filter_map(|s| s.project.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-            return rt.block_on(runtime::run(host, d, c, runtime::Options { accept_defaults: cli.accept_defaults, roots }));
+            return rt.block_on(runtime::run(host, d, c, runtime::Options { accept_defaults: cli.accept_defaults, roots, projects: cli.projects.clone() }));
         }
         Command::Discover { json } => {
             let d = discover(&host, &settings, &o);

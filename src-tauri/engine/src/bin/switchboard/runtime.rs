@@ -15,6 +15,8 @@ pub struct Options {
     pub accept_defaults: bool,
     /// Trusted project folders, offered to servers as roots.
     pub roots: Vec<std::path::PathBuf>,
+    /// `--project` folders, for re-discovery when watching.
+    pub projects: Vec<std::path::PathBuf>,
 }
 
 pub async fn run(host: Host, d: Discovery, cmd: Command, o: Options) -> anyhow::Result<()> {
@@ -27,10 +29,17 @@ pub async fn run(host: Host, d: Discovery, cmd: Command, o: Options) -> anyhow::
             Box::pin(async move { switchboard_engine::manager::ElicitAnswer::Accept(answer) }) as futures::future::BoxFuture<'static, _>
         })));
     }
-    let work = work(&manager, &d, cmd);
+    // `watch` runs until interrupted: that is its normal end.
+    let watching = matches!(cmd, Command::Watch { .. });
+    let work = async {
+        match cmd {
+            Command::Watch { json } => watch(&manager, &host, &d, json, &o.projects).await,
+            c => work(&manager, &d, c).await,
+        }
+    };
     let result = tokio::select! {
         r = work => r,
-        _ = interrupted() => Err(anyhow::anyhow!("interrupted")),
+        _ = interrupted() => if watching { Ok(()) } else { Err(anyhow::anyhow!("interrupted")) },
     };
     manager.shutdown().await;
     result
@@ -185,4 +194,83 @@ where
         anyhow::bail!("Failed to connect to \"{}\": {}", e.server, e.error);
     }
     Ok(f(m.clone()).await?)
+}
+
+/// `switchboard watch`: start every server (startup gate), then follow the
+/// config files and print every engine event until interrupted.
+async fn watch(m: &Manager, host: &Host, d: &Discovery, json: bool, projects: &[std::path::PathBuf]) -> anyhow::Result<()> {
+    use switchboard_engine::events::EngineEvent;
+    use switchboard_engine::watch::{settings_from_disk, Live, WatchOptions};
+    use tokio::sync::broadcast::error::RecvError;
+
+    // Subscribed before anything starts, so no status change is missed.
+    let mut manager_events = m.subscribe();
+    let report = m.start(Wanted::from_discovery(d)).await;
+    if json {
+        println!("{}", json!({"type": "started", "report": report}));
+    } else {
+        println!("started {} servers ({} connected, {} failed) in {} ms", report.connected.len() + report.failed.len() + report.deferred.len(), report.connected.len(), report.failed.len(), report.elapsed_ms);
+    }
+    let opts = WatchOptions { discover: switchboard_engine::discovery::DiscoverOptions { extra_projects: projects.to_vec() }, ..WatchOptions::default() };
+    let live = Live::start(host.clone(), settings_from_disk(host), m.clone(), d.clone(), opts).await?;
+    let mut watch_events = live.subscribe();
+    let folders = live.watched_folders();
+    if json {
+        println!("{}", json!({"type": "watching", "folders": folders}));
+    } else {
+        println!("watching {} folders (Ctrl-C to stop)", folders.len());
+    }
+    for e in live.errors() {
+        eprintln!("warning: {e}");
+    }
+    loop {
+        let ev = tokio::select! {
+            e = manager_events.recv() => e,
+            e = watch_events.recv() => e,
+        };
+        let ev = match ev {
+            Ok(ev) => ev,
+            Err(RecvError::Lagged(n)) => {
+                eprintln!("warning: {n} events were dropped (output too slow)");
+                continue;
+            }
+            Err(RecvError::Closed) => break,
+        };
+        if json {
+            let mut v = serde_json::to_value(&ev)?;
+            if let EngineEvent::Reconciled { report } = &ev {
+                // Each server's fate, and whether it kept its connection.
+                let mut servers = vec![];
+                for (list, action) in [(&report.kept, "kept"), (&report.updated, "updated"), (&report.started, "started"), (&report.stopped, "stopped")] {
+                    for n in list {
+                        servers.push(json!({"name": n, "action": action, "keptConnection": action == "kept", "pid": m.state(n).and_then(|s| s.pid)}));
+                    }
+                }
+                for f in &report.failed {
+                    servers.push(json!({"name": f.server, "action": "failed", "keptConnection": false, "error": f.error}));
+                }
+                v["servers"] = Value::Array(servers);
+            }
+            println!("{v}");
+        } else {
+            match &ev {
+                EngineEvent::Status { server, status } => println!("{server}: {}", match status {
+                    switchboard_engine::events::ServerStatus::Failed { error } => format!("failed: {error}"),
+                    s => s.label().to_string(),
+                }),
+                EngineEvent::Reconciled { report } => {
+                    let f = |l: &Vec<String>| if l.is_empty() { "-".to_string() } else { l.join(", ") };
+                    println!("reconciled: started {}; updated {}; stopped {}; kept {}", f(&report.started), f(&report.updated), f(&report.stopped), f(&report.kept));
+                    for e in &report.failed {
+                        println!("  failed {}: {}", e.server, e.error);
+                    }
+                }
+                EngineEvent::SourceChanged { source, path } => println!("changed: {source} ({})", path.display()),
+                EngineEvent::DiscoveryChanged { servers, warnings } => println!("discovered {servers} servers, {warnings} warnings"),
+                EngineEvent::Log { .. } | EngineEvent::Tools { .. } => {}
+                other => println!("{}", serde_json::to_string(other)?),
+            }
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,524 @@
+//! Live config watching (SPEC W1–W3): a filesystem watcher over every
+//! source file's folder that turns changes into discovery + reconcile (M12).
+//!
+//! How it works:
+//!
+//! * [`ConfigWatcher`] owns one `notify-debouncer-full` debouncer and watches
+//!   the **parent folders** of every source file, non-recursively — never the
+//!   files themselves, since an atomic save (rename over the file) would end
+//!   a watch on the file's inode. A folder that does not exist yet is covered
+//!   by watching its nearest existing ancestor; when folders appear (or a
+//!   watched folder is deleted and recreated, i.e. has a new inode) the set is
+//!   re-armed. A symlinked config also gets its target's folder watched.
+//! * [`Live`] runs one task: each debounced batch that touches a tracked file
+//!   (or a folder on the way to one) starts a settle window; once no further
+//!   relevant batch arrived for [`WatchOptions::settle`], it compares the
+//!   **content hash** of every tracked file with the last discovery's
+//!   (`SourceInfo::hash`). Nothing changed (a touch, a save with the same
+//!   bytes, a write already picked up by [`Live::refresh`]) → nothing happens
+//!   (W2: hashes, not timestamps). Otherwise it re-runs discovery, publishes
+//!   `SourceChanged` per changed source and one `DiscoveryChanged`, re-arms
+//!   the folders (the watched set follows the source list: settings can add
+//!   project sources) and calls `Manager::reconcile` once. A burst — an editor
+//!   saving ten times, a checkout touching thirty files — is one reconcile.
+//! * The app's own writes (W2): after a `Writer` edit the app may call
+//!   [`Live::refresh`] to apply the change immediately; the watcher's own
+//!   event for that write then finds identical hashes and does nothing. If
+//!   the app does not call it, the watcher picks the write up like any
+//!   external edit. Either way one write is exactly one reconcile, and since
+//!   reconciling never writes a config file there is no reload loop. (No
+//!   `note_own_write` bookkeeping is needed: the hash comparison already
+//!   deduplicates.)
+//!
+//! Watcher events go out on this module's own broadcast channel
+//! ([`Live::subscribe`]); the manager's events (`Status`, `Reconciled`, …)
+//! stay on `Manager::subscribe`. The app forwards both.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use notify::{EventKind, RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::{new_debouncer, DebounceEventResult, DebouncedEvent, Debouncer, RecommendedCache};
+use serde::Serialize;
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use crate::discovery::{discover, gemini_enablement_path, DiscoverOptions, Discovery};
+use crate::events::EngineEvent;
+use crate::host::Host;
+use crate::manager::{Manager, ReconcileReport, Wanted};
+use crate::settings::{settings_path, Settings};
+use crate::writer::{content_hash, ContentHash};
+
+/// The debouncer's timeout: raw events are held this long before a batch.
+pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(50);
+/// Quiet time after the last relevant batch before acting on a burst.
+pub const DEFAULT_SETTLE: Duration = Duration::from_millis(40);
+/// A change storm that never goes quiet is still acted on this often.
+pub const MAX_SETTLE: Duration = Duration::from_secs(2);
+/// Same limit as discovery: larger files are not read (hash `None`).
+const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// `SourceChanged.source` for Switchboard's settings file.
+pub const SETTINGS_SOURCE: &str = "settings";
+/// `SourceChanged.source` for Gemini's `mcp-server-enablement.json`.
+pub const GEMINI_ENABLEMENT_SOURCE: &str = "gemini-enablement";
+
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// notify-debouncer-full timeout (50 ms by default).
+    pub debounce: Duration,
+    /// How long no further relevant batch must arrive before a burst is
+    /// acted on (40 ms by default). Bursts whose saves are closer together
+    /// than this are one reconcile.
+    pub settle: Duration,
+    /// Passed to every re-discovery (`--project` folders).
+    pub discover: DiscoverOptions,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        WatchOptions { debounce: DEFAULT_DEBOUNCE, settle: DEFAULT_SETTLE, discover: DiscoverOptions::default() }
+    }
+}
+
+/// Where the watcher gets the current settings on each re-discovery.
+pub type SettingsProvider = Arc<dyn Fn() -> Settings + Send + Sync>;
+
+/// Settings read from `settings.json` each time (a broken file gives the defaults).
+pub fn settings_from_disk(host: &Host) -> SettingsProvider {
+    let host = host.clone();
+    Arc::new(move || Settings::load(&host).0)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WatchError {
+    #[error("cannot start the file watcher: {0}")]
+    Notify(#[from] notify::Error),
+}
+
+/// What the debouncer hands to the watch task.
+pub enum WatchBatch {
+    Events(Vec<DebouncedEvent>),
+    Errors(Vec<notify::Error>),
+}
+
+/// Identity of a watched folder, to notice it was deleted and recreated.
+type FolderId = Option<(u64, u64)>;
+
+fn folder_id(p: &Path) -> FolderId {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = p;
+        None
+    }
+}
+
+/// The nearest folder at or above `p` that exists.
+fn nearest_existing_dir(p: &Path) -> Option<PathBuf> {
+    let mut cur = Some(p);
+    while let Some(c) = cur {
+        if c.is_dir() {
+            return Some(c.to_path_buf());
+        }
+        cur = c.parent();
+    }
+    None
+}
+
+/// One debouncer watching the parent folders of a set of files.
+pub struct ConfigWatcher {
+    debouncer: Debouncer<RecommendedWatcher, RecommendedCache>,
+    /// The files as given (source paths, settings, Gemini enablement).
+    base: Vec<PathBuf>,
+    /// Files whose events matter: `base` plus symlink targets.
+    files: HashSet<PathBuf>,
+    /// Folders that should be watched (may not exist yet).
+    folders: BTreeSet<PathBuf>,
+    /// Folders actually watched, with the identity they had when armed.
+    armed: BTreeMap<PathBuf, FolderId>,
+    errors: Vec<String>,
+}
+
+impl ConfigWatcher {
+    /// A watcher with no folders yet; batches go to `tx`.
+    pub fn new(debounce: Duration, tx: mpsc::UnboundedSender<WatchBatch>) -> Result<ConfigWatcher, WatchError> {
+        let debouncer = new_debouncer(debounce, None, move |r: DebounceEventResult| {
+            let _ = tx.send(match r {
+                Ok(ev) => WatchBatch::Events(ev),
+                Err(e) => WatchBatch::Errors(e),
+            });
+        })?;
+        Ok(ConfigWatcher { debouncer, base: vec![], files: HashSet::new(), folders: BTreeSet::new(), armed: BTreeMap::new(), errors: vec![] })
+    }
+
+    /// Watch the folders of exactly these files (replacing the previous set).
+    pub fn set_files(&mut self, files: impl IntoIterator<Item = PathBuf>) {
+        let mut seen = HashSet::new();
+        self.base = files.into_iter().filter(|f| seen.insert(f.clone())).collect();
+        self.rearm();
+    }
+
+    /// Recompute which folders to watch (folders appear and disappear,
+    /// symlinks get retargeted) and watch/unwatch the difference.
+    pub fn rearm(&mut self) {
+        let mut files = HashSet::new();
+        let mut folders = BTreeSet::new();
+        for f in &self.base {
+            files.insert(f.clone());
+            if let Some(p) = f.parent() {
+                folders.insert(p.to_path_buf());
+            }
+            if let Ok(target) = std::fs::canonicalize(f) {
+                if &target != f {
+                    if let Some(p) = target.parent() {
+                        folders.insert(p.to_path_buf());
+                    }
+                    files.insert(target);
+                }
+            }
+        }
+        let want: BTreeMap<PathBuf, FolderId> =
+            folders.iter().filter_map(|f| nearest_existing_dir(f)).map(|d| {
+                let id = folder_id(&d);
+                (d, id)
+            }).collect();
+        let stale: Vec<PathBuf> = self.armed.iter().filter(|(p, id)| want.get(*p) != Some(id)).map(|(p, _)| p.clone()).collect();
+        for p in stale {
+            // A deleted folder's watch is already gone: errors do not matter.
+            let _ = self.debouncer.unwatch(&p);
+            self.armed.remove(&p);
+        }
+        for (p, id) in want {
+            if self.armed.contains_key(&p) {
+                continue;
+            }
+            match self.debouncer.watch(&p, RecursiveMode::NonRecursive) {
+                Ok(()) => {
+                    self.armed.insert(p, id);
+                }
+                Err(e) => self.errors.push(format!("cannot watch {}: {e}", p.display())),
+            }
+        }
+        self.files = files;
+        self.folders = folders;
+    }
+
+    /// The folders watched right now.
+    pub fn armed(&self) -> Vec<PathBuf> {
+        self.armed.keys().cloned().collect()
+    }
+
+    /// Warnings from watching (a folder that could not be watched).
+    pub fn take_errors(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.errors)
+    }
+
+    /// Does this event concern a tracked file or a folder on the way to one?
+    /// Reads (open, close-without-write) never do: the watcher reads files itself.
+    pub fn is_relevant(&self, ev: &notify::Event) -> bool {
+        if ev.need_rescan() {
+            return true;
+        }
+        match ev.kind {
+            EventKind::Access(notify::event::AccessKind::Close(notify::event::AccessMode::Write)) => {}
+            EventKind::Access(_) => return false,
+            _ => {}
+        }
+        ev.paths.iter().any(|p| self.files.contains(p) || self.folders.iter().any(|f| f.starts_with(p)))
+    }
+}
+
+/// SHA-256 of a file as discovery would see it (`None`: absent or unreadable).
+pub fn file_hash(path: &Path) -> Option<ContentHash> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.len() > MAX_FILE_BYTES => None,
+        Ok(_) => std::fs::read(path).ok().map(|b| content_hash(&b)),
+        Err(_) => None,
+    }
+}
+
+/// Every file whose content can change a discovery: the sources, Switchboard's
+/// settings and Gemini's enablement file.
+fn tracked_files(host: &Host, d: &Discovery) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = d.sources.iter().map(|s| s.path.clone()).collect();
+    v.push(settings_path(host));
+    v.push(gemini_enablement_path(host));
+    let mut seen = HashSet::new();
+    v.retain(|p| seen.insert(p.clone()));
+    v
+}
+
+/// Hashes as of discovery `d`: the sources' from `d`, the others read now.
+fn baseline_of(host: &Host, d: &Discovery) -> HashMap<PathBuf, Option<ContentHash>> {
+    let mut b = HashMap::new();
+    for s in &d.sources {
+        b.entry(s.path.clone()).or_insert(s.hash);
+    }
+    for p in tracked_files(host, d) {
+        if !b.contains_key(&p) {
+            let h = file_hash(&p);
+            b.insert(p, h);
+        }
+    }
+    b
+}
+
+fn roots_of(d: &Discovery) -> Vec<PathBuf> {
+    d.sources.iter().filter_map(|s| s.project.clone()).collect::<BTreeSet<_>>().into_iter().collect()
+}
+
+fn warning_count(d: &Discovery) -> usize {
+    d.errors.len()
+        + d.sources.iter().map(|s| s.warnings.len()).sum::<usize>()
+        + d.servers.iter().map(|s| s.winner.warnings.len() + s.winner.errors.len()).sum::<usize>()
+}
+
+/// Counters, for tests and diagnostics.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchStats {
+    /// Debounced batches received from notify.
+    pub batches: u64,
+    /// Batches that touched a tracked file or folder.
+    pub relevant_batches: u64,
+    /// Hash comparisons run (after a settled burst or a refresh).
+    pub checks: u64,
+    /// Re-discoveries followed by a reconcile.
+    pub reconciles: u64,
+}
+
+struct Shared {
+    events: broadcast::Sender<EngineEvent>,
+    discovery: RwLock<Arc<Discovery>>,
+    armed: RwLock<Vec<PathBuf>>,
+    errors: Mutex<Vec<String>>,
+    stats: Mutex<WatchStats>,
+}
+
+enum Cmd {
+    Refresh(oneshot::Sender<Option<ReconcileReport>>),
+    Stop,
+}
+
+struct State {
+    host: Host,
+    settings: SettingsProvider,
+    manager: Manager,
+    opts: WatchOptions,
+    watcher: ConfigWatcher,
+    baseline: HashMap<PathBuf, Option<ContentHash>>,
+    discovery: Arc<Discovery>,
+    shared: Arc<Shared>,
+}
+
+impl State {
+    fn publish_watch_state(&mut self) {
+        *self.shared.armed.write().unwrap() = self.watcher.armed();
+        let errs = self.watcher.take_errors();
+        if !errs.is_empty() {
+            self.shared.errors.lock().unwrap().extend(errs);
+        }
+    }
+
+    /// Count a batch; true when it concerns a tracked file or folder.
+    fn take(&mut self, b: WatchBatch) -> bool {
+        self.shared.stats.lock().unwrap().batches += 1;
+        let relevant = match b {
+            WatchBatch::Events(evs) => evs.iter().any(|e| self.watcher.is_relevant(e)),
+            WatchBatch::Errors(errs) => {
+                self.shared.errors.lock().unwrap().extend(errs.iter().map(|e| format!("file watcher: {e}")));
+                true
+            }
+        };
+        if relevant {
+            self.shared.stats.lock().unwrap().relevant_batches += 1;
+        }
+        relevant
+    }
+
+    /// Compare hashes; on any change re-discover, publish and reconcile.
+    async fn check(&mut self) -> Option<ReconcileReport> {
+        self.shared.stats.lock().unwrap().checks += 1;
+        self.watcher.rearm();
+        self.publish_watch_state();
+        let mut changed: Vec<PathBuf> = self.baseline.iter().filter(|(p, h)| file_hash(p) != **h).map(|(p, _)| p.clone()).collect();
+        if changed.is_empty() {
+            return None;
+        }
+        changed.sort();
+        let settings = (self.settings)();
+        let (host, opts) = (self.host.clone(), self.opts.discover.clone());
+        let d = match tokio::task::spawn_blocking(move || discover(&host, &settings, &opts)).await {
+            Ok(d) => Arc::new(d),
+            Err(e) => {
+                self.shared.errors.lock().unwrap().push(format!("discovery failed: {e}"));
+                return None;
+            }
+        };
+        let settings_file = settings_path(&self.host);
+        let enablement = gemini_enablement_path(&self.host);
+        for p in &changed {
+            let mut ids: Vec<String> = vec![];
+            for s in self.discovery.sources.iter().chain(d.sources.iter()) {
+                if &s.path == p && !ids.contains(&s.id) {
+                    ids.push(s.id.clone());
+                }
+            }
+            if p == &settings_file {
+                ids.push(SETTINGS_SOURCE.into());
+            }
+            if p == &enablement {
+                ids.push(GEMINI_ENABLEMENT_SOURCE.into());
+            }
+            for id in ids {
+                let _ = self.shared.events.send(EngineEvent::SourceChanged { source: id, path: p.clone() });
+            }
+        }
+        self.baseline = baseline_of(&self.host, &d);
+        self.watcher.set_files(tracked_files(&self.host, &d));
+        self.publish_watch_state();
+        self.discovery = d.clone();
+        *self.shared.discovery.write().unwrap() = d.clone();
+        let _ = self.shared.events.send(EngineEvent::DiscoveryChanged { servers: d.servers.len(), warnings: warning_count(&d) });
+        self.manager.set_roots(&roots_of(&d)).await;
+        self.shared.stats.lock().unwrap().reconciles += 1;
+        Some(self.manager.reconcile(Wanted::from_discovery(&d)).await)
+    }
+}
+
+async fn run(mut st: State, mut rx: mpsc::UnboundedReceiver<WatchBatch>, mut cmds: mpsc::UnboundedReceiver<Cmd>) {
+    loop {
+        tokio::select! {
+            b = rx.recv() => {
+                let Some(b) = b else { return };
+                if !st.take(b) {
+                    continue;
+                }
+                // Settle: absorb the rest of the burst into this one check.
+                let start = tokio::time::Instant::now();
+                let mut deadline = start + st.opts.settle;
+                loop {
+                    match tokio::time::timeout_at(deadline.min(start + MAX_SETTLE), rx.recv()).await {
+                        Ok(Some(b)) => {
+                            if st.take(b) {
+                                deadline = tokio::time::Instant::now() + st.opts.settle;
+                            }
+                        }
+                        Ok(None) => return,
+                        Err(_) => break,
+                    }
+                }
+                st.check().await;
+            }
+            c = cmds.recv() => match c {
+                Some(Cmd::Refresh(reply)) => {
+                    let r = st.check().await;
+                    let _ = reply.send(r);
+                }
+                Some(Cmd::Stop) | None => return,
+            }
+        }
+    }
+}
+
+/// The running watcher: keeps `manager` in line with the config files.
+pub struct Live {
+    shared: Arc<Shared>,
+    cmds: mpsc::UnboundedSender<Cmd>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Live {
+    /// Start watching. `initial` is the discovery the manager was started
+    /// from; anything that changed since it was read is reconciled before
+    /// this returns. Must be called inside a Tokio runtime.
+    pub async fn start(host: Host, settings: SettingsProvider, manager: Manager, initial: Discovery, opts: WatchOptions) -> Result<Live, WatchError> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut watcher = ConfigWatcher::new(opts.debounce, tx)?;
+        watcher.set_files(tracked_files(&host, &initial));
+        let (events, _) = broadcast::channel(1024);
+        let initial = Arc::new(initial);
+        let shared = Arc::new(Shared {
+            events,
+            discovery: RwLock::new(initial.clone()),
+            armed: RwLock::new(vec![]),
+            errors: Mutex::new(vec![]),
+            stats: Mutex::new(WatchStats::default()),
+        });
+        let mut st = State {
+            baseline: baseline_of(&host, &initial),
+            host,
+            settings,
+            manager,
+            opts,
+            watcher,
+            discovery: initial,
+            shared: shared.clone(),
+        };
+        // Catch up with changes made between `initial` and the watches.
+        st.check().await;
+        let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+        let task = tokio::spawn(run(st, rx, cmd_rx));
+        Ok(Live { shared, cmds: cmd_tx, task: Some(task) })
+    }
+
+    /// `SourceChanged` and `DiscoveryChanged` events (the manager's own
+    /// events, `Reconciled` included, are on `Manager::subscribe`).
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.shared.events.subscribe()
+    }
+
+    /// The latest discovery (what the UI shows as sources and servers).
+    pub fn discovery(&self) -> Arc<Discovery> {
+        self.shared.discovery.read().unwrap().clone()
+    }
+
+    /// The folders being watched right now.
+    pub fn watched_folders(&self) -> Vec<PathBuf> {
+        self.shared.armed.read().unwrap().clone()
+    }
+
+    /// Problems so far (a folder that could not be watched, notify errors).
+    pub fn errors(&self) -> Vec<String> {
+        self.shared.errors.lock().unwrap().clone()
+    }
+
+    pub fn stats(&self) -> WatchStats {
+        self.shared.stats.lock().unwrap().clone()
+    }
+
+    /// Check every tracked file now (no debounce) and reconcile if any
+    /// changed; `None` when nothing did. Call it after the app's own writes
+    /// to apply them at once — the watcher's event for the same write then
+    /// finds nothing new. Waits for a reconcile already in progress.
+    pub async fn refresh(&self) -> Option<ReconcileReport> {
+        let (tx, rx) = oneshot::channel();
+        self.cmds.send(Cmd::Refresh(tx)).ok()?;
+        rx.await.ok().flatten()
+    }
+
+    /// Stop watching after the check in progress, if any (servers keep
+    /// running; shut the manager down separately). Dropping a `Live` stops
+    /// it at once instead, even mid-reconcile.
+    pub async fn stop(mut self) {
+        let _ = self.cmds.send(Cmd::Stop);
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+    }
+}
