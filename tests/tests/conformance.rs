@@ -23,12 +23,6 @@ use serde_json::Value;
 
 /// (scenario, failing check id, its exact error message).
 const KNOWN_FAILURES: &[(&str, &str, &str)] = &[
-    // Engine bug: SwitchboardClient's ClientConfig keeps rmcp's default
-    // protocol version, ProtocolVersion::LATEST = 2026-07-28, and sends it in
-    // `initialize`, but 2026-07-28 has no initialize handshake (rmcp:
-    // "use LATEST_WITH_INITIALIZE, not LATEST, whenever the subject is the
-    // handshake"). It should send 2025-11-25. Servers negotiate down today.
-    ("initialize", "mcp-client-initialization", "Version mismatch: expected 2025-11-25, got 2026-07-28"),
 ];
 
 struct Suite {
@@ -151,6 +145,11 @@ fn conformance_tools_call() {
 #[test]
 fn conformance_sse_retry() {
     assert_conforms("conformance_sse_retry", "sse-retry");
+}
+
+#[test]
+fn conformance_elicitation_defaults() {
+    assert_conforms("conformance_elicitation_defaults", "elicitation-sep1034-client-defaults");
 }
 
 /// The suite's `list` still offers the client scenarios tested here.

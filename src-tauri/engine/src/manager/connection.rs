@@ -93,7 +93,10 @@ impl SwitchboardClient {
 
     pub fn new(server: &str, tx: mpsc::UnboundedSender<Signal>, hooks: Arc<ClientHooks>) -> Self {
         let caps = Self::capabilities();
-        let info = ClientConfig::new(caps, Implementation::new("switchboard", env!("CARGO_PKG_VERSION")).with_title("Switchboard"));
+        // The handshake is `initialize`, so offer the newest version that has
+        // it; servers negotiate down (2024-11-05 … 2025-11-25).
+        let info = ClientConfig::new(caps, Implementation::new("switchboard", env!("CARGO_PKG_VERSION")).with_title("Switchboard"))
+            .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE);
         SwitchboardClient { server: server.into(), tx, info, hooks }
     }
 }

@@ -592,6 +592,10 @@ impl Manager {
             slot.logs.push("warning", w);
         }
         slot.state.lock().unwrap().warnings = warnings;
+        if def.transport != Transport::Stdio {
+            return Ok(Launch { def, program: PathBuf::new(), path_env: None, env, headers });
+        }
+        // Only stdio servers need the command search PATH (the login shell is asked once).
         let commands = self
             .shared
             .commands
@@ -816,8 +820,12 @@ impl Manager {
     /// Call a tool by its sanitized name (SPEC M6). A deferred tool waits for
     /// its server. `cancel` aborts: the server gets `notifications/cancelled`.
     pub async fn call_tool(&self, name: &str, args: Option<Map<String, Value>>, cancel: Option<CancellationToken>) -> Result<CallOutcome, CallError> {
-        let entry = self.tools().get(name).cloned().ok_or_else(|| CallError::UnknownTool(name.into()))?;
-        self.call_raw(&entry.server, &entry.tool, args, cancel).await
+        let (server, tool) = {
+            let index = self.tools();
+            let e = index.get(name).ok_or_else(|| CallError::UnknownTool(name.into()))?;
+            (e.server.clone(), e.tool.clone())
+        };
+        self.call_raw(&server, &tool, args, cancel).await
     }
 
     /// Call a tool by server and raw tool name.
@@ -864,6 +872,10 @@ impl Manager {
 
     /// The server's peer, waiting while it connects (a deferred call).
     async fn wait_peer(&self, slot: &Slot, cancel: &CancellationToken) -> Result<Peer<RoleClient>, CallError> {
+        // Fast path: connected now.
+        if let Some(p) = slot.state.lock().unwrap().peer.clone() {
+            return Ok(p);
+        }
         let mut rx = slot.status.subscribe();
         let limit = slot.wanted.def.timeout.map(Duration::from_millis).unwrap_or(self.shared.opts.default_timeout);
         let settled = tokio::select! {

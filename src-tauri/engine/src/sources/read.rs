@@ -37,6 +37,24 @@ fn line_of(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1
 }
 
+/// Offsets of line starts, for O(log n) offset → line lookups (a 1 MB
+/// `~/.claude.json` has tens of thousands of keys).
+struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
+        LineIndex(starts)
+    }
+    fn line(&self, offset: usize) -> usize {
+        match self.0.binary_search(&offset) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        }
+    }
+}
+
 pub fn parse(format: Format, text: &str) -> Result<LocatedDoc, ParseFailure> {
     match format {
         Format::Json | Format::Jsonc => parse_json(format, text),
@@ -62,14 +80,15 @@ fn parse_json(format: Format, text: &str) -> Result<LocatedDoc, ParseFailure> {
         message: format!("{} (line {}, column {})", e.kind(), e.line_display(), e.column_display()),
     })?;
     let mut doc = LocatedDoc::default();
+    let index = LineIndex::new(text);
     doc.value = match res.value {
-        Some(v) => convert_ast(&v, text, "", &mut doc.lines),
+        Some(v) => convert_ast(&v, &index, "", &mut doc.lines),
         None => Value::Object(Map::new()),
     };
     Ok(doc)
 }
 
-fn convert_ast(v: &ast::Value, text: &str, ptr: &str, lines: &mut HashMap<String, usize>) -> Value {
+fn convert_ast(v: &ast::Value, text: &LineIndex, ptr: &str, lines: &mut HashMap<String, usize>) -> Value {
     match v {
         ast::Value::StringLit(s) => Value::String(s.value.to_string()),
         ast::Value::NumberLit(n) => serde_json::from_str::<Value>(n.value).unwrap_or(Value::String(n.value.to_string())),
@@ -87,7 +106,7 @@ fn convert_ast(v: &ast::Value, text: &str, ptr: &str, lines: &mut HashMap<String
             for p in &o.properties {
                 let name = p.name.as_str().to_string();
                 let child = format!("{ptr}/{}", escape_pointer(&name));
-                lines.insert(child.clone(), line_of(text, p.range.start));
+                lines.insert(child.clone(), text.line(p.range.start));
                 let val = convert_ast(&p.value, text, &child, lines);
                 m.insert(name, val);
             }
@@ -102,13 +121,14 @@ fn parse_toml(text: &str) -> Result<LocatedDoc, ParseFailure> {
         ParseFailure { line, message: e.message().to_string() + &line.map(|l| format!(" (line {l})")).unwrap_or_default() }
     })?;
     let mut out = LocatedDoc::default();
-    out.value = toml_table(doc.as_table(), text, "", &mut out.lines);
+    let index = LineIndex::new(text);
+    out.value = toml_table(doc.as_table(), &index, "", &mut out.lines);
     Ok(out)
 }
 
 fn toml_table<'a>(
     t: &'a dyn toml_edit::TableLike,
-    text: &str,
+    text: &LineIndex,
     ptr: &str,
     lines: &mut HashMap<String, usize>,
 ) -> Value {
@@ -117,14 +137,14 @@ fn toml_table<'a>(
         let child = format!("{ptr}/{}", escape_pointer(k));
         let span = t.key(k).and_then(|key| key.span()).or_else(|| item.span());
         if let Some(s) = span {
-            lines.insert(child.clone(), line_of(text, s.start));
+            lines.insert(child.clone(), text.line(s.start));
         }
         m.insert(k.to_string(), toml_item(item, text, &child, lines));
     }
     Value::Object(m)
 }
 
-fn toml_item(item: &toml_edit::Item, text: &str, ptr: &str, lines: &mut HashMap<String, usize>) -> Value {
+fn toml_item(item: &toml_edit::Item, text: &LineIndex, ptr: &str, lines: &mut HashMap<String, usize>) -> Value {
     match item {
         toml_edit::Item::None => Value::Null,
         toml_edit::Item::Value(v) => toml_value(v, text, ptr, lines),
@@ -138,7 +158,7 @@ fn toml_item(item: &toml_edit::Item, text: &str, ptr: &str, lines: &mut HashMap<
     }
 }
 
-fn toml_value(v: &toml_edit::Value, text: &str, ptr: &str, lines: &mut HashMap<String, usize>) -> Value {
+fn toml_value(v: &toml_edit::Value, text: &LineIndex, ptr: &str, lines: &mut HashMap<String, usize>) -> Value {
     use toml_edit::Value as T;
     match v {
         T::String(s) => Value::String(s.value().clone()),

@@ -1,0 +1,191 @@
+//! `Engine`: the one object a front end (the app, the CLI's long-running
+//! commands) holds. It owns the settings, the latest discovery, the manager,
+//! and routes every change through the writer, then reconciles.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use serde::Serialize;
+
+use crate::discovery::{absolute, discover, DiscoverOptions, DiscoveredServer, Discovery};
+use crate::host::Host;
+use crate::manager::{Manager, ManagerOptions, ReconcileReport, ServerState, StartupReport, Wanted};
+use crate::settings::{ProjectFolder, Settings};
+use crate::sources::SourceSpec;
+use crate::writer::edit::{EditError, ServerEdit, Writer};
+use crate::writer::ContentHash;
+
+/// A server as the UI shows it: its definitions (winner first) and, when
+/// it is managed, its runtime state.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerView {
+    #[serde(flatten)]
+    pub discovered: DiscoveredServer,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<ServerState>,
+}
+
+pub struct Engine {
+    host: Host,
+    settings: RwLock<Settings>,
+    discovery: RwLock<Arc<Discovery>>,
+    manager: Manager,
+    /// Projects trusted for this run only (CLI `--project`).
+    extra_projects: Vec<PathBuf>,
+    /// Serializes edits: read-modify-write of settings and files.
+    edits: tokio::sync::Mutex<()>,
+}
+
+impl Engine {
+    pub fn new(host: Host, manager_opts: ManagerOptions, extra_projects: Vec<PathBuf>) -> Engine {
+        let (settings, _warning) = Settings::load(&host);
+        Engine {
+            manager: Manager::new(manager_opts),
+            settings: RwLock::new(settings),
+            discovery: RwLock::new(Arc::new(Discovery::default())),
+            host,
+            extra_projects,
+            edits: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    pub fn for_host(host: Host) -> Engine {
+        let o = ManagerOptions::for_host(&host);
+        Engine::new(host, o, vec![])
+    }
+
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+    pub fn manager(&self) -> &Manager {
+        &self.manager
+    }
+    pub fn settings(&self) -> Settings {
+        self.settings.read().unwrap().clone()
+    }
+    pub fn snapshot(&self) -> Arc<Discovery> {
+        self.discovery.read().unwrap().clone()
+    }
+
+    fn options(&self) -> DiscoverOptions {
+        DiscoverOptions { extra_projects: self.extra_projects.clone() }
+    }
+
+    /// Re-read every source (cheap: tens of milliseconds for hundreds of servers).
+    pub fn rediscover(&self) -> Arc<Discovery> {
+        let settings = self.settings();
+        let d = Arc::new(discover(&self.host, &settings, &self.options()));
+        *self.discovery.write().unwrap() = d.clone();
+        d
+    }
+
+    fn roots(d: &Discovery) -> Vec<PathBuf> {
+        d.sources.iter().filter_map(|s| s.project.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect()
+    }
+
+    /// Discover and start every server behind the startup gate.
+    pub async fn start(&self) -> StartupReport {
+        let d = self.rediscover();
+        self.manager.set_roots(&Self::roots(&d)).await;
+        self.manager.start(Wanted::from_discovery(&d)).await
+    }
+
+    /// Re-discover and reconcile: only changed servers are touched.
+    pub async fn refresh(&self) -> ReconcileReport {
+        let d = self.rediscover();
+        self.manager.set_roots(&Self::roots(&d)).await;
+        self.manager.reconcile(Wanted::from_discovery(&d)).await
+    }
+
+    /// Every server with its definitions and runtime state.
+    pub fn servers(&self) -> Vec<ServerView> {
+        let d = self.snapshot();
+        d.servers
+            .iter()
+            .map(|s| ServerView { runtime: self.manager.state(s.name()), discovered: s.clone() })
+            .collect()
+    }
+
+    fn spec(&self, source: &str) -> Result<(SourceSpec, Option<ContentHash>), EditError> {
+        let d = self.snapshot();
+        let s = d.source(source).ok_or_else(|| EditError::UnknownSource(source.into()))?;
+        Ok((s.spec.clone().expect("discovered sources carry their spec"), s.hash))
+    }
+
+    /// Apply one edit to a source's file (conflict-checked against what the
+    /// last discovery read), then reconcile.
+    pub async fn edit(&self, source: &str, edit: ServerEdit) -> Result<ReconcileReport, EditError> {
+        {
+            let _g = self.edits.lock().await;
+            let (spec, seen) = self.spec(source)?;
+            let mut settings = self.settings();
+            Writer::new(&self.host, &mut settings).apply(&spec, edit, seen)?;
+            *self.settings.write().unwrap() = settings;
+        }
+        Ok(self.refresh().await)
+    }
+
+    /// Copy or move a server to another source, in that client's format (G3).
+    pub async fn copy_server(&self, name: &str, from: &str, to: &str, remove_source: bool) -> Result<ReconcileReport, EditError> {
+        {
+            let _g = self.edits.lock().await;
+            let (from, _) = self.spec(from)?;
+            let (to, _) = self.spec(to)?;
+            let mut settings = self.settings();
+            Writer::new(&self.host, &mut settings).copy_server(&from, &to, name, remove_source)?;
+            *self.settings.write().unwrap() = settings;
+        }
+        Ok(self.refresh().await)
+    }
+
+    fn save_settings(&self, f: impl FnOnce(&mut Settings)) -> Result<(), EditError> {
+        let mut s = self.settings();
+        f(&mut s);
+        s.save(&self.host)?;
+        *self.settings.write().unwrap() = s;
+        Ok(())
+    }
+
+    /// New source priority (ids, highest first), saved and applied at once.
+    pub async fn set_priority(&self, ids: Vec<String>) -> Result<ReconcileReport, EditError> {
+        {
+            let _g = self.edits.lock().await;
+            let d = self.snapshot();
+            let mut full: Vec<String> = ids.iter().filter(|id| d.source(id).is_some()).cloned().collect();
+            full.extend(d.sources.iter().map(|s| s.id.clone()).filter(|id| !ids.contains(id)));
+            self.save_settings(|s| s.priority = full)?;
+        }
+        Ok(self.refresh().await)
+    }
+
+    /// "Use this one" (U2): move the shadowed definition's source right above
+    /// the current winner's source. Returns the new order.
+    pub async fn promote(&self, name: &str, source: &str) -> Result<ReconcileReport, EditError> {
+        let d = self.snapshot();
+        let winner = d.server(name).map(|s| s.winner.source.clone()).ok_or_else(|| EditError::NotFound { name: name.into(), path: PathBuf::new() })?;
+        let mut ids: Vec<String> = d.sources.iter().map(|s| s.id.clone()).filter(|id| id != source).collect();
+        let at = ids.iter().position(|id| *id == winner).unwrap_or(0);
+        ids.insert(at, source.to_string());
+        self.set_priority(ids).await
+    }
+
+    pub async fn add_project(&self, dir: &Path, trusted: bool) -> Result<ReconcileReport, EditError> {
+        let abs = absolute(dir);
+        self.save_settings(|s| {
+            s.projects.retain(|p| p.path != abs);
+            s.projects.push(ProjectFolder { path: abs.clone(), trusted });
+        })?;
+        Ok(self.refresh().await)
+    }
+
+    pub async fn remove_project(&self, dir: &Path) -> Result<ReconcileReport, EditError> {
+        let abs = absolute(dir);
+        self.save_settings(|s| s.projects.retain(|p| p.path != abs))?;
+        Ok(self.refresh().await)
+    }
+
+    pub async fn shutdown(&self) {
+        self.manager.shutdown().await;
+    }
+}
