@@ -1,10 +1,39 @@
+/// Keep equal to `switchboard_app::COMMANDS` (a test checks).
+const COMMANDS: &[&str] = &[
+    "app_info",
+    "list_servers",
+    "list_sources",
+    "list_projects",
+    "list_tools",
+    "call_tool",
+    "server_logs",
+    "start_server",
+    "stop_server",
+    "restart_server",
+    "set_enabled",
+    "add_server",
+    "update_server",
+    "remove_server",
+    "set_priority",
+    "promote",
+    "add_project",
+    "remove_project",
+    "list_resources",
+    "read_resource",
+    "list_prompts",
+    "get_prompt",
+    "subscribe_resource",
+    "test_connection",
+    "answer_elicitation",
+];
+
 fn main() {
     // Declaring the app's commands makes Tauri generate an `allow-<command>`
     // permission for each, so capabilities/default.json can grant exactly
     // the commands the UI uses instead of all of them.
     tauri_build::try_build(
         tauri_build::Attributes::new()
-            .app_manifest(tauri_build::AppManifest::new().commands(&["app_info"])),
+            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
     )
     .expect("tauri-build failed");
 }

@@ -1,7 +1,23 @@
 //! Tauri commands: each one a few lines that delegate to the engine.
-//! Every command here must also be listed in `capabilities/default.json`.
+//! Every command here is also declared in `build.rs` and granted in
+//! `capabilities/default.json`; their payload types are in `types.rs`.
+
+use std::path::PathBuf;
 
 use serde::Serialize;
+use serde_json::{Map, Value};
+use switchboard_engine::config::ServerDef;
+use switchboard_engine::discovery::SourceInfo;
+use switchboard_engine::engine::ServerView;
+use switchboard_engine::events::LogLine;
+use switchboard_engine::manager::{CallOutcome, ElicitAnswer, ReconcileReport, ToolIndex};
+use switchboard_engine::settings::ProjectFolder;
+use switchboard_engine::writer::edit::ServerEdit;
+use tauri::State;
+
+use crate::error::{CommandError, CommandResult};
+use crate::probe::{probe, ProbeReport};
+use crate::state::AppState;
 
 /// What the UI shows in its header and About box.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -11,11 +27,140 @@ pub struct AppInfo {
     pub version: String,
 }
 
+type S<'a> = State<'a, AppState>;
+
 #[tauri::command]
 pub fn app_info<R: tauri::Runtime>(app: tauri::AppHandle<R>) -> AppInfo {
     let pkg = app.package_info();
-    AppInfo {
-        name: pkg.name.clone(),
-        version: pkg.version.to_string(),
-    }
+    AppInfo { name: pkg.name.clone(), version: pkg.version.to_string() }
+}
+
+#[tauri::command]
+pub fn list_servers(state: S<'_>) -> Vec<ServerView> {
+    state.engine.servers()
+}
+
+#[tauri::command]
+pub fn list_sources(state: S<'_>) -> Vec<SourceInfo> {
+    state.engine.snapshot().sources.clone()
+}
+
+#[tauri::command]
+pub fn list_projects(state: S<'_>) -> Vec<ProjectFolder> {
+    state.engine.settings().projects
+}
+
+#[tauri::command]
+pub fn list_tools(state: S<'_>) -> ToolIndex {
+    (*state.engine.manager().tools()).clone()
+}
+
+#[tauri::command]
+pub async fn call_tool(state: S<'_>, name: String, args: Option<Map<String, Value>>) -> CommandResult<CallOutcome> {
+    Ok(state.engine.manager().call_tool(&name, args, None).await?)
+}
+
+#[tauri::command]
+pub fn server_logs(state: S<'_>, name: String) -> CommandResult<Vec<LogLine>> {
+    state.engine.manager().logs(&name).ok_or_else(|| CommandError::new("not-found", format!("Unknown server \"{name}\"")))
+}
+
+#[tauri::command]
+pub async fn start_server(state: S<'_>, name: String) -> CommandResult<()> {
+    Ok(state.engine.manager().start_server(&name).await?)
+}
+
+#[tauri::command]
+pub async fn stop_server(state: S<'_>, name: String) -> CommandResult<()> {
+    Ok(state.engine.manager().stop(&name).await?)
+}
+
+#[tauri::command]
+pub async fn restart_server(state: S<'_>, name: String) -> CommandResult<()> {
+    Ok(state.engine.manager().restart(&name).await?)
+}
+
+/// Writes `enabled` into the server's own file, then reconciles.
+#[tauri::command]
+pub async fn set_enabled(state: S<'_>, source: String, name: String, enabled: bool) -> CommandResult<ReconcileReport> {
+    Ok(state.engine.edit(&source, ServerEdit::SetEnabled { name, enabled }).await?)
+}
+
+#[tauri::command]
+pub async fn add_server(state: S<'_>, source: String, def: ServerDef) -> CommandResult<ReconcileReport> {
+    Ok(state.engine.edit(&source, ServerEdit::Add(def)).await?)
+}
+
+#[tauri::command]
+pub async fn update_server(state: S<'_>, source: String, name: String, def: ServerDef) -> CommandResult<ReconcileReport> {
+    Ok(state.engine.edit(&source, ServerEdit::Update { name, def }).await?)
+}
+
+#[tauri::command]
+pub async fn remove_server(state: S<'_>, source: String, name: String) -> CommandResult<ReconcileReport> {
+    Ok(state.engine.edit(&source, ServerEdit::Remove { name }).await?)
+}
+
+#[tauri::command]
+pub async fn set_priority(state: S<'_>, ids: Vec<String>) -> CommandResult<ReconcileReport> {
+    Ok(state.engine.set_priority(ids).await?)
+}
+
+/// "Use this one": moves `source` right above the winner's source.
+#[tauri::command]
+pub async fn promote(state: S<'_>, name: String, source: String) -> CommandResult<ReconcileReport> {
+    Ok(state.engine.promote(&name, &source).await?)
+}
+
+#[tauri::command]
+pub async fn add_project(state: S<'_>, path: PathBuf, trusted: bool) -> CommandResult<ReconcileReport> {
+    Ok(state.engine.add_project(&path, trusted).await?)
+}
+
+#[tauri::command]
+pub async fn remove_project(state: S<'_>, path: PathBuf) -> CommandResult<ReconcileReport> {
+    Ok(state.engine.remove_project(&path).await?)
+}
+
+#[tauri::command]
+pub async fn list_resources(state: S<'_>, server: String) -> CommandResult<Value> {
+    Ok(state.engine.manager().list_resources(&server).await?)
+}
+
+#[tauri::command]
+pub async fn read_resource(state: S<'_>, server: String, uri: String) -> CommandResult<Value> {
+    Ok(state.engine.manager().read_resource(&server, &uri).await?)
+}
+
+#[tauri::command]
+pub async fn list_prompts(state: S<'_>, server: String) -> CommandResult<Value> {
+    Ok(state.engine.manager().list_prompts(&server).await?)
+}
+
+#[tauri::command]
+pub async fn get_prompt(state: S<'_>, server: String, name: String, args: Option<Map<String, Value>>) -> CommandResult<Value> {
+    Ok(state.engine.manager().get_prompt(&server, &name, args).await?)
+}
+
+#[tauri::command]
+pub async fn subscribe_resource(state: S<'_>, server: String, uri: String) -> CommandResult<()> {
+    Ok(state.engine.manager().subscribe_resource(&server, &uri).await?)
+}
+
+/// Connect `def` in a throwaway manager; the error is the exact message to show.
+#[tauri::command]
+pub async fn test_connection(state: S<'_>, def: ServerDef) -> CommandResult<ProbeReport> {
+    probe(state.engine.host(), def).await
+}
+
+/// The user's answer to an `Elicitation` event: `accept` (with `content`), `decline` or `cancel`.
+#[tauri::command]
+pub fn answer_elicitation(state: S<'_>, id: u64, action: String, content: Option<Value>) -> CommandResult<()> {
+    let answer = match action.as_str() {
+        "accept" => ElicitAnswer::Accept(content.unwrap_or_else(|| Value::Object(Map::new()))),
+        "decline" => ElicitAnswer::Decline,
+        "cancel" => ElicitAnswer::Cancel,
+        other => return Err(CommandError::new("invalid", format!("Unknown elicitation action \"{other}\""))),
+    };
+    state.elicitations.answer(id, answer).then_some(()).ok_or_else(|| CommandError::new("not-found", format!("Elicitation {id} is no longer waiting")))
 }

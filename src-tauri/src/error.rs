@@ -3,6 +3,8 @@
 //! by ui/src/lib/api.ts.
 
 use serde::Serialize;
+use switchboard_engine::manager::{CallError, RegistryError};
+use switchboard_engine::writer::edit::EditError;
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct CommandError {
@@ -28,6 +30,36 @@ impl std::fmt::Display for CommandError {
 }
 
 impl std::error::Error for CommandError {}
+
+impl From<EditError> for CommandError {
+    fn from(e: EditError) -> Self {
+        CommandError::new(e.code(), e.to_string())
+    }
+}
+
+impl From<RegistryError> for CommandError {
+    fn from(e: RegistryError) -> Self {
+        let code = match &e {
+            RegistryError::Unknown(_) => "not-found",
+            RegistryError::NotConnected(_) => "not-connected",
+            RegistryError::UpdateFailed { .. } => "connect-failed",
+            RegistryError::Mcp(_) => "mcp",
+        };
+        CommandError::new(code, e.to_string())
+    }
+}
+
+impl From<CallError> for CommandError {
+    fn from(e: CallError) -> Self {
+        let code = match &e {
+            CallError::UnknownTool(_) => "not-found",
+            CallError::Disabled(_) => "disabled",
+            CallError::Mcp(_) => "mcp",
+            CallError::Aborted => "aborted",
+        };
+        CommandError::new(code, e.to_string())
+    }
+}
 
 /// Result type of fallible commands.
 pub type CommandResult<T> = std::result::Result<T, CommandError>;

@@ -5,55 +5,221 @@
 
 pub mod commands;
 pub mod error;
+pub mod events;
+pub mod probe;
+pub mod state;
+pub mod types;
+
+use switchboard_engine::engine::Engine;
+use switchboard_engine::host::Host;
+use tauri::{Manager, RunEvent};
+
+pub use state::AppState;
+
+/// Every command the UI may call. `build.rs` declares the same list (so
+/// Tauri generates an `allow-<command>` permission for each) and
+/// `capabilities/default.json` grants exactly these; a test keeps the three equal.
+pub const COMMANDS: &[&str] = &[
+    "app_info",
+    "list_servers",
+    "list_sources",
+    "list_projects",
+    "list_tools",
+    "call_tool",
+    "server_logs",
+    "start_server",
+    "stop_server",
+    "restart_server",
+    "set_enabled",
+    "add_server",
+    "update_server",
+    "remove_server",
+    "set_priority",
+    "promote",
+    "add_project",
+    "remove_project",
+    "list_resources",
+    "read_resource",
+    "list_prompts",
+    "get_prompt",
+    "subscribe_resource",
+    "test_connection",
+    "answer_elicitation",
+];
 
 /// Plugins, state and command handlers shared by the app and its tests.
-pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
+/// The engine starts in the background once the app is set up: the window
+/// shows at once and servers appear as their events arrive.
+pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine) -> tauri::Builder<R> {
+    // Reading the config files takes tens of milliseconds: do it now so the
+    // first `list_servers` already shows every configured server.
+    engine.rediscover();
     builder
         .plugin(tauri_plugin_opener::init())
-        .invoke_handler(tauri::generate_handler![commands::app_info])
+        .manage(AppState::new(engine))
+        .setup(|app| {
+            events::start(app.handle().clone(), &app.state::<AppState>());
+            Ok(())
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::app_info,
+            commands::list_servers,
+            commands::list_sources,
+            commands::list_projects,
+            commands::list_tools,
+            commands::call_tool,
+            commands::server_logs,
+            commands::start_server,
+            commands::stop_server,
+            commands::restart_server,
+            commands::set_enabled,
+            commands::add_server,
+            commands::update_server,
+            commands::remove_server,
+            commands::set_priority,
+            commands::promote,
+            commands::add_project,
+            commands::remove_project,
+            commands::list_resources,
+            commands::read_resource,
+            commands::list_prompts,
+            commands::get_prompt,
+            commands::subscribe_resource,
+            commands::test_connection,
+            commands::answer_elicitation,
+        ])
 }
 
-/// Entry point of the `switchboard-app` binary.
+/// Stop every server before the process ends, so none is orphaned.
+pub fn on_run_event<R: tauri::Runtime>(app: &tauri::AppHandle<R>, event: RunEvent) {
+    if let RunEvent::Exit = event {
+        app.state::<AppState>().shutdown_blocking();
+    }
+}
+
+/// Entry point of the `switchboard-app` binary. Like the CLI, it honours
+/// HOME, XDG_CONFIG_HOME and SWITCHBOARD_SYSTEM_ROOT (`Host::current()`).
 pub fn run() {
-    builder(tauri::Builder::default())
-        .run(tauri::generate_context!())
-        .expect("error while running Switchboard");
+    builder(tauri::Builder::default(), Engine::for_host(Host::current()))
+        .build(tauri::generate_context!())
+        .expect("error while building Switchboard")
+        .run(on_run_event);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, INVOKE_KEY};
+    use serde_json::{json, Value};
+    use std::collections::HashMap;
+    use switchboard_engine::host::Os;
+    use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY};
     use tauri::webview::InvokeRequest;
     use tauri::WebviewWindowBuilder;
 
+    struct TestApp {
+        _home: tempfile::TempDir,
+        app: tauri::App<MockRuntime>,
+        webview: tauri::WebviewWindow<MockRuntime>,
+    }
+
+    /// The app over an empty temporary HOME (no env var is touched).
+    fn app() -> TestApp {
+        let home = tempfile::tempdir().unwrap();
+        let host = Host {
+            os: Os::Linux,
+            home: home.path().to_path_buf(),
+            vars: HashMap::from([("HOME".to_string(), home.path().to_string_lossy().to_string())]),
+            system_root: home.path().join("system"),
+        };
+        let app = builder(mock_builder(), Engine::for_host(host)).build(mock_context(noop_assets())).expect("mock app builds");
+        let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().expect("mock webview builds");
+        TestApp { _home: home, app, webview }
+    }
+
+    fn invoke(t: &TestApp, cmd: &str, args: Value) -> Result<Value, Value> {
+        let request = InvokeRequest {
+            cmd: cmd.into(),
+            callback: tauri::ipc::CallbackFn(0),
+            error: tauri::ipc::CallbackFn(1),
+            // On Linux the IPC origin is the custom protocol, not http://.
+            url: "tauri://localhost".parse().unwrap(),
+            body: tauri::ipc::InvokeBody::Json(args),
+            headers: Default::default(),
+            invoke_key: INVOKE_KEY.to_string(),
+        };
+        get_ipc_response(&t.webview, request).map(|r| r.deserialize::<Value>().expect("JSON body"))
+    }
+
     #[test]
     fn app_info_returns_package_name_and_version() {
-        let app = builder(mock_builder())
-            .build(mock_context(noop_assets()))
-            .expect("mock app builds");
-        let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
-            .build()
-            .expect("mock webview builds");
-
-        let response = get_ipc_response(
-            &webview,
-            InvokeRequest {
-                cmd: "app_info".into(),
-                callback: tauri::ipc::CallbackFn(0),
-                error: tauri::ipc::CallbackFn(1),
-                // On Linux the IPC origin is the custom protocol, not http://.
-                url: "tauri://localhost".parse().unwrap(),
-                body: tauri::ipc::InvokeBody::default(),
-                headers: Default::default(),
-                invoke_key: INVOKE_KEY.to_string(),
-            },
-        )
-        .expect("app_info succeeds");
-
-        let info: serde_json::Value = response.deserialize().expect("JSON body");
-        let pkg = app.package_info();
+        let t = app();
+        let info = invoke(&t, "app_info", json!({})).expect("app_info succeeds");
+        let pkg = t.app.package_info();
         assert_eq!(info["name"], pkg.name.as_str(), "name comes from the package info: {info}");
         assert_eq!(info["version"], pkg.version.to_string(), "version comes from the package info: {info}");
+    }
+
+    #[test]
+    fn list_sources_starts_with_switchboards_own_file() {
+        let t = app();
+        let sources = invoke(&t, "list_sources", json!({})).expect("list_sources succeeds");
+        let list = sources.as_array().expect("an array");
+        assert!(list.iter().any(|s| s["id"] == "switchboard" && s["exists"] == false), "Switchboard's own source is listed: {sources}");
+        for s in list {
+            types::tests::assert_mirrors::<types::SourceInfo>("SourceInfo", s.clone());
+        }
+    }
+
+    #[test]
+    fn add_server_writes_the_file_and_lists_it_and_refuses_a_duplicate() {
+        let t = app();
+        let def = json!({"name": "notes", "transport": "stdio", "command": "notes-mcp", "args": ["--db", "x"], "env": {"TOKEN": "secret"}, "enabled": false});
+        invoke(&t, "add_server", json!({"source": "switchboard", "def": def})).expect("add_server succeeds");
+
+        let servers = invoke(&t, "list_servers", json!({})).expect("list_servers succeeds");
+        let notes = servers.as_array().unwrap().iter().find(|s| s["name"] == "notes").unwrap_or_else(|| panic!("notes is listed: {servers}"));
+        assert_eq!(notes["source"], "switchboard");
+        assert_eq!(notes["command"], "notes-mcp");
+        assert_eq!(notes["runtime"]["status"]["state"], "disabled", "a disabled server is shown as disabled: {notes}");
+        types::tests::assert_mirrors::<types::ServerView>("ServerView", notes.clone());
+
+        let err = invoke(&t, "add_server", json!({"source": "switchboard", "def": def})).expect_err("a second add fails");
+        assert_eq!(err["code"], "already-exists", "{err}");
+        assert!(err["message"].as_str().unwrap().starts_with("Server \"notes\" already exists in "), "{err}");
+    }
+
+    #[test]
+    fn invalid_names_and_stale_elicitations_are_errors_with_codes() {
+        let t = app();
+        let bad = json!({"name": "has space", "transport": "stdio", "command": "x", "enabled": true});
+        let err = invoke(&t, "add_server", json!({"source": "switchboard", "def": bad})).expect_err("invalid name is refused");
+        assert_eq!(err["code"], "invalid", "{err}");
+        let err = invoke(&t, "answer_elicitation", json!({"id": 42, "action": "decline"})).expect_err("no such elicitation");
+        assert_eq!(err["code"], "not-found", "{err}");
+        let err = invoke(&t, "server_logs", json!({"name": "nope"})).expect_err("unknown server");
+        assert_eq!(err["code"], "not-found", "{err}");
+    }
+
+    /// build.rs, this crate's `COMMANDS`, the handler and the capability agree.
+    #[test]
+    fn the_window_is_granted_exactly_the_declared_commands() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let build = std::fs::read_to_string(dir.join("build.rs")).unwrap();
+        for c in COMMANDS {
+            assert!(build.contains(&format!("\"{c}\"")), "build.rs declares {c}");
+        }
+        let cap: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("capabilities/default.json")).unwrap()).unwrap();
+        let mut granted: Vec<String> = cap["permissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p.as_str())
+            .filter_map(|p| p.strip_prefix("allow-"))
+            .map(|p| p.replace('-', "_"))
+            .collect();
+        granted.sort();
+        let mut want: Vec<String> = COMMANDS.iter().map(|c| c.to_string()).collect();
+        want.sort();
+        assert_eq!(granted, want, "capabilities/default.json grants exactly COMMANDS");
     }
 }

@@ -1,0 +1,72 @@
+//! Forwarding: every engine event reaches the UI as one Tauri event,
+//! `engine://event`, whose payload is the serialized `EngineEvent` (or one
+//! of the app's own `AppEvent`s). The UI never polls (SPEC U9).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use switchboard_engine::events::EngineEvent;
+use switchboard_engine::manager::{ElicitAnswer, ElicitRequest, ElicitationHandler, StartupReport};
+use tauri::{Emitter, Runtime};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::state::{AppState, Elicitations};
+
+pub const EVENT: &str = "engine://event";
+
+/// How long a form may stay open before the server's request is cancelled.
+const ELICITATION_PATIENCE: Duration = Duration::from_secs(600);
+
+/// Events the app adds on the same channel as the engine's.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum AppEvent {
+    /// The first discovery and the startup gate are done.
+    Ready { report: StartupReport },
+    /// Events were dropped (the UI fell behind): reload everything.
+    Resync,
+}
+
+fn emit<R: Runtime, T: Serialize + Clone>(app: &tauri::AppHandle<R>, payload: &T) {
+    let _ = app.emit(EVENT, payload.clone());
+}
+
+/// Subscribe first, then start the engine, so no event is lost.
+pub fn start<R: Runtime>(app: tauri::AppHandle<R>, state: &AppState) {
+    let mut rx = state.engine.manager().subscribe();
+    let forward = app.clone();
+    tauri::async_runtime::spawn(async move {
+        loop {
+            match rx.recv().await {
+                Ok(ev) => emit(&forward, &ev),
+                Err(RecvError::Lagged(_)) => emit(&forward, &AppEvent::Resync),
+                Err(RecvError::Closed) => break,
+            }
+        }
+    });
+    state.engine.manager().set_elicitation_handler(Some(elicitation_handler(app.clone(), state.elicitations.clone())));
+    let engine = state.engine.clone();
+    tauri::async_runtime::spawn(async move {
+        let report = engine.start().await;
+        emit(&app, &AppEvent::Ready { report });
+    });
+}
+
+/// Shows each request as an `Elicitation` event and waits for
+/// `answer_elicitation`; a form left open too long is cancelled.
+fn elicitation_handler<R: Runtime>(app: tauri::AppHandle<R>, waiting: Arc<Elicitations>) -> ElicitationHandler {
+    Arc::new(move |req: ElicitRequest| {
+        let (id, rx) = waiting.open();
+        emit(&app, &EngineEvent::Elicitation { id, server: req.server, message: req.message, schema: req.schema });
+        let waiting = waiting.clone();
+        Box::pin(async move {
+            let answer = tokio::time::timeout(ELICITATION_PATIENCE, rx).await;
+            waiting.close(id);
+            match answer {
+                Ok(Ok(a)) => a,
+                _ => ElicitAnswer::Cancel,
+            }
+        })
+    })
+}

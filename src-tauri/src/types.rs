@@ -1,0 +1,475 @@
+//! The shapes the UI receives and sends, declared once for TypeScript.
+//!
+//! Commands return the engine's own types; these mirrors exist so ts-rs can
+//! write `ui/src/lib/types/generated.ts` without the engine depending on it.
+//! Two tests keep them honest: one regenerates the file and fails on drift,
+//! one round-trips real engine values through each mirror and requires the
+//! same JSON back (a renamed, added or dropped field fails it).
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Stdio,
+    Http,
+    Sse,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    User,
+    Project,
+    Managed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Json,
+    Jsonc,
+    Toml,
+    Yaml,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum Client {
+    Switchboard,
+    ClaudeDesktop,
+    ClaudeCode,
+    Cursor,
+    Vscode,
+    Windsurf,
+    Zed,
+    Cline,
+    Roo,
+    Gemini,
+    Codex,
+    Goose,
+    Lmstudio,
+    Continue,
+    Fallback,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthConfig {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub credential_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RestartPolicy {
+    pub initial_delay_ms: u64,
+    pub max_delay_ms: u64,
+    pub backoff_multiplier: f64,
+    pub max_restart_attempts: u32,
+}
+
+/// One server definition (SPEC C1), as read from and written to config files.
+/// Env and header values are raw (`${env:X}`, `!cmd`): the UI masks them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerDef {
+    pub name: String,
+    pub transport: Transport,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub args: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "Record<string, string>")]
+    pub env: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "Record<string, string>")]
+    pub headers: Option<BTreeMap<String, String>>,
+    pub enabled: bool,
+    /// Milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub timeout: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub auth: Option<AuthConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub restart_policy: Option<RestartPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub auto_approve: Option<Vec<String>>,
+}
+
+/// A server's lifecycle state (SPEC M1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum ServerStatus {
+    Connecting,
+    Connected,
+    Disabled,
+    Failed { error: String },
+    NeedsAuth { message: String },
+    Restarting { attempt: u32, of: u32 },
+    Disconnected,
+}
+
+/// What one managed server looks like right now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerState {
+    pub name: String,
+    pub status: ServerStatus,
+    pub transport: Transport,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub source: Option<String>,
+    pub tool_count: usize,
+    pub deferred: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub binary: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub transport_used: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub protocol_version: Option<String>,
+    pub warnings: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_error: Option<String>,
+    pub restarts: u32,
+}
+
+/// A shadowed definition of a name: loses to the winner by source priority.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ShadowedDef {
+    pub source: String,
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub line: Option<usize>,
+    pub transport: Transport,
+    pub enabled: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub errors: Option<Vec<String>>,
+}
+
+/// `list_servers`: a name's winning definition, its shadowed ones, its runtime state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerView {
+    #[serde(flatten)]
+    #[ts(flatten)]
+    pub def: ServerDef,
+    pub source: String,
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub line: Option<usize>,
+    pub errors: Vec<String>,
+    pub warnings: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub not_runnable: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub parked: Option<bool>,
+    pub shadowed: Vec<ShadowedDef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub runtime: Option<ServerState>,
+}
+
+/// `list_sources`: one config source, in priority order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceInfo {
+    pub id: String,
+    pub client: Client,
+    pub client_name: String,
+    pub level: Level,
+    pub path: String,
+    pub format: Format,
+    pub exists: bool,
+    pub read_only: bool,
+    pub priority: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub project: Option<String>,
+    pub server_count: usize,
+    pub warnings: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub content_hash: Option<String>,
+}
+
+/// `list_projects`: a project folder and whether its configs may run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectFolder {
+    pub path: String,
+    pub trusted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ToolRef {
+    pub server: String,
+    pub tool: String,
+}
+
+/// Tools whose sanitized names were equal, and the names they ended up with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Collision {
+    pub name: String,
+    pub tools: Vec<ToolRef>,
+    pub resolved: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolEntry {
+    /// Sanitized, unique: what clients see.
+    pub name: String,
+    pub server: String,
+    /// The tool's raw name on its server.
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub description: Option<String>,
+    #[ts(type = "JsonSchema")]
+    pub input_schema: Value,
+    pub deferred: bool,
+}
+
+/// `list_tools`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ToolIndex {
+    pub tools: Vec<ToolEntry>,
+    pub collisions: Vec<Collision>,
+}
+
+/// `call_tool`: the result flattened for display (SPEC M6).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CallOutcome {
+    pub text: String,
+    pub is_error: bool,
+    #[ts(type = "unknown[]")]
+    pub content: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown")]
+    pub structured_content: Option<Value>,
+    pub server: String,
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub source: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ServerError {
+    pub server: String,
+    pub error: String,
+}
+
+/// What a reconcile did, by server name (returned by every editing command).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ReconcileReport {
+    pub started: Vec<String>,
+    pub stopped: Vec<String>,
+    pub updated: Vec<String>,
+    pub kept: Vec<String>,
+    pub failed: Vec<ServerError>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct StartupReport {
+    pub connected: Vec<String>,
+    pub failed: Vec<ServerError>,
+    pub deferred: Vec<String>,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct LogLine {
+    /// Milliseconds since the Unix epoch.
+    pub at: u64,
+    /// `stderr`, `lifecycle` or a server log level.
+    pub kind: String,
+    pub text: String,
+}
+
+/// The payload of `engine://event`: an engine event or one of the app's own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum EngineEvent {
+    Status { server: String, status: ServerStatus },
+    Tools { server: String, count: usize, deferred: bool },
+    Log { server: String, line: LogLine },
+    Warning { server: String, message: String },
+    Removed { server: String },
+    ResourceUpdated { server: String, uri: String },
+    ResourcesChanged { server: String },
+    PromptsChanged { server: String },
+    Reconciled { report: ReconcileReport },
+    Elicitation {
+        id: u64,
+        server: String,
+        message: String,
+        #[ts(type = "JsonSchema")]
+        schema: Value,
+    },
+    SourceChanged { source: String, path: String },
+    DiscoveryChanged { servers: usize, warnings: usize },
+    /// App: the first discovery and the startup gate are done.
+    Ready { report: StartupReport },
+    /// App: events were dropped; reload everything.
+    Resync,
+}
+
+/// `test_connection` when the server connected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeReport {
+    pub message: String,
+    pub tool_count: usize,
+    pub tools: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AppInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// What a failed command rejects with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct CommandErrorPayload {
+    pub code: String,
+    pub message: String,
+}
+
+/// The whole of `ui/src/lib/types/generated.ts`.
+pub fn typescript() -> String {
+    let cfg = ts_rs::Config::new().with_large_int("number");
+    let decls = [
+        Transport::decl(&cfg),
+        Level::decl(&cfg),
+        Format::decl(&cfg),
+        Client::decl(&cfg),
+        AuthConfig::decl(&cfg),
+        RestartPolicy::decl(&cfg),
+        ServerDef::decl(&cfg),
+        ServerStatus::decl(&cfg),
+        ServerState::decl(&cfg),
+        ShadowedDef::decl(&cfg),
+        ServerView::decl(&cfg),
+        SourceInfo::decl(&cfg),
+        ProjectFolder::decl(&cfg),
+        ToolRef::decl(&cfg),
+        Collision::decl(&cfg),
+        ToolEntry::decl(&cfg),
+        ToolIndex::decl(&cfg),
+        CallOutcome::decl(&cfg),
+        ServerError::decl(&cfg),
+        ReconcileReport::decl(&cfg),
+        StartupReport::decl(&cfg),
+        LogLine::decl(&cfg),
+        EngineEvent::decl(&cfg),
+        ProbeReport::decl(&cfg),
+        AppInfo::decl(&cfg),
+        CommandErrorPayload::decl(&cfg),
+    ];
+    let mut out = String::from(
+        "// Generated from src-tauri/src/types.rs by `cargo test -p switchboard-app types`.\n\
+         // Do not edit: change the Rust side and run that test with UPDATE_TYPES=1.\n\n\
+         /** A JSON Schema object (tool input, elicitation request). */\n\
+         export type JsonSchema = { [key: string]: unknown };\n",
+    );
+    for d in decls {
+        out.push_str("\nexport ");
+        out.push_str(&d);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn generated_path() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ui/src/lib/types/generated.ts")
+    }
+
+    /// Fails when the committed TypeScript differs from the Rust types;
+    /// `UPDATE_TYPES=1` rewrites it instead.
+    #[test]
+    fn generated_typescript_is_up_to_date() {
+        let want = typescript();
+        let path = generated_path();
+        if std::env::var_os("UPDATE_TYPES").is_some() {
+            std::fs::write(&path, &want).unwrap();
+            return;
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(have == want, "{} is out of date: run `UPDATE_TYPES=1 cargo test -p switchboard-app types` and commit it", path.display());
+    }
+
+    /// `engine` serialized, read as the mirror `T`, serialized again: equal.
+    pub(crate) fn assert_mirrors<T: serde::de::DeserializeOwned + Serialize>(what: &str, engine: Value) {
+        let mirror: T = serde_json::from_value(engine.clone()).unwrap_or_else(|e| panic!("{what}: the TS mirror cannot read {engine}: {e}"));
+        let back = serde_json::to_value(&mirror).unwrap();
+        assert_eq!(back, engine, "{what}: the TS mirror loses or renames fields");
+    }
+
+    #[test]
+    fn mirrors_match_engine_events() {
+        use switchboard_engine::events::{EngineEvent as E, LogLine as L, ServerStatus as St};
+        let events = vec![
+            E::Status { server: "a".into(), status: St::Restarting { attempt: 1, of: 5 } },
+            E::Status { server: "a".into(), status: St::Failed { error: "x".into() } },
+            E::Tools { server: "a".into(), count: 3, deferred: true },
+            E::Log { server: "a".into(), line: L { at: 1, kind: "stderr".into(), text: "hi".into() } },
+            E::Elicitation { id: 7, server: "a".into(), message: "m".into(), schema: serde_json::json!({"type": "object"}) },
+            E::Reconciled { report: Default::default() },
+            E::DiscoveryChanged { servers: 1, warnings: 0 },
+        ];
+        for e in events {
+            assert_mirrors::<EngineEvent>("EngineEvent", serde_json::to_value(&e).unwrap());
+        }
+        assert_mirrors::<EngineEvent>("AppEvent", serde_json::to_value(crate::events::AppEvent::Resync).unwrap());
+        let ready = crate::events::AppEvent::Ready { report: Default::default() };
+        assert_mirrors::<EngineEvent>("AppEvent", serde_json::to_value(ready).unwrap());
+    }
+}

@@ -1,0 +1,81 @@
+// Generated from src-tauri/src/types.rs by `cargo test -p switchboard-app types`.
+// Do not edit: change the Rust side and run that test with UPDATE_TYPES=1.
+
+/** A JSON Schema object (tool input, elicitation request). */
+export type JsonSchema = { [key: string]: unknown };
+
+export type Transport = "stdio" | "http" | "sse";
+
+export type Level = "user" | "project" | "managed";
+
+export type Format = "json" | "jsonc" | "toml" | "yaml";
+
+export type Client = "switchboard" | "claude-desktop" | "claude-code" | "cursor" | "vscode" | "windsurf" | "zed" | "cline" | "roo" | "gemini" | "codex" | "goose" | "lmstudio" | "continue" | "fallback";
+
+export type AuthConfig = { type: string, credentialId?: string, };
+
+export type RestartPolicy = { initialDelayMs: number, maxDelayMs: number, backoffMultiplier: number, maxRestartAttempts: number, };
+
+export type ServerDef = { name: string, transport: Transport, command?: string, args?: Array<string>, env?: Record<string, string>, cwd?: string, url?: string, headers?: Record<string, string>, enabled: boolean, 
+/**
+ * Milliseconds.
+ */
+timeout?: number, auth?: AuthConfig, restartPolicy?: RestartPolicy, autoApprove?: Array<string>, };
+
+export type ServerStatus = { "state": "connecting" } | { "state": "connected" } | { "state": "disabled" } | { "state": "failed", error: string, } | { "state": "needs-auth", message: string, } | { "state": "restarting", attempt: number, of: number, } | { "state": "disconnected" };
+
+export type ServerState = { name: string, status: ServerStatus, transport: Transport, source?: string, toolCount: number, deferred: boolean, pid?: number, binary?: string, transportUsed?: string, protocolVersion?: string, warnings: Array<string>, lastError?: string, restarts: number, };
+
+export type ShadowedDef = { source: string, path: string, line?: number, transport: Transport, enabled: boolean, errors?: Array<string>, };
+
+export type ServerView = { source: string, path: string, line?: number, errors: Array<string>, warnings: Array<string>, notRunnable?: string, parked?: boolean, shadowed: Array<ShadowedDef>, runtime?: ServerState, name: string, transport: Transport, command?: string, args?: Array<string>, env?: Record<string, string>, cwd?: string, url?: string, headers?: Record<string, string>, enabled: boolean, 
+/**
+ * Milliseconds.
+ */
+timeout?: number, auth?: AuthConfig, restartPolicy?: RestartPolicy, autoApprove?: Array<string>, };
+
+export type SourceInfo = { id: string, client: Client, clientName: string, level: Level, path: string, format: Format, exists: boolean, readOnly: boolean, priority: number, project?: string, serverCount: number, warnings: Array<string>, contentHash?: string, };
+
+export type ProjectFolder = { path: string, trusted: boolean, };
+
+export type ToolRef = { server: string, tool: string, };
+
+export type Collision = { name: string, tools: Array<ToolRef>, resolved: Array<string>, };
+
+export type ToolEntry = { 
+/**
+ * Sanitized, unique: what clients see.
+ */
+name: string, server: string, 
+/**
+ * The tool's raw name on its server.
+ */
+tool: string, description?: string, inputSchema: JsonSchema, deferred: boolean, };
+
+export type ToolIndex = { tools: Array<ToolEntry>, collisions: Array<Collision>, };
+
+export type CallOutcome = { text: string, isError: boolean, content: unknown[], structuredContent?: unknown, server: string, tool: string, source?: string, };
+
+export type ServerError = { server: string, error: string, };
+
+export type ReconcileReport = { started: Array<string>, stopped: Array<string>, updated: Array<string>, kept: Array<string>, failed: Array<ServerError>, };
+
+export type StartupReport = { connected: Array<string>, failed: Array<ServerError>, deferred: Array<string>, elapsedMs: number, };
+
+export type LogLine = { 
+/**
+ * Milliseconds since the Unix epoch.
+ */
+at: number, 
+/**
+ * `stderr`, `lifecycle` or a server log level.
+ */
+kind: string, text: string, };
+
+export type EngineEvent = { "type": "status", server: string, status: ServerStatus, } | { "type": "tools", server: string, count: number, deferred: boolean, } | { "type": "log", server: string, line: LogLine, } | { "type": "warning", server: string, message: string, } | { "type": "removed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "resources-changed", server: string, } | { "type": "prompts-changed", server: string, } | { "type": "reconciled", report: ReconcileReport, } | { "type": "elicitation", id: number, server: string, message: string, schema: JsonSchema, } | { "type": "source-changed", source: string, path: string, } | { "type": "discovery-changed", servers: number, warnings: number, } | { "type": "ready", report: StartupReport, } | { "type": "resync" };
+
+export type ProbeReport = { message: string, toolCount: number, tools: Array<string>, };
+
+export type AppInfo = { name: string, version: string, };
+
+export type CommandErrorPayload = { code: string, message: string, };
