@@ -4,7 +4,20 @@
 
 import { invoke, isTauri, type InvokeArgs } from '@tauri-apps/api/core';
 import { listen, type EventCallback, type UnlistenFn } from '@tauri-apps/api/event';
-import type { AppInfo, CommandErrorPayload } from './types';
+import type {
+  AppInfo,
+  CallOutcome,
+  CommandErrorPayload,
+  EngineEvent,
+  LogLine,
+  ProbeReport,
+  ProjectFolder,
+  ReconcileReport,
+  ServerDef,
+  ServerView,
+  SourceInfo,
+  ToolIndex,
+} from './types';
 
 /** A failed command, with the `code` the Rust side chose and the command name. */
 export class CommandError extends Error {
@@ -63,6 +76,45 @@ export async function subscribe<T>(event: string, handler: EventCallback<T>): Pr
   return listen<T>(event, handler);
 }
 
+/** The one event name the Rust side forwards every engine event under. */
+export const ENGINE_EVENT = 'engine://event';
+
+/** Every engine event, as it happens (SPEC U9: no polling). */
+export function onEngineEvent(handler: (event: EngineEvent) => void): Promise<UnlistenFn> {
+  return subscribe<EngineEvent>(ENGINE_EVENT, (e) => handler(e.payload));
+}
+
+type Json = Record<string, unknown>;
+
+export type ElicitationAction = 'accept' | 'decline' | 'cancel';
+
 export const api = {
-  appInfo: (): Promise<AppInfo> => call<AppInfo>('app_info'),
+  appInfo: () => call<AppInfo>('app_info'),
+  listServers: () => call<ServerView[]>('list_servers'),
+  listSources: () => call<SourceInfo[]>('list_sources'),
+  listProjects: () => call<ProjectFolder[]>('list_projects'),
+  listTools: () => call<ToolIndex>('list_tools'),
+  callTool: (name: string, args: Json) => call<CallOutcome>('call_tool', { name, args }),
+  serverLogs: (name: string) => call<LogLine[]>('server_logs', { name }),
+  startServer: (name: string) => call<void>('start_server', { name }),
+  stopServer: (name: string) => call<void>('stop_server', { name }),
+  restartServer: (name: string) => call<void>('restart_server', { name }),
+  setEnabled: (source: string, name: string, enabled: boolean) =>
+    call<ReconcileReport>('set_enabled', { source, name, enabled }),
+  addServer: (source: string, def: ServerDef) => call<ReconcileReport>('add_server', { source, def }),
+  updateServer: (source: string, name: string, def: ServerDef) =>
+    call<ReconcileReport>('update_server', { source, name, def }),
+  removeServer: (source: string, name: string) => call<ReconcileReport>('remove_server', { source, name }),
+  setPriority: (ids: string[]) => call<ReconcileReport>('set_priority', { ids }),
+  promote: (name: string, source: string) => call<ReconcileReport>('promote', { name, source }),
+  addProject: (path: string, trusted: boolean) => call<ReconcileReport>('add_project', { path, trusted }),
+  removeProject: (path: string) => call<ReconcileReport>('remove_project', { path }),
+  listResources: (server: string) => call<Json>('list_resources', { server }),
+  readResource: (server: string, uri: string) => call<Json>('read_resource', { server, uri }),
+  listPrompts: (server: string) => call<Json>('list_prompts', { server }),
+  getPrompt: (server: string, name: string, args: Json) => call<Json>('get_prompt', { server, name, args }),
+  subscribeResource: (server: string, uri: string) => call<void>('subscribe_resource', { server, uri }),
+  testConnection: (def: ServerDef) => call<ProbeReport>('test_connection', { def }),
+  answerElicitation: (id: number, action: ElicitationAction, content?: Json) =>
+    call<void>('answer_elicitation', { id, action, content: content ?? null }),
 };

@@ -27,8 +27,14 @@ export function viewFromHash(hash: string): ViewId {
   return match ? match.id : DEFAULT_VIEW;
 }
 
-export function hashFor(view: ViewId): string {
-  return `#/${view}`;
+/** `#/servers/github` → `github` (the item a view shows in detail). */
+export function subFromHash(hash: string): string | null {
+  const rest = hash.replace(/^#\/?/, '').split('?')[0].split('/').slice(1).join('/');
+  return rest ? decodeURIComponent(rest) : null;
+}
+
+export function hashFor(view: ViewId, sub?: string | null): string {
+  return sub ? `#/${view}/${encodeURIComponent(sub)}` : `#/${view}`;
 }
 
 export function viewDef(view: ViewId): ViewDef {

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { applyEvent, emptyData } from './events';
+import type { ServerView } from '../types';
+
+function server(name: string): ServerView {
+  return {
+    name,
+    transport: 'stdio',
+    command: 'x',
+    enabled: true,
+    source: 'switchboard',
+    path: '/p',
+    errors: [],
+    warnings: [],
+    shadowed: [],
+    runtime: {
+      name,
+      status: { state: 'connecting' },
+      transport: 'stdio',
+      toolCount: 0,
+      deferred: false,
+      warnings: [],
+      restarts: 0,
+    },
+  };
+}
+
+describe('applyEvent', () => {
+  it('updates a known server in place without a reload', () => {
+    const d = emptyData();
+    d.servers = [server('a')];
+    const r = applyEvent(d, { type: 'status', server: 'a', status: { state: 'failed', error: 'boom' } });
+    expect(r.size).toBe(0);
+    expect(d.servers[0].runtime?.status).toEqual({ state: 'failed', error: 'boom' });
+    expect(d.servers[0].runtime?.lastError).toBe('boom');
+    applyEvent(d, { type: 'status', server: 'a', status: { state: 'restarting', attempt: 2, of: 5 } });
+    expect(d.servers[0].runtime?.restarts).toBe(2);
+  });
+
+  it('asks for the server list when a status names an unknown server', () => {
+    const d = emptyData();
+    expect([...applyEvent(d, { type: 'status', server: 'new', status: { state: 'connected' } })]).toEqual(['servers']);
+  });
+
+  it('updates tool counts and reloads the tool index', () => {
+    const d = emptyData();
+    d.servers = [server('a')];
+    const r = applyEvent(d, { type: 'tools', server: 'a', count: 4, deferred: true });
+    expect(d.servers[0].runtime?.toolCount).toBe(4);
+    expect(d.servers[0].runtime?.deferred).toBe(true);
+    expect([...r]).toEqual(['tools']);
+  });
+
+  it('appends log lines, bounded', () => {
+    const d = emptyData();
+    for (let i = 0; i < 2100; i++) applyEvent(d, { type: 'log', server: 'a', line: { at: i, kind: 'stderr', text: `l${i}` } });
+    expect(d.logs.a.length).toBe(2000);
+    expect(d.logs.a[0].text).toBe('l100');
+    expect(d.logs.a.at(-1)?.text).toBe('l2099');
+  });
+
+  it('queues elicitations and reloads everything on reconcile, ready and resync', () => {
+    const d = emptyData();
+    applyEvent(d, { type: 'elicitation', id: 3, server: 'a', message: 'Name?', schema: { type: 'object' } });
+    expect(d.elicitations).toEqual([{ id: 3, server: 'a', message: 'Name?', schema: { type: 'object' } }]);
+    const all = ['servers', 'sources', 'tools', 'projects'];
+    expect([...applyEvent(d, { type: 'reconciled', report: { started: [], stopped: [], updated: [], kept: [], failed: [] } })].sort()).toEqual(all.slice().sort());
+    expect([...applyEvent(d, { type: 'resync' })].sort()).toEqual(all.slice().sort());
+    applyEvent(d, { type: 'ready', report: { connected: [], failed: [], deferred: [], elapsedMs: 3 } });
+    expect(d.ready).toBe(true);
+  });
+
+  it('records warnings once', () => {
+    const d = emptyData();
+    d.servers = [server('a')];
+    applyEvent(d, { type: 'warning', server: 'a', message: 'header Authorization resolved to nothing' });
+    applyEvent(d, { type: 'warning', server: 'a', message: 'header Authorization resolved to nothing' });
+    expect(d.servers[0].runtime?.warnings).toEqual(['header Authorization resolved to nothing']);
+  });
+});

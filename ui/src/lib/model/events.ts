@@ -1,0 +1,89 @@
+// Applying engine events to what the UI holds. Cheap, local changes are made
+// in place (status, tool counts, log lines); structural ones (a server added
+// or removed, discovery re-run) say what to reload from the engine.
+
+import type { EngineEvent, JsonSchema, LogLine, ServerView } from '../types';
+import { appendBounded } from './logs';
+
+export interface ElicitationRequest {
+  id: number;
+  server: string;
+  message: string;
+  schema: JsonSchema;
+}
+
+export interface EngineData {
+  servers: ServerView[];
+  /** Per server, the newest lines (bounded). */
+  logs: Record<string, LogLine[]>;
+  elicitations: ElicitationRequest[];
+  /** The first discovery and startup gate finished. */
+  ready: boolean;
+}
+
+export type Reload = 'servers' | 'sources' | 'tools' | 'projects';
+
+export function emptyData(): EngineData {
+  return { servers: [], logs: {}, elicitations: [], ready: false };
+}
+
+const EVERYTHING: Reload[] = ['servers', 'sources', 'tools', 'projects'];
+
+/** Mutates `data` and returns what must be fetched again. */
+export function applyEvent(data: EngineData, ev: EngineEvent): Set<Reload> {
+  const reload = new Set<Reload>();
+  const runtimeOf = (name: string) => data.servers.find((s) => s.name === name)?.runtime;
+  switch (ev.type) {
+    case 'status': {
+      const rt = runtimeOf(ev.server);
+      if (!rt) {
+        reload.add('servers');
+        break;
+      }
+      rt.status = ev.status;
+      if (ev.status.state === 'failed') rt.lastError = ev.status.error;
+      if (ev.status.state === 'needs-auth') rt.lastError = ev.status.message;
+      if (ev.status.state === 'restarting') rt.restarts = Math.max(rt.restarts, ev.status.attempt);
+      if (ev.status.state === 'connected') rt.lastError = undefined;
+      break;
+    }
+    case 'tools': {
+      const rt = runtimeOf(ev.server);
+      if (rt) {
+        rt.toolCount = ev.count;
+        rt.deferred = ev.deferred;
+      } else reload.add('servers');
+      reload.add('tools');
+      break;
+    }
+    case 'log':
+      appendBounded((data.logs[ev.server] ??= []), ev.line);
+      break;
+    case 'warning': {
+      const rt = runtimeOf(ev.server);
+      if (rt && !rt.warnings.includes(ev.message)) rt.warnings.push(ev.message);
+      break;
+    }
+    case 'removed':
+      reload.add('servers').add('tools');
+      break;
+    case 'elicitation':
+      data.elicitations.push({ id: ev.id, server: ev.server, message: ev.message, schema: ev.schema });
+      break;
+    case 'ready':
+      data.ready = true;
+      EVERYTHING.forEach((r) => reload.add(r));
+      break;
+    case 'reconciled':
+    case 'discovery-changed':
+    case 'source-changed':
+    case 'resync':
+      EVERYTHING.forEach((r) => reload.add(r));
+      break;
+    case 'resource-updated':
+    case 'resources-changed':
+    case 'prompts-changed':
+      break;
+  }
+  return reload;
+}

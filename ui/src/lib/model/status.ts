@@ -1,0 +1,62 @@
+// How a server's state reads in the UI (SPEC M1): one short label, a colour
+// kind for the badge, and the detail behind it.
+
+import type { ServerStatus, ServerView } from '../types';
+
+export type StatusKind =
+  | 'connecting'
+  | 'connected'
+  | 'disabled'
+  | 'failed'
+  | 'needs-auth'
+  | 'restarting'
+  | 'disconnected'
+  | 'invalid'
+  | 'external';
+
+export interface StatusInfo {
+  kind: StatusKind;
+  label: string;
+  /** Why: the error, the auth message, or what an unmanaged server is. */
+  detail: string | null;
+}
+
+export function describeStatus(status: ServerStatus): StatusInfo {
+  switch (status.state) {
+    case 'failed':
+      return { kind: 'failed', label: 'failed', detail: status.error };
+    case 'needs-auth':
+      return { kind: 'needs-auth', label: 'needs sign-in', detail: status.message };
+    case 'restarting':
+      return { kind: 'restarting', label: `restarting ${status.attempt}/${status.of}`, detail: null };
+    default:
+      return { kind: status.state, label: status.state, detail: null };
+  }
+}
+
+/** Servers without a runtime are not managed: invalid, or only their client can run them. */
+export function serverStatus(server: ServerView): StatusInfo {
+  if (server.runtime) return describeStatus(server.runtime.status);
+  if (server.errors.length > 0) return { kind: 'invalid', label: 'invalid', detail: server.errors.join('\n') };
+  if (server.notRunnable) return { kind: 'external', label: 'client only', detail: server.notRunnable };
+  if (!server.enabled) return { kind: 'disabled', label: 'disabled', detail: null };
+  return { kind: 'connecting', label: 'starting', detail: null };
+}
+
+export const STATUS_FILTERS: { value: StatusKind; label: string }[] = [
+  { value: 'connected', label: 'Connected' },
+  { value: 'connecting', label: 'Connecting' },
+  { value: 'restarting', label: 'Restarting' },
+  { value: 'failed', label: 'Failed' },
+  { value: 'needs-auth', label: 'Needs sign-in' },
+  { value: 'disabled', label: 'Disabled' },
+  { value: 'disconnected', label: 'Stopped' },
+  { value: 'invalid', label: 'Invalid' },
+  { value: 'external', label: 'Client only' },
+];
+
+/** Can be started / stopped from the UI right now. */
+export function isRunning(server: ServerView): boolean {
+  const s = server.runtime?.status.state;
+  return s === 'connected' || s === 'connecting' || s === 'restarting';
+}

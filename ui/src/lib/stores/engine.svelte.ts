@@ -1,0 +1,86 @@
+// Everything the views show about the engine, kept live by `engine://event`.
+// Local changes (status, counts, log lines) apply in place; structural ones
+// trigger a reload of just the lists they affect, coalesced per frame.
+
+import { api, CommandError, onEngineEvent } from '../api';
+import { applyEvent, emptyData, type EngineData, type Reload } from '../model/events';
+import { appendBounded, MAX_LINES } from '../model/logs';
+import type { ProjectFolder, SourceInfo, ToolIndex } from '../types';
+
+class EngineStore {
+  data = $state<EngineData>(emptyData());
+  sources = $state<SourceInfo[]>([]);
+  projects = $state<ProjectFolder[]>([]);
+  tools = $state.raw<ToolIndex>({ tools: [], collisions: [] });
+  /** Set once the first lists have loaded (before the servers connect). */
+  loaded = $state(false);
+  error = $state<CommandError | null>(null);
+  /** Last action's failure, shown as a toast. */
+  notice = $state<{ kind: 'error' | 'ok'; text: string } | null>(null);
+
+  #pending = new Set<Reload>();
+  #scheduled = false;
+  #started = false;
+
+  async init() {
+    if (this.#started) return;
+    this.#started = true;
+    await onEngineEvent((ev) => this.#schedule(applyEvent(this.data, ev)));
+    await this.reload(new Set(['servers', 'sources', 'tools', 'projects']));
+    this.loaded = true;
+  }
+
+  #schedule(what: Set<Reload>) {
+    what.forEach((w) => this.#pending.add(w));
+    if (this.#scheduled || this.#pending.size === 0) return;
+    this.#scheduled = true;
+    setTimeout(() => {
+      this.#scheduled = false;
+      const batch = new Set(this.#pending);
+      this.#pending.clear();
+      void this.reload(batch);
+    }, 50);
+  }
+
+  async reload(what: Set<Reload>) {
+    try {
+      const jobs: Promise<unknown>[] = [];
+      if (what.has('servers')) jobs.push(api.listServers().then((s) => (this.data.servers = s)));
+      if (what.has('sources')) jobs.push(api.listSources().then((s) => (this.sources = s)));
+      if (what.has('projects')) jobs.push(api.listProjects().then((p) => (this.projects = p)));
+      if (what.has('tools')) jobs.push(api.listTools().then((t) => (this.tools = t)));
+      await Promise.all(jobs);
+      this.error = null;
+    } catch (e) {
+      this.error = e as CommandError;
+    }
+  }
+
+  /** Loads a server's buffered lines once; new ones arrive as events. */
+  async loadLogs(server: string) {
+    try {
+      const lines = await api.serverLogs(server);
+      const live = this.data.logs[server] ?? [];
+      const last = lines.at(-1)?.at ?? 0;
+      const merged = lines.slice(-MAX_LINES);
+      for (const l of live) if (l.at > last) appendBounded(merged, l);
+      this.data.logs[server] = merged;
+    } catch {
+      // Not managed (invalid or client-only): nothing logged.
+    }
+  }
+
+  /** Runs a command, turning its failure into a visible notice. */
+  async run<T>(what: () => Promise<T>, ok?: string): Promise<T | undefined> {
+    try {
+      const r = await what();
+      if (ok) this.notice = { kind: 'ok', text: ok };
+      return r;
+    } catch (e) {
+      this.notice = { kind: 'error', text: e instanceof Error ? e.message : String(e) };
+      return undefined;
+    }
+  }
+}
+
+export const engine = new EngineStore();
