@@ -352,7 +352,10 @@ async fn a_symlinked_config_follows_edits_to_its_target() {
 async fn a_burst_of_fifty_saves_is_one_reconcile() {
     let env = Env::new();
     write_new(&env.own(), &config(&[("a", &[]), ("b", &[])]));
-    let mut r = start(&env, &["a", "b"]).await;
+    // Saves closer together than `settle` are one reconcile; a roomy settle
+    // keeps a scheduler stall on this noisy machine from splitting the burst.
+    let opts = WatchOptions { settle: Duration::from_millis(200), ..WatchOptions::default() };
+    let mut r = start_with(&env, &["a", "b"], opts).await;
     let before = pids(&r.m);
     for i in 1..=50 {
         let n = i.to_string();
@@ -376,7 +379,9 @@ async fn a_burst_of_fifty_saves_is_one_reconcile() {
 async fn an_edit_through_the_writer_is_one_reconcile_and_restarts_nothing_else() {
     let env = Env::new();
     write_new(&env.own(), &config(&[("a", &[]), ("b", &[]), ("c", &[])]));
-    let mut r = start(&env, &["a", "b", "c"]).await;
+    // A long debounce so that in part 2 `refresh()` surely comes first.
+    let opts = WatchOptions { debounce: Duration::from_millis(400), ..WatchOptions::default() };
+    let mut r = start_with(&env, &["a", "b", "c"], opts).await;
 
     // 1. The watcher alone picks the write up.
     let before = pids(&r.m);
