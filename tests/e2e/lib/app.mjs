@@ -1,0 +1,339 @@
+// Helpers for the E2E tests: start the real app through WebKitWebDriver with
+// a fresh fixture home, find elements by data-testid (failing fast and by
+// name when one is missing), wait for server statuses, take screenshots, and
+// tear everything down checking that no app or fixture process is left.
+//
+// Everything is time-boxed: a WebDriver session whose app crashes or cannot
+// start hangs instead of failing (PLATFORM.md).
+import fs from 'node:fs';
+import path from 'node:path';
+import { remote } from 'webdriverio';
+import { makeFixtureHome } from './fixture-home.mjs';
+
+function need(name) {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set: run the E2E tests through tests/e2e/run.sh`);
+  return v;
+}
+
+/** What run.sh tells the tests. */
+export const E2E = {
+  get port() { return Number(need('E2E_DRIVER_PORT')); },
+  get runDir() { return need('E2E_RUN_DIR'); },
+  /** Symlink dir: every process started from here is ours (stray check). */
+  get binDir() { return path.join(need('E2E_RUN_DIR'), 'bin'); },
+  get launcher() { return need('E2E_LAUNCHER'); },
+  get fixtureServer() { return need('E2E_FIXTURE_SERVER'); },
+  get artifacts() { return need('E2E_ARTIFACTS'); },
+  /** The fixture home run.sh made (the driver's HOME). Sessions get fresh copies. */
+  get home() { return need('E2E_HOME'); },
+};
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Rejects with `what timed out after N ms` unless `promise` settles first. */
+export async function timeBox(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function tail(file, lines = 40) {
+  try {
+    const text = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+    return text.slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^\d+ \(.*\) Z/.test(stat); // a zombie is as good as gone
+  } catch {
+    return false;
+  }
+}
+
+/** [{pid, cmd}] of live processes whose command line contains `needle`. */
+export function processesMatching(needle) {
+  const out = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    let cmd;
+    try {
+      cmd = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+    } catch {
+      continue;
+    }
+    if (cmd.includes(needle) && alive(Number(entry))) out.push({ pid: Number(entry), cmd });
+  }
+  return out;
+}
+
+/** The app's environment as the kernel sees it (proves what HOME it got). */
+export function environOf(pid) {
+  const raw = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
+  return Object.fromEntries(
+    raw.split('\0').filter(Boolean).map((kv) => {
+      const i = kv.indexOf('=');
+      return [kv.slice(0, i), kv.slice(i + 1)];
+    }),
+  );
+}
+
+let sessionCount = 0;
+
+/**
+ * Starts the app in a new WebDriver session with a fresh fixture home.
+ * Returns { browser, fx, pid, log, close() }. `close()` ends the session,
+ * makes sure the app and its servers are gone, and throws if anything stayed.
+ */
+export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 30_000 } = {}) {
+  const n = ++sessionCount;
+  const dir = path.join(E2E.runDir, 'sessions', `${label}-${n}`);
+  const fx = makeFixtureHome(dir, path.join(E2E.binDir, 'fixture-server'));
+  const log = path.join(dir, 'app.log');
+  const pidfile = path.join(dir, 'app.pid');
+  const appPid = () => {
+    try {
+      return Number(fs.readFileSync(pidfile, 'utf8').trim()) || null;
+    } catch {
+      return null;
+    }
+  };
+
+  const session = remote({
+    hostname: '127.0.0.1',
+    port: E2E.port,
+    logLevel: process.env.E2E_WDIO_LOG ?? 'error',
+    connectionRetryTimeout: startTimeoutMs,
+    connectionRetryCount: 0,
+    waitforTimeout: 5_000,
+    capabilities: {
+      // WebKitGTK speaks classic WebDriver; no BiDi.
+      'wdio:enforceWebDriverClassic': true,
+      'webkitgtk:browserOptions': {
+        binary: E2E.launcher,
+        args: ['--e2e-home', fx.home, '--e2e-system-root', fx.system, '--e2e-log', log, '--e2e-pidfile', pidfile],
+      },
+    },
+  });
+
+  let browser;
+  try {
+    browser = await timeBox(session, startTimeoutMs, `WebDriver session creation (${label})`);
+  } catch (e) {
+    killHard(appPid());
+    session.then((b) => b.deleteSession().catch(() => {}), () => {});
+    throw new Error(`${e.message}\n--- app log (${log}) ---\n${tail(log)}`);
+  }
+
+  const app = {
+    browser,
+    fx,
+    log,
+    get pid() { return appPid(); },
+    async close() {
+      await closeApp(browser, appPid(), log);
+    },
+  };
+
+  try {
+    // The Svelte app mounts into #app; wait until it rendered something.
+    await browser.waitUntil(
+      () => browser.execute(() => (document.getElementById('app')?.children.length ?? 0) > 0),
+      { timeout: uiTimeoutMs, interval: 200, timeoutMsg: `the UI did not render into #app within ${uiTimeoutMs} ms` },
+    );
+  } catch (e) {
+    await app.close().catch(() => {});
+    throw new Error(`${e.message}\n--- app log (${log}) ---\n${tail(log)}`);
+  }
+  return app;
+}
+
+function killHard(pid) {
+  if (!pid) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {}
+}
+
+async function waitGone(check, ms) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await sleep(100);
+  }
+  return check();
+}
+
+async function closeApp(browser, pid, log) {
+  const problems = [];
+  try {
+    await timeBox(browser.deleteSession(), 20_000, 'deleteSession');
+  } catch (e) {
+    problems.push(e.message);
+  }
+  // The driver ends the app with the session; give it time to stop its servers.
+  if (pid && !(await waitGone(() => !alive(pid), 10_000))) {
+    problems.push(`the app (pid ${pid}) was still running 10 s after the session ended; killed it`);
+    killHard(pid);
+    await waitGone(() => !alive(pid), 3_000);
+  }
+  // Everything the app started from our bin dir (fixture servers) must go too.
+  const bin = E2E.binDir + '/';
+  if (!(await waitGone(() => processesMatching(bin).length === 0, 10_000))) {
+    const left = processesMatching(bin);
+    for (const p of left) killHard(p.pid);
+    problems.push(
+      `processes left behind after the app ended (killed now):\n` + left.map((p) => `  ${p.pid} ${p.cmd}`).join('\n'),
+    );
+  }
+  if (problems.length) {
+    throw new Error(`teardown: ${problems.join('; ')}\n--- app log (${log}) ---\n${tail(log)}`);
+  }
+}
+
+// ---- finding things --------------------------------------------------------
+
+const README = 'tests/e2e/README.md lists the data-testid attributes the app must render';
+
+export function sel(testId) {
+  return `[data-testid="${testId.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"]`;
+}
+
+async function where(browser) {
+  try {
+    return await browser.execute(() => window.location.hash || '/');
+  } catch {
+    return '?';
+  }
+}
+
+/**
+ * Waits (default 8 s) for the element with this data-testid and returns it;
+ * fails naming the testid when it never shows up.
+ */
+export async function byTestId(browser, testId, { timeout = 8_000, within, displayed = false } = {}) {
+  const root = within ?? browser;
+  const el = await root.$(sel(testId));
+  try {
+    if (displayed) await el.waitForDisplayed({ timeout });
+    else await el.waitForExist({ timeout });
+  } catch {
+    throw new Error(
+      `missing data-testid="${testId}" (waited ${timeout} ms on view ${await where(browser)}${within ? ', inside its parent' : ''}). ${README}.`,
+    );
+  }
+  return el;
+}
+
+export async function exists(browser, testId) {
+  return (await browser.$$(sel(testId))).length > 0;
+}
+
+/** data-testid values starting with `prefix`, in document order. */
+export async function testIds(browser, prefix) {
+  return browser.execute(
+    (p) => [...document.querySelectorAll('[data-testid]')].map((e) => e.getAttribute('data-testid')).filter((t) => t.startsWith(p)),
+    prefix,
+  );
+}
+
+/** Clicks nav-<view> and waits for the hash route to follow. */
+export async function gotoView(browser, view) {
+  const link = await byTestId(browser, `nav-${view}`);
+  await link.click();
+  await browser.waitUntil(async () => (await where(browser)).includes(view), {
+    timeout: 5_000,
+    timeoutMsg: `clicking nav-${view} did not switch to #/${view} (now ${await where(browser)})`,
+  });
+}
+
+/** Navigation without the nav testids (the app routes on location.hash). */
+export async function gotoViewByHash(browser, view) {
+  await browser.execute((v) => {
+    window.location.hash = `#/${v}`;
+  }, view);
+  await browser.waitUntil(async () => (await where(browser)).includes(view), { timeout: 5_000 });
+  await sleep(300); // let the view render
+}
+
+/** A server's status: data-status if the element has one, else its text. */
+export async function statusOf(browser, name) {
+  const el = await byTestId(browser, `server-status-${name}`);
+  const attr = await el.getAttribute('data-status');
+  return (attr ?? (await el.getText()) ?? '').trim().toLowerCase();
+}
+
+/**
+ * Polls server-status-<name> until it matches `want` (a word such as
+ * "connected" — "disconnected" does not count) and returns every distinct
+ * status seen on the way.
+ */
+export async function waitForStatus(browser, name, want, { timeout = 20_000, interval = 100 } = {}) {
+  const re = want instanceof RegExp ? want : new RegExp(`(^|[^a-z])${want}([^a-z]|$)`);
+  const seen = [];
+  const end = Date.now() + timeout;
+  for (;;) {
+    const s = await statusOf(browser, name);
+    if (seen[seen.length - 1] !== s) seen.push(s);
+    if (re.test(s)) return seen;
+    if (Date.now() > end) {
+      throw new Error(`server-status-${name} never became "${want}" within ${timeout} ms; seen: ${seen.join(' → ')}`);
+    }
+    await sleep(interval);
+  }
+}
+
+/** Replaces an input's value the way a user would (fires input events). */
+export async function fill(el, value) {
+  await el.click();
+  await el.clearValue();
+  if (value !== '') await el.setValue(value);
+}
+
+export async function screenshot(browser, name) {
+  fs.mkdirSync(E2E.artifacts, { recursive: true });
+  const file = path.join(E2E.artifacts, `${name}.png`);
+  await timeBox(browser.saveScreenshot(file), 15_000, `screenshot ${name}`);
+  return file;
+}
+
+/** Waits until `fn()` is truthy; `what` names the condition in the failure. */
+export async function eventually(browser, fn, what, timeout = 10_000) {
+  await browser.waitUntil(fn, { timeout, interval: 150, timeoutMsg: `${what} (waited ${timeout} ms)` });
+}
+
+export function readJson(file) {
+  return JSON.parse(fs.readFileSync(file, 'utf8'));
+}
+
+// ---- Switchboard-specific ------------------------------------------------
+
+/** The source id of a server's winning definition (server-source-<name>). */
+export async function winnerOf(browser, name) {
+  const el = await byTestId(browser, `server-source-${name}`);
+  return ((await el.getAttribute('data-source')) ?? (await el.getText())).trim();
+}
+
+/**
+ * Makes shadowed-<name>-<source> visible: it may be listed inline or only in
+ * the server's detail, opened by clicking server-row-<name>.
+ */
+export async function showShadowed(browser, name, source) {
+  const id = `shadowed-${name}-${source}`;
+  if (!(await exists(browser, id)) || !(await (await browser.$(sel(id))).isDisplayed())) {
+    await (await byTestId(browser, `server-row-${name}`)).click();
+  }
+  return byTestId(browser, id, { displayed: true });
+}
