@@ -70,3 +70,21 @@ fn elicitation_handler<R: Runtime>(app: tauri::AppHandle<R>, waiting: Arc<Elicit
         })
     })
 }
+
+/// SIGTERM, SIGINT or SIGHUP end the app through the normal exit path, so
+/// `RunEvent::Exit` stops every server instead of orphaning them.
+#[cfg(unix)]
+pub fn exit_on_signals<R: Runtime>(app: tauri::AppHandle<R>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    tauri::async_runtime::spawn(async move {
+        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()), signal(SignalKind::hangup())) else {
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+            _ = hup.recv() => {}
+        }
+        app.exit(0);
+    });
+}

@@ -100,10 +100,12 @@ pub fn on_run_event<R: tauri::Runtime>(app: &tauri::AppHandle<R>, event: RunEven
 /// Entry point of the `switchboard-app` binary. Like the CLI, it honours
 /// HOME, XDG_CONFIG_HOME and SWITCHBOARD_SYSTEM_ROOT (`Host::current()`).
 pub fn run() {
-    builder(tauri::Builder::default(), Engine::for_host(Host::current()))
+    let app = builder(tauri::Builder::default(), Engine::for_host(Host::current()))
         .build(tauri::generate_context!())
-        .expect("error while building Switchboard")
-        .run(on_run_event);
+        .expect("error while building Switchboard");
+    #[cfg(unix)]
+    events::exit_on_signals(app.handle().clone());
+    app.run(on_run_event);
 }
 
 #[cfg(test)]
