@@ -262,10 +262,7 @@ fn baseline_of(host: &Host, d: &Discovery) -> HashMap<PathBuf, Option<ContentHas
         b.entry(s.path.clone()).or_insert(s.hash);
     }
     for p in tracked_files(host, d) {
-        if !b.contains_key(&p) {
-            let h = file_hash(&p);
-            b.insert(p, h);
-        }
+        b.entry(p).or_insert_with_key(|p| file_hash(p));
     }
     b
 }

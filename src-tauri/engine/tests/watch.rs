@@ -173,7 +173,7 @@ async fn check_pids(m: &Manager, before: &HashMap<String, u32>, kept: &[&str], r
         assert_eq!(now.get(*k), before.get(*k), "{k} kept its process");
     }
     for r in restarted {
-        assert!(now.get(*r).is_some() && now.get(*r) != before.get(*r), "{r} got a new process ({:?} → {:?})", before.get(*r), now.get(*r));
+        assert!(now.contains_key(*r) && now.get(*r) != before.get(*r), "{r} got a new process ({:?} → {:?})", before.get(*r), now.get(*r));
     }
 }
 
