@@ -50,6 +50,17 @@ pub fn start<R: Runtime>(app: tauri::AppHandle<R>, state: &AppState) {
     tauri::async_runtime::spawn(async move {
         let report = engine.start().await;
         emit(&app, &AppEvent::Ready { report });
+        // Then follow the config files (changes made in other apps).
+        match engine.watch().await {
+            Ok(mut rx) => loop {
+                match rx.recv().await {
+                    Ok(ev) => emit(&app, &ev),
+                    Err(RecvError::Lagged(_)) => emit(&app, &AppEvent::Resync),
+                    Err(RecvError::Closed) => break,
+                }
+            },
+            Err(e) => eprintln!("switchboard: {e}; config changes made elsewhere need a restart to show"),
+        }
     });
 }
 

@@ -35,6 +35,8 @@ pub struct Engine {
     extra_projects: Vec<PathBuf>,
     /// Serializes edits: read-modify-write of settings and files.
     edits: tokio::sync::Mutex<()>,
+    /// The file watcher, once `watch` started it (SPEC W1–W3).
+    live: tokio::sync::Mutex<Option<crate::watch::Live>>,
 }
 
 impl Engine {
@@ -47,6 +49,7 @@ impl Engine {
             host,
             extra_projects,
             edits: tokio::sync::Mutex::new(()),
+            live: tokio::sync::Mutex::new(None),
         }
     }
 
@@ -91,8 +94,51 @@ impl Engine {
         self.manager.start(Wanted::from_discovery(&d)).await
     }
 
-    /// Re-discover and reconcile: only changed servers are touched.
+    /// Start watching every source file: changes made in other apps are
+    /// reconciled within a fraction of a second. Returns the watcher's own
+    /// events (`SourceChanged`, `DiscoveryChanged`); the engine's snapshot
+    /// follows each re-discovery.
+    pub async fn watch(self: &Arc<Self>) -> Result<tokio::sync::broadcast::Receiver<crate::events::EngineEvent>, crate::watch::WatchError> {
+        let opts = crate::watch::WatchOptions { discover: self.options(), ..Default::default() };
+        let live = crate::watch::Live::start(
+            self.host.clone(),
+            crate::watch::settings_from_disk(&self.host),
+            self.manager.clone(),
+            (*self.snapshot()).clone(),
+            opts,
+        )
+        .await?;
+        let rx = live.subscribe();
+        let mut sync = live.subscribe();
+        *self.live.lock().await = Some(live);
+        let me = Arc::downgrade(self);
+        tokio::spawn(async move {
+            while let Ok(ev) = sync.recv().await {
+                let Some(engine) = me.upgrade() else { break };
+                if let crate::events::EngineEvent::DiscoveryChanged { .. } = ev {
+                    if let Some(live) = engine.live.lock().await.as_ref() {
+                        *engine.discovery.write().unwrap() = live.discovery();
+                    }
+                    let (settings, _) = Settings::load(&engine.host);
+                    *engine.settings.write().unwrap() = settings;
+                }
+            }
+        });
+        Ok(rx)
+    }
+
+    /// Re-discover and reconcile: only changed servers are touched. With the
+    /// watcher running this goes through it, so the file event for our own
+    /// write finds nothing new (no second reconcile, no loop).
     pub async fn refresh(&self) -> ReconcileReport {
+        {
+            let live = self.live.lock().await;
+            if let Some(live) = live.as_ref() {
+                let report = live.refresh().await.unwrap_or_default();
+                *self.discovery.write().unwrap() = live.discovery();
+                return report;
+            }
+        }
         let d = self.rediscover();
         self.manager.set_roots(&Self::roots(&d)).await;
         self.manager.reconcile(Wanted::from_discovery(&d)).await
@@ -186,6 +232,9 @@ impl Engine {
     }
 
     pub async fn shutdown(&self) {
+        if let Some(live) = self.live.lock().await.take() {
+            live.stop().await;
+        }
         self.manager.shutdown().await;
     }
 }
