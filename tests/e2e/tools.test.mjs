@@ -29,9 +29,19 @@ async function argInput(b, prop) {
   return byTestId(b, `tool-arg-${prop}`); // fails naming the testid
 }
 
+/**
+ * tool-row-<name>: the Tools list is virtualized (only the rows in view are in
+ * the DOM), so the row is brought into the DOM by typing its name into the
+ * search box (tool-search), as a user would.
+ */
+async function toolRow(b, toolName) {
+  await fill(await byTestId(b, 'tool-search'), toolName);
+  return byTestId(b, `tool-row-${toolName}`, { timeout: 20_000 });
+}
+
 async function openTool(b, toolName) {
   await gotoView(b, 'tools');
-  const row = await byTestId(b, `tool-row-${toolName}`, { timeout: 20_000 });
+  const row = await toolRow(b, toolName);
   await row.click();
   return byTestId(b, 'tool-call-button', { displayed: true });
 }
@@ -40,7 +50,7 @@ test('lists the fixture servers\' tools under their sanitized names', async () =
   const b = app.browser;
   await gotoView(b, 'tools');
   for (const t of ['mcp_alpha_echo', 'mcp_alpha_crash', 'mcp_beta_echo', 'mcp_browsermcp_add']) {
-    await byTestId(b, `tool-row-${t}`, { timeout: 20_000 });
+    await toolRow(b, t);
   }
 });
 

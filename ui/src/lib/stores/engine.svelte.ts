@@ -42,13 +42,30 @@ class EngineStore {
     }, 50);
   }
 
+  // Per list, the number of the last request sent: an older answer that
+  // arrives after a newer one is dropped instead of overwriting it.
+  #seq: Record<Reload, number> = { servers: 0, sources: 0, tools: 0, projects: 0 };
+
+  #latest<T>(kind: Reload, load: () => Promise<T>, apply: (v: T) => void): Promise<void> {
+    const n = ++this.#seq[kind];
+    return load().then((v) => {
+      if (n === this.#seq[kind]) apply(v);
+    });
+  }
+
+  /** An optimistic local order (drag, move up): answers already on their way are stale. */
+  setSources(list: SourceInfo[]) {
+    this.#seq.sources++;
+    this.sources = list;
+  }
+
   async reload(what: Set<Reload>) {
     try {
       const jobs: Promise<unknown>[] = [];
-      if (what.has('servers')) jobs.push(api.listServers().then((s) => (this.data.servers = s)));
-      if (what.has('sources')) jobs.push(api.listSources().then((s) => (this.sources = s)));
-      if (what.has('projects')) jobs.push(api.listProjects().then((p) => (this.projects = p)));
-      if (what.has('tools')) jobs.push(api.listTools().then((t) => (this.tools = t)));
+      if (what.has('servers')) jobs.push(this.#latest('servers', api.listServers, (s) => (this.data.servers = s)));
+      if (what.has('sources')) jobs.push(this.#latest('sources', api.listSources, (s) => (this.sources = s)));
+      if (what.has('projects')) jobs.push(this.#latest('projects', api.listProjects, (p) => (this.projects = p)));
+      if (what.has('tools')) jobs.push(this.#latest('tools', api.listTools, (t) => (this.tools = t)));
       await Promise.all(jobs);
       this.error = null;
     } catch (e) {
@@ -74,6 +91,10 @@ class EngineStore {
   async run<T>(what: () => Promise<T>, ok?: string): Promise<T | undefined> {
     try {
       const r = await what();
+      // The command has returned, so the engine's lists are final: reload them.
+      // Its events may have been handled before the engine's snapshot followed
+      // (a reload then shows the old winners and nothing would fix it).
+      this.#schedule(new Set<Reload>(['servers', 'sources', 'tools', 'projects']));
       if (ok) this.notice = { kind: 'ok', text: ok };
       return r;
     } catch (e) {
