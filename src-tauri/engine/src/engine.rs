@@ -36,7 +36,9 @@ pub struct Engine {
     /// Serializes edits: read-modify-write of settings and files.
     edits: tokio::sync::Mutex<()>,
     /// The file watcher, once `watch` started it (SPEC W1–W3).
-    live: tokio::sync::Mutex<Option<crate::watch::Live>>,
+    /// Once running, its discovery is the engine's snapshot (one source of
+    /// truth: the server list never lags behind a reconcile).
+    live: RwLock<Option<Arc<crate::watch::Live>>>,
 }
 
 impl Engine {
@@ -49,7 +51,7 @@ impl Engine {
             host,
             extra_projects,
             edits: tokio::sync::Mutex::new(()),
-            live: tokio::sync::Mutex::new(None),
+            live: RwLock::new(None),
         }
     }
 
@@ -68,6 +70,9 @@ impl Engine {
         self.settings.read().unwrap().clone()
     }
     pub fn snapshot(&self) -> Arc<Discovery> {
+        if let Some(live) = self.live.read().unwrap().clone() {
+            return live.discovery();
+        }
         self.discovery.read().unwrap().clone()
     }
 
@@ -110,15 +115,13 @@ impl Engine {
         .await?;
         let rx = live.subscribe();
         let mut sync = live.subscribe();
-        *self.live.lock().await = Some(live);
+        *self.live.write().unwrap() = Some(Arc::new(live));
+        // Settings edited elsewhere (priority, projects) become ours too.
         let me = Arc::downgrade(self);
         tokio::spawn(async move {
             while let Ok(ev) = sync.recv().await {
                 let Some(engine) = me.upgrade() else { break };
                 if let crate::events::EngineEvent::DiscoveryChanged { .. } = ev {
-                    if let Some(live) = engine.live.lock().await.as_ref() {
-                        *engine.discovery.write().unwrap() = live.discovery();
-                    }
                     let (settings, _) = Settings::load(&engine.host);
                     *engine.settings.write().unwrap() = settings;
                 }
@@ -131,13 +134,9 @@ impl Engine {
     /// watcher running this goes through it, so the file event for our own
     /// write finds nothing new (no second reconcile, no loop).
     pub async fn refresh(&self) -> ReconcileReport {
-        {
-            let live = self.live.lock().await;
-            if let Some(live) = live.as_ref() {
-                let report = live.refresh().await.unwrap_or_default();
-                *self.discovery.write().unwrap() = live.discovery();
-                return report;
-            }
+        let live = self.live.read().unwrap().clone();
+        if let Some(live) = live {
+            return live.refresh().await.unwrap_or_default();
         }
         let d = self.rediscover();
         self.manager.set_roots(&Self::roots(&d)).await;
@@ -232,8 +231,12 @@ impl Engine {
     }
 
     pub async fn shutdown(&self) {
-        if let Some(live) = self.live.lock().await.take() {
-            live.stop().await;
+        let live = self.live.write().unwrap().take();
+        if let Some(live) = live {
+            match Arc::try_unwrap(live) {
+                Ok(l) => l.stop().await,
+                Err(shared) => drop(shared), // dropping the last handle stops it
+            }
         }
         self.manager.shutdown().await;
     }
