@@ -106,8 +106,21 @@ fn run_scenario(s: &Suite, scenario: &str) -> Run {
 }
 
 fn assert_conforms(test: &str, scenario: &str) {
+    assert_conforms_within(test, scenario, 1)
+}
+
+/// Like `assert_conforms`, but a scenario whose outcome depends on a race
+/// gets `attempts` tries; every try failing still fails the test.
+fn assert_conforms_within(test: &str, scenario: &str, attempts: usize) {
     let Some(s) = suite(test) else { return };
-    let r = run_scenario(&s, scenario);
+    let mut r = run_scenario(&s, scenario);
+    for attempt in 2..=attempts {
+        if r.passed {
+            break;
+        }
+        eprintln!("conformance {scenario}: attempt {} failed, retrying (attempt {attempt} of {attempts})", attempt - 1);
+        r = run_scenario(&s, scenario);
+    }
     let known: Vec<(String, String)> =
         KNOWN_FAILURES.iter().filter(|k| k.0 == scenario).map(|k| (k.1.to_string(), k.2.to_string())).collect();
     let ran = r.checks.iter().filter(|c| matches!(c.get("status").and_then(Value::as_str), Some("SUCCESS" | "FAILURE"))).count();
@@ -144,7 +157,12 @@ fn conformance_tools_call() {
 
 #[test]
 fn conformance_sse_retry() {
-    assert_conforms("conformance_sse_retry", "sse-retry");
+    // rmcp's streamable-HTTP client opens its standalone GET stream right
+    // after initialize; now and then the scenario's server delivers the tool
+    // result on that stream before it closes the POST stream, and then it
+    // cannot observe the retry/Last-Event-ID reconnect it checks for (seen
+    // once in five runs). Three tries; a real regression fails all three.
+    assert_conforms_within("conformance_sse_retry", "sse-retry", 3);
 }
 
 #[test]
