@@ -604,6 +604,11 @@ impl Dialect {
                 }
             }
         }
+        // Args on a remote server mean nothing to us, but they are the user's:
+        // keep them rather than silently dropping them on the next write.
+        if remote && !def.args.is_empty() && !m.contains_key("args") {
+            m.insert("args".into(), list(&def.args));
+        }
         Ok(m)
     }
 
