@@ -311,6 +311,7 @@ struct Shared {
     opts: ManagerOptions,
     tracker: TaskTracker,
     client_hooks: Arc<ClientHooks>,
+    reindex: Mutex<()>,
 }
 
 #[derive(Clone)]
@@ -334,6 +335,7 @@ impl Manager {
                 opts,
                 tracker: TaskTracker::new(),
                 client_hooks: Arc::new(ClientHooks::default()),
+                reindex: Mutex::new(()),
             }),
         }
     }
@@ -403,6 +405,9 @@ impl Manager {
 
     /// Rebuild names over every server's current tool slice.
     fn reindex(&self) {
+        // Serialized: two servers connecting at once must not overwrite each
+        // other's index with one computed from an older snapshot.
+        let _one_at_a_time = self.shared.reindex.lock().unwrap();
         let slots: Vec<Arc<Slot>> = self.shared.slots.read().unwrap().values().cloned().collect();
         let mut refs = vec![];
         let mut meta = vec![];
