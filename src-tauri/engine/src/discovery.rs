@@ -124,6 +124,12 @@ impl Discovery {
     pub fn source(&self, id: &str) -> Option<&SourceInfo> {
         self.sources.iter().find(|s| s.id == id)
     }
+
+    /// The trusted project folders this discovery read, each once, sorted:
+    /// what servers get as roots (SPEC M13).
+    pub fn project_folders(&self) -> Vec<PathBuf> {
+        self.sources.iter().filter_map(|s| s.project.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect()
+    }
 }
 
 /// The ordered source list for these settings (no file is read).

@@ -88,14 +88,10 @@ impl Engine {
         d
     }
 
-    fn roots(d: &Discovery) -> Vec<PathBuf> {
-        d.sources.iter().filter_map(|s| s.project.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect()
-    }
-
     /// Discover and start every server behind the startup gate.
     pub async fn start(&self) -> StartupReport {
         let d = self.rediscover();
-        self.manager.set_roots(&Self::roots(&d)).await;
+        self.manager.set_roots(&d.project_folders()).await;
         self.manager.start(Wanted::from_discovery(&d)).await
     }
 
@@ -139,7 +135,7 @@ impl Engine {
             return live.refresh().await.unwrap_or_default();
         }
         let d = self.rediscover();
-        self.manager.set_roots(&Self::roots(&d)).await;
+        self.manager.set_roots(&d.project_folders()).await;
         self.manager.reconcile(Wanted::from_discovery(&d)).await
     }
 

@@ -267,10 +267,6 @@ fn baseline_of(host: &Host, d: &Discovery) -> HashMap<PathBuf, Option<ContentHas
     b
 }
 
-fn roots_of(d: &Discovery) -> Vec<PathBuf> {
-    d.sources.iter().filter_map(|s| s.project.clone()).collect::<BTreeSet<_>>().into_iter().collect()
-}
-
 fn warning_count(d: &Discovery) -> usize {
     d.errors.len()
         + d.sources.iter().map(|s| s.warnings.len()).sum::<usize>()
@@ -384,7 +380,7 @@ impl State {
         self.discovery = d.clone();
         *self.shared.discovery.write().unwrap() = d.clone();
         let _ = self.shared.events.send(EngineEvent::DiscoveryChanged { servers: d.servers.len(), warnings: warning_count(&d) });
-        self.manager.set_roots(&roots_of(&d)).await;
+        self.manager.set_roots(&d.project_folders()).await;
         self.shared.stats.lock().unwrap().reconciles += 1;
         Some(self.manager.reconcile(Wanted::from_discovery(&d)).await)
     }

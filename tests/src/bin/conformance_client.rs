@@ -42,11 +42,7 @@ async fn main() -> ExitCode {
     });
     if scenario.starts_with("elicitation") {
         // What `switchboard --accept-defaults` does: answer with the schema's defaults.
-        m.set_elicitation_handler(Some(std::sync::Arc::new(|req: switchboard_engine::manager::ElicitRequest| {
-            let answer = switchboard_engine::manager::connection::schema_defaults(&req.schema);
-            eprintln!("conformance-client: elicitation \"{}\" answered with {answer}", req.message);
-            Box::pin(async move { switchboard_engine::manager::ElicitAnswer::Accept(answer) }) as futures::future::BoxFuture<'static, _>
-        })));
+        m.set_elicitation_handler(Some(switchboard_engine::manager::connection::accept_defaults_handler("conformance-client")));
     }
     let ok = run(&m, &url, &scenario).await;
     m.shutdown().await;

@@ -71,6 +71,17 @@ pub fn schema_defaults(schema: &serde_json::Value) -> serde_json::Value {
     serde_json::Value::Object(out)
 }
 
+/// An elicitation handler for runs with nobody to ask (`--accept-defaults`):
+/// accepts with the defaults the requested schema declares. `label` prefixes
+/// the note printed on stderr.
+pub fn accept_defaults_handler(label: &'static str) -> ElicitationHandler {
+    Arc::new(move |req: ElicitRequest| {
+        let answer = schema_defaults(&req.schema);
+        eprintln!("{label}: {}: \"{}\" answered with defaults {answer}", req.server, req.message);
+        Box::pin(async move { ElicitAnswer::Accept(answer) })
+    })
+}
+
 /// Our side of every session: identifies Switchboard, offers roots and
 /// elicitation (never sampling), forwards the server's notifications.
 #[derive(Clone)]

@@ -214,7 +214,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         | Command::Watch { .. }) => {
             let d = discover(&host, &settings, &o);
             let rt = tokio::runtime::Runtime::new()?;
-            let roots: Vec<PathBuf> = d.sources.iter().filter_map(|s| s.project.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+            let roots = d.project_folders();
             return rt.block_on(runtime::run(host, d, c, runtime::Options { accept_defaults: cli.accept_defaults, roots, projects: cli.projects.clone() }));
         }
         Command::Discover { json } => {

@@ -23,11 +23,7 @@ pub async fn run(host: Host, d: Discovery, cmd: Command, o: Options) -> anyhow::
     let manager = Manager::new(ManagerOptions::for_host(&host));
     manager.set_roots(&o.roots).await;
     if o.accept_defaults {
-        manager.set_elicitation_handler(Some(std::sync::Arc::new(|req: switchboard_engine::manager::ElicitRequest| {
-            let answer = switchboard_engine::manager::connection::schema_defaults(&req.schema);
-            eprintln!("{}: \"{}\" answered with defaults {answer}", req.server, req.message);
-            Box::pin(async move { switchboard_engine::manager::ElicitAnswer::Accept(answer) }) as futures::future::BoxFuture<'static, _>
-        })));
+        manager.set_elicitation_handler(Some(switchboard_engine::manager::connection::accept_defaults_handler("switchboard")));
     }
     // `watch` runs until interrupted: that is its normal end.
     let watching = matches!(cmd, Command::Watch { .. });
