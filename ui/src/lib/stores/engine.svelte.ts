@@ -49,14 +49,29 @@ class EngineStore {
   #latest<T>(kind: Reload, load: () => Promise<T>, apply: (v: T) => void): Promise<void> {
     const n = ++this.#seq[kind];
     return load().then((v) => {
-      if (n === this.#seq[kind]) apply(v);
+      if (n === this.#seq[kind] && !(kind === 'sources' && this.#reordering > 0)) apply(v);
     });
   }
 
-  /** An optimistic local order (drag, move up): answers already on their way are stale. */
-  setSources(list: SourceInfo[]) {
+  /** Priority saves still in flight: until they return, the engine may answer with the old order. */
+  #reordering = 0;
+
+  /**
+   * Shows `list` at once (drag, move up) and saves it with `save`. Until the
+   * save returns, reloads keep the local order instead of flashing the old
+   * one back (the engine answers with the old order while it re-discovers);
+   * afterwards, success or failure, the engine's own list is loaded again.
+   */
+  async reorderSources<T>(list: SourceInfo[], save: () => Promise<T>): Promise<T | undefined> {
     this.#seq.sources++;
     this.sources = list;
+    this.#reordering++;
+    try {
+      return await this.run(save);
+    } finally {
+      this.#reordering--;
+      this.#schedule(new Set<Reload>(['sources']));
+    }
   }
 
   async reload(what: Set<Reload>) {

@@ -1,0 +1,60 @@
+import { describe, expect, it, vi } from 'vitest';
+
+// The store talks to Rust only through api.ts; mock the Tauri boundary below it.
+const invoke = vi.fn();
+let emit: (ev: unknown) => void = () => {};
+vi.mock('@tauri-apps/api/core', () => ({ invoke: (...a: unknown[]) => invoke(...a), isTauri: () => true }));
+vi.mock('@tauri-apps/api/event', () => ({
+  listen: vi.fn(async (_name: string, cb: (e: { payload: unknown }) => void) => {
+    emit = (payload) => cb({ payload });
+    return () => {};
+  }),
+}));
+
+const { engine } = await import('./engine.svelte');
+
+const src = (id: string) => ({ id, clientName: id, level: 'user', path: `/x/${id}`, exists: true, readable: true, readOnly: false, warnings: [] });
+const tick = (ms = 80) => new Promise((r) => setTimeout(r, ms));
+
+describe('engine store: reordering sources', () => {
+  it('keeps the moved order while the save is in flight, even when an event reloads the lists', async () => {
+    let order = ['a', 'b', 'c'];
+    let finishSave: () => void = () => {};
+    invoke.mockImplementation(async (cmd: string, args?: { ids: string[] }) => {
+      if (cmd === 'list_sources') return order.map(src);
+      if (cmd === 'set_priority') {
+        await new Promise<void>((r) => (finishSave = r));
+        order = args!.ids;
+        return { started: [], stopped: [], updated: [], kept: [], failed: [] };
+      }
+      return [];
+    });
+    await engine.init();
+    expect(engine.sources.map((s) => s.id)).toEqual(['a', 'b', 'c']);
+
+    const moved = [src('a'), src('c'), src('b')];
+    const saving = engine.reorderSources(moved, () => invoke('set_priority', { ids: ['a', 'c', 'b'] }));
+    expect(engine.sources.map((s) => s.id)).toEqual(['a', 'c', 'b']);
+    // The engine re-discovers and says so before the save returns; its list is still the old one.
+    emit({ type: 'discovery-changed', servers: 0, warnings: 0 });
+    await tick();
+    expect(engine.sources.map((s) => s.id)).toEqual(['a', 'c', 'b']);
+
+    finishSave();
+    await saving;
+    await tick();
+    expect(engine.sources.map((s) => s.id)).toEqual(['a', 'c', 'b']);
+  });
+
+  it('puts the engine order back when the save fails', async () => {
+    invoke.mockImplementation(async (cmd: string) => {
+      if (cmd === 'list_sources') return ['a', 'c', 'b'].map(src);
+      if (cmd === 'set_priority') throw { code: 'io', message: 'settings.json: permission denied' };
+      return [];
+    });
+    await engine.reorderSources([src('c'), src('a'), src('b')], () => invoke('set_priority', { ids: ['c', 'a', 'b'] }));
+    await tick();
+    expect(engine.sources.map((s) => s.id)).toEqual(['a', 'c', 'b']);
+    expect(engine.notice?.kind).toBe('error');
+  });
+});
