@@ -12,8 +12,11 @@ vi.mock('@tauri-apps/api/event', () => ({
 }));
 
 const { engine } = await import('./engine.svelte');
+import type { SourceInfo } from '../types';
 
-const src = (id: string) => ({ id, clientName: id, level: 'user', path: `/x/${id}`, exists: true, readable: true, readOnly: false, warnings: [] });
+const src = (id: string): SourceInfo => ({
+  id, client: 'cursor', clientName: id, level: 'user', path: `/x/${id}`, format: 'json', exists: true, readOnly: false, priority: 0, serverCount: 0, warnings: [],
+});
 const tick = (ms = 80) => new Promise((r) => setTimeout(r, ms));
 
 describe('engine store: reordering sources', () => {
