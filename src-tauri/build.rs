@@ -6,6 +6,7 @@ const COMMANDS: &[&str] = &[
     "list_projects",
     "list_tools",
     "call_tool",
+    "cancel_tool_call",
     "server_logs",
     "start_server",
     "stop_server",
@@ -23,6 +24,7 @@ const COMMANDS: &[&str] = &[
     "list_prompts",
     "get_prompt",
     "subscribe_resource",
+    "unsubscribe_resource",
     "test_connection",
     "answer_elicitation",
 ];

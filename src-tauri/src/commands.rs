@@ -18,6 +18,7 @@ use tauri::State;
 use crate::error::{CommandError, CommandResult};
 use crate::probe::{probe, ProbeReport};
 use crate::state::AppState;
+use crate::tool_calls::{RunningCall, ToolCalls};
 
 /// What the UI shows in its header and About box.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -55,9 +56,18 @@ pub fn list_tools(state: S<'_>) -> ToolIndex {
     (*state.engine.manager().tools()).clone()
 }
 
+/// `callId` (chosen by the UI) makes the call cancellable with `cancel_tool_call`.
 #[tauri::command]
-pub async fn call_tool(state: S<'_>, name: String, args: Option<Map<String, Value>>) -> CommandResult<CallOutcome> {
-    Ok(state.engine.manager().call_tool(&name, args, None).await?)
+pub async fn call_tool(state: S<'_>, calls: State<'_, ToolCalls>, name: String, args: Option<Map<String, Value>>, call_id: Option<String>) -> CommandResult<CallOutcome> {
+    let running = calls.start(call_id);
+    let cancel = running.as_ref().map(RunningCall::token);
+    Ok(state.engine.manager().call_tool(&name, args, cancel).await?)
+}
+
+/// The call then fails with code `aborted`; false when it had already ended.
+#[tauri::command]
+pub fn cancel_tool_call(calls: State<'_, ToolCalls>, call_id: String) -> bool {
+    calls.cancel(&call_id)
 }
 
 #[tauri::command]
@@ -145,6 +155,11 @@ pub async fn get_prompt(state: S<'_>, server: String, name: String, args: Option
 #[tauri::command]
 pub async fn subscribe_resource(state: S<'_>, server: String, uri: String) -> CommandResult<()> {
     Ok(state.engine.manager().subscribe_resource(&server, &uri).await?)
+}
+
+#[tauri::command]
+pub async fn unsubscribe_resource(state: S<'_>, server: String, uri: String) -> CommandResult<()> {
+    Ok(state.engine.manager().unsubscribe_resource(&server, &uri).await?)
 }
 
 /// Connect `def` in a throwaway manager; the error is the exact message to show.

@@ -8,6 +8,7 @@ pub mod error;
 pub mod events;
 pub mod probe;
 pub mod state;
+pub mod tool_calls;
 pub mod types;
 
 use switchboard_engine::engine::Engine;
@@ -26,6 +27,7 @@ pub const COMMANDS: &[&str] = &[
     "list_projects",
     "list_tools",
     "call_tool",
+    "cancel_tool_call",
     "server_logs",
     "start_server",
     "stop_server",
@@ -43,6 +45,7 @@ pub const COMMANDS: &[&str] = &[
     "list_prompts",
     "get_prompt",
     "subscribe_resource",
+    "unsubscribe_resource",
     "test_connection",
     "answer_elicitation",
 ];
@@ -57,6 +60,7 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine) ->
     builder
         .plugin(tauri_plugin_opener::init())
         .manage(AppState::new(engine))
+        .manage(tool_calls::ToolCalls::default())
         .setup(|app| {
             events::start(app.handle().clone(), &app.state::<AppState>());
             Ok(())
@@ -68,6 +72,7 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine) ->
             commands::list_projects,
             commands::list_tools,
             commands::call_tool,
+            commands::cancel_tool_call,
             commands::server_logs,
             commands::start_server,
             commands::stop_server,
@@ -85,6 +90,7 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine) ->
             commands::list_prompts,
             commands::get_prompt,
             commands::subscribe_resource,
+            commands::unsubscribe_resource,
             commands::test_connection,
             commands::answer_elicitation,
         ])
@@ -139,6 +145,10 @@ mod tests {
     }
 
     fn invoke(t: &TestApp, cmd: &str, args: Value) -> Result<Value, Value> {
+        invoke_on(&t.webview, cmd, args)
+    }
+
+    fn invoke_on(webview: &tauri::WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
         let request = InvokeRequest {
             cmd: cmd.into(),
             callback: tauri::ipc::CallbackFn(0),
@@ -149,7 +159,7 @@ mod tests {
             headers: Default::default(),
             invoke_key: INVOKE_KEY.to_string(),
         };
-        get_ipc_response(&t.webview, request).map(|r| r.deserialize::<Value>().expect("JSON body"))
+        get_ipc_response(webview, request).map(|r| r.deserialize::<Value>().expect("JSON body"))
     }
 
     #[test]
@@ -200,6 +210,88 @@ mod tests {
         assert_eq!(err["code"], "not-found", "{err}");
         let err = invoke(&t, "server_logs", json!({"name": "nope"})).expect_err("unknown server");
         assert_eq!(err["code"], "not-found", "{err}");
+    }
+
+    /// The rmcp fixture server (tests/src/bin/fixture_server.rs), built by
+    /// `cargo build -p switchboard-tests --bin fixture-server` (a workspace
+    /// `cargo test` builds it first); `SWITCHBOARD_FIXTURE_SERVER` overrides.
+    fn fixture_server() -> std::path::PathBuf {
+        if let Some(p) = std::env::var_os("SWITCHBOARD_FIXTURE_SERVER") {
+            return p.into();
+        }
+        let exe = std::env::current_exe().unwrap();
+        let debug = exe.parent().and_then(|deps| deps.parent()).unwrap();
+        let path = debug.join(format!("fixture-server{}", std::env::consts::EXE_SUFFIX));
+        assert!(path.exists(), "{} is missing: run `cargo build -p switchboard-tests --bin fixture-server` first", path.display());
+        path
+    }
+
+    /// Adds `fixture-server --name beta --resources` and waits until it is connected.
+    fn app_with_beta() -> TestApp {
+        let t = app();
+        let command = fixture_server().to_string_lossy().to_string();
+        let def = json!({"name": "beta", "transport": "stdio", "command": command, "args": ["--name", "beta", "--resources"], "enabled": true});
+        invoke(&t, "add_server", json!({"source": "switchboard", "def": def})).expect("add_server succeeds");
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let servers = invoke(&t, "list_servers", json!({})).unwrap();
+            let state = servers.as_array().unwrap().iter().find(|s| s["name"] == "beta").map(|s| s["runtime"]["status"]["state"].clone());
+            if state == Some(json!("connected")) {
+                return t;
+            }
+            assert!(std::time::Instant::now() < end, "beta did not connect within 30 s: {servers}");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
+    #[test]
+    fn resources_and_prompts_of_a_connected_server_match_their_typescript_shapes() {
+        let t = app_with_beta();
+        let list = invoke(&t, "list_resources", json!({"server": "beta"})).expect("list_resources succeeds");
+        types::tests::assert_mirrors::<types::ResourceList>("ResourceList", list.clone());
+        assert!(list["resources"].as_array().unwrap().iter().any(|r| r["uri"] == "fixture://greeting"), "{list}");
+        assert_eq!(list["resourceTemplates"][0]["uriTemplate"], "fixture://item/{id}", "{list}");
+
+        let read = invoke(&t, "read_resource", json!({"server": "beta", "uri": "fixture://greeting"})).expect("read_resource succeeds");
+        types::tests::assert_mirrors::<types::ResourceRead>("ResourceRead", read.clone());
+        assert_eq!(read["contents"][0]["text"], "Hello from beta", "{read}");
+
+        let prompts = invoke(&t, "list_prompts", json!({"server": "beta"})).expect("list_prompts succeeds");
+        types::tests::assert_mirrors::<types::PromptList>("PromptList", prompts.clone());
+        assert_eq!(prompts["prompts"][0]["arguments"][0]["required"], true, "{prompts}");
+        let got = invoke(&t, "get_prompt", json!({"server": "beta", "name": "greet", "args": {"name": "Ada"}})).expect("get_prompt succeeds");
+        types::tests::assert_mirrors::<types::PromptResult>("PromptResult", got.clone());
+        assert_eq!(got["messages"][0]["content"]["text"], "Hello, Ada!", "{got}");
+
+        invoke(&t, "subscribe_resource", json!({"server": "beta", "uri": "fixture://counter"})).expect("subscribe succeeds");
+        invoke(&t, "unsubscribe_resource", json!({"server": "beta", "uri": "fixture://counter"})).expect("unsubscribe succeeds");
+        let err = invoke(&t, "unsubscribe_resource", json!({"server": "nope", "uri": "x://y"})).expect_err("unknown server");
+        assert_eq!(err["code"], "not-found", "{err}");
+    }
+
+    #[test]
+    fn cancelling_a_running_tool_call_ends_it_as_aborted() {
+        let t = app_with_beta();
+        let started = std::time::Instant::now();
+        let (call, cancelled) = std::thread::scope(|s| {
+            let webview = t.webview.clone();
+            let call = s.spawn(move || invoke_on(&webview, "call_tool", json!({"name": "mcp_beta_sleep", "args": {"ms": 20000}, "callId": "c-1"})));
+            // Wait until the call is registered, then cancel it.
+            let calls = t.app.state::<tool_calls::ToolCalls>();
+            while calls.running() == 0 {
+                assert!(started.elapsed().as_secs() < 10, "the call never started");
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            let cancelled = invoke(&t, "cancel_tool_call", json!({"callId": "c-1"})).expect("cancel_tool_call succeeds");
+            (call.join().unwrap(), cancelled)
+        });
+        assert_eq!(cancelled, json!(true), "the call was running");
+        let err = call.expect_err("a cancelled call is not a result");
+        assert_eq!(err["code"], "aborted", "{err}");
+        assert!(started.elapsed().as_secs() < 10, "the call ended when cancelled, not after the 20 s sleep");
+        let again = invoke(&t, "cancel_tool_call", json!({"callId": "c-1"})).expect("cancel_tool_call succeeds");
+        assert_eq!(again, json!(false), "an ended call is forgotten");
     }
 
     /// build.rs, this crate's `COMMANDS`, the handler and the capability agree.

@@ -355,6 +355,151 @@ pub enum EngineEvent {
     Resync,
 }
 
+// Resources and prompts (SPEC M8) are MCP's own shapes, passed through as the
+// server sent them: the fields the UI reads are typed, everything else
+// (annotations, icons, `_meta`, …) is kept in `rest` and not declared.
+
+/// One entry of `list_resources().resources`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceInfo {
+    pub uri: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub mime_type: Option<String>,
+    /// Bytes, when the server says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub size: Option<u64>,
+    #[serde(flatten)]
+    #[ts(skip)]
+    pub rest: serde_json::Map<String, Value>,
+}
+
+/// One entry of `list_resources().resourceTemplates` (RFC 6570 `uriTemplate`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplateInfo {
+    pub uri_template: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub mime_type: Option<String>,
+    #[serde(flatten)]
+    #[ts(skip)]
+    pub rest: serde_json::Map<String, Value>,
+}
+
+/// `list_resources`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceList {
+    pub resources: Vec<ResourceInfo>,
+    pub resource_templates: Vec<ResourceTemplateInfo>,
+}
+
+/// One item of `read_resource().contents`: `text`, or base64 `blob`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceContent {
+    pub uri: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub mime_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub blob: Option<String>,
+    #[serde(flatten)]
+    #[ts(skip)]
+    pub rest: serde_json::Map<String, Value>,
+}
+
+/// `read_resource`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ResourceRead {
+    pub contents: Vec<ResourceContent>,
+    #[serde(flatten)]
+    #[ts(skip)]
+    pub rest: serde_json::Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct PromptArgumentInfo {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub required: Option<bool>,
+    #[serde(flatten)]
+    #[ts(skip)]
+    pub rest: serde_json::Map<String, Value>,
+}
+
+/// One entry of `list_prompts().prompts`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct PromptInfo {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub arguments: Option<Vec<PromptArgumentInfo>>,
+    #[serde(flatten)]
+    #[ts(skip)]
+    pub rest: serde_json::Map<String, Value>,
+}
+
+/// `list_prompts`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct PromptList {
+    pub prompts: Vec<PromptInfo>,
+}
+
+/// One message of a prompt; `content` is MCP content (`text`, `image`, `audio`, `resource`, `resource_link`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct PromptMessageInfo {
+    pub role: String,
+    #[ts(type = "{ type: string; text?: string; mimeType?: string; [key: string]: unknown }")]
+    pub content: Value,
+}
+
+/// `get_prompt`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct PromptResult {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub description: Option<String>,
+    pub messages: Vec<PromptMessageInfo>,
+    #[serde(flatten)]
+    #[ts(skip)]
+    pub rest: serde_json::Map<String, Value>,
+}
+
 /// `test_connection` when the server connected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -405,6 +550,16 @@ pub fn typescript() -> String {
         StartupReport::decl(&cfg),
         LogLine::decl(&cfg),
         EngineEvent::decl(&cfg),
+        ResourceInfo::decl(&cfg),
+        ResourceTemplateInfo::decl(&cfg),
+        ResourceList::decl(&cfg),
+        ResourceContent::decl(&cfg),
+        ResourceRead::decl(&cfg),
+        PromptArgumentInfo::decl(&cfg),
+        PromptInfo::decl(&cfg),
+        PromptList::decl(&cfg),
+        PromptMessageInfo::decl(&cfg),
+        PromptResult::decl(&cfg),
         ProbeReport::decl(&cfg),
         AppInfo::decl(&cfg),
         CommandErrorPayload::decl(&cfg),

@@ -74,6 +74,30 @@ kind: string, text: string, };
 
 export type EngineEvent = { "type": "status", server: string, status: ServerStatus, } | { "type": "tools", server: string, count: number, deferred: boolean, } | { "type": "log", server: string, line: LogLine, } | { "type": "warning", server: string, message: string, } | { "type": "removed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "resources-changed", server: string, } | { "type": "prompts-changed", server: string, } | { "type": "reconciled", report: ReconcileReport, } | { "type": "elicitation", id: number, server: string, message: string, schema: JsonSchema, } | { "type": "source-changed", source: string, path: string, } | { "type": "discovery-changed", servers: number, warnings: number, } | { "type": "ready", report: StartupReport, } | { "type": "resync" };
 
+export type ResourceInfo = { uri: string, name: string, title?: string, description?: string, mimeType?: string, 
+/**
+ * Bytes, when the server says.
+ */
+size?: number, };
+
+export type ResourceTemplateInfo = { uriTemplate: string, name: string, title?: string, description?: string, mimeType?: string, };
+
+export type ResourceList = { resources: Array<ResourceInfo>, resourceTemplates: Array<ResourceTemplateInfo>, };
+
+export type ResourceContent = { uri: string, mimeType?: string, text?: string, blob?: string, };
+
+export type ResourceRead = { contents: Array<ResourceContent>, };
+
+export type PromptArgumentInfo = { name: string, title?: string, description?: string, required?: boolean, };
+
+export type PromptInfo = { name: string, title?: string, description?: string, arguments?: Array<PromptArgumentInfo>, };
+
+export type PromptList = { prompts: Array<PromptInfo>, };
+
+export type PromptMessageInfo = { role: string, content: { type: string; text?: string; mimeType?: string; [key: string]: unknown }, };
+
+export type PromptResult = { description?: string, messages: Array<PromptMessageInfo>, };
+
 export type ProbeReport = { message: string, toolCount: number, tools: Array<string>, };
 
 export type AppInfo = { name: string, version: string, };
