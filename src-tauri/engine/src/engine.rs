@@ -39,19 +39,25 @@ pub struct Engine {
     /// Once running, its discovery is the engine's snapshot (one source of
     /// truth: the server list never lags behind a reconcile).
     live: RwLock<Option<Arc<crate::watch::Live>>>,
+    /// Sign-ins waiting for the browser, by server: a new one cancels the old.
+    sign_ins: std::sync::Mutex<std::collections::HashMap<String, (u64, tokio_util::sync::CancellationToken)>>,
 }
 
 impl Engine {
     pub fn new(host: Host, manager_opts: ManagerOptions, extra_projects: Vec<PathBuf>) -> Engine {
         let (settings, _warning) = Settings::load(&host);
+        let manager = Manager::new(manager_opts);
+        // Stored sign-ins come from the OS keychain (SPEC A2).
+        manager.set_vault(Some(crate::auth::vault::Vault::keychain()));
         Engine {
-            manager: Manager::new(manager_opts),
+            manager,
             settings: RwLock::new(settings),
             discovery: RwLock::new(Arc::new(Discovery::default())),
             host,
             extra_projects,
             edits: tokio::sync::Mutex::new(()),
             live: RwLock::new(None),
+            sign_ins: Default::default(),
         }
     }
 
@@ -224,6 +230,80 @@ impl Engine {
         let abs = absolute(dir);
         self.save_settings(|s| s.projects.retain(|p| p.path != abs))?;
         Ok(self.refresh().await)
+    }
+
+    /// Sign in to a remote server (SPEC A1, U8): discover, register, open the
+    /// authorization page with `open` (the system browser), wait up to
+    /// `timeout` for the redirect, keep the tokens in the keychain, and
+    /// connect that server at once (others are not touched). Progress goes
+    /// out as `SignIn` events. Also `reauth`: signing in again replaces the tokens.
+    pub async fn sign_in(&self, name: &str, open: Option<crate::auth::oauth::BrowserOpener>, timeout: std::time::Duration) -> Result<(), crate::auth::oauth::SignInError> {
+        use crate::auth::oauth::{self, SignInError};
+        use crate::events::{EngineEvent, SignInPhase};
+        let url = self.manager.resolved_url(name).or_else(|| self.snapshot().server(name).and_then(|s| s.winner.def.url.clone()));
+        let remote = self.snapshot().server(name).is_some_and(|s| s.winner.def.transport != crate::config::model::Transport::Stdio);
+        let (Some(url), true) = (url, remote) else { return Err(SignInError::NotRemote(name.into())) };
+        let vault = self.manager.vault().unwrap_or_else(crate::auth::vault::Vault::keychain);
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let cancel = tokio_util::sync::CancellationToken::new();
+        if let Some((_, old)) = self.sign_ins.lock().unwrap().insert(name.to_string(), (id, cancel.clone())) {
+            old.cancel();
+        }
+        let publish = |phase: SignInPhase| self.manager.publish(EngineEvent::SignIn { server: name.into(), phase });
+        let run = async {
+            let pending = oauth::begin(name, &url, &vault).await?;
+            publish(SignInPhase::Waiting { url: pending.url.clone() });
+            if let Some(open) = &open {
+                if let Err(e) = open(&pending.url) {
+                    self.manager.note(name, &format!("could not open the browser ({e}); open the sign-in link yourself"));
+                }
+            }
+            pending.finish(timeout).await
+        };
+        let result = tokio::select! {
+            r = run => r,
+            _ = cancel.cancelled() => Err(SignInError::Cancelled(name.into())),
+        };
+        {
+            let mut map = self.sign_ins.lock().unwrap();
+            if map.get(name).is_some_and(|(i, _)| *i == id) {
+                map.remove(name);
+            }
+        }
+        match &result {
+            Ok(()) => {
+                publish(SignInPhase::SignedIn);
+                self.manager.note(name, "signed in; connecting");
+                let _ = self.manager.restart(name).await;
+            }
+            Err(e) => publish(SignInPhase::Failed { error: e.to_string() }),
+        }
+        result
+    }
+
+    /// Give up a sign-in that is waiting for the browser.
+    pub fn cancel_sign_in(&self, name: &str) {
+        if let Some((_, c)) = self.sign_ins.lock().unwrap().remove(name) {
+            c.cancel();
+        }
+    }
+
+    /// Sign out (`unauth`): the tokens and the client registration leave the
+    /// keychain, and the server reconnects without them.
+    pub async fn sign_out(&self, name: &str) -> Result<(), crate::auth::vault::VaultError> {
+        let vault = self.manager.vault().unwrap_or_else(crate::auth::vault::Vault::keychain);
+        crate::auth::oauth::sign_out(name, &vault).await?;
+        self.manager.publish(crate::events::EngineEvent::SignIn { server: name.into(), phase: crate::events::SignInPhase::SignedOut });
+        self.manager.note(name, "signed out");
+        let _ = self.manager.restart(name).await;
+        Ok(())
+    }
+
+    /// Whether a sign-in is stored for this server at its current URL.
+    pub async fn is_signed_in(&self, name: &str) -> bool {
+        let (Some(url), Some(vault)) = (self.manager.resolved_url(name), self.manager.vault()) else { return false };
+        crate::auth::oauth::is_signed_in(name, &url, &vault).await
     }
 
     pub async fn shutdown(&self) {

@@ -68,6 +68,19 @@ pub enum EngineEvent {
     SourceChanged { source: String, path: std::path::PathBuf },
     /// Discovery ran again after a change; the new result is `Live::discovery()`.
     DiscoveryChanged { servers: usize, warnings: usize },
+    /// A sign-in's progress (SPEC A1, U8). `url` is the authorization page
+    /// (no token in it) for users whose browser did not open.
+    SignIn { server: String, phase: SignInPhase },
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum SignInPhase {
+    /// Waiting for the browser to come back.
+    Waiting { url: String },
+    SignedIn,
+    SignedOut,
+    Failed { error: String },
 }
 
 pub fn now_ms() -> u64 {

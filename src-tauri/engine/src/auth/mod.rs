@@ -1,3 +1,5 @@
 //! Authentication and secrets (SPEC A, C9).
 
+pub mod oauth;
 pub mod secrets;
+pub mod vault;

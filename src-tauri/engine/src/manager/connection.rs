@@ -222,6 +222,9 @@ pub struct Launch {
     pub path_env: Option<std::ffi::OsString>,
     pub env: IndexMap<String, String>,
     pub headers: IndexMap<String, String>,
+    /// http servers with a stored sign-in: rmcp's client that adds the token
+    /// and refreshes it.
+    pub oauth: Option<rmcp::transport::auth::AuthClient<reqwest::Client>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -286,14 +289,20 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
         }
         Transport::Http => {
             let url = def.url.clone().unwrap_or_default();
-            let http = http_transport(&url, &launch.headers)?;
-            match tokio::time::timeout(timeout, handler.serve(http)).await {
+            let signed_in = launch.oauth.is_some();
+            let config = http_config(&url, &launch.headers)?;
+            let served = match launch.oauth {
+                Some(client) => tokio::time::timeout(timeout, handler.serve(StreamableHttpClientTransport::with_client(client, config))).await,
+                None => tokio::time::timeout(timeout, handler.serve(StreamableHttpClientTransport::with_client(reqwest::Client::new(), config))).await,
+            };
+            match served {
                 Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: "streamable-http" }),
                 Err(_) => Err(ConnectError::Timeout(timeout)),
                 Ok(Err(e)) => {
                     let msg = e.to_string();
                     if is_auth_failure(&msg) {
-                        return Err(ConnectError::Auth { message: auth_message(&msg) });
+                        let message = if signed_in { resign_message() } else { auth_message(&msg) };
+                        return Err(ConnectError::Auth { message });
                     }
                     Err(ConnectError::Handshake(msg))
                 }
@@ -319,7 +328,7 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
     }
 }
 
-fn http_transport(url: &str, headers: &IndexMap<String, String>) -> Result<StreamableHttpClientTransport<reqwest::Client>, ConnectError> {
+fn http_config(url: &str, headers: &IndexMap<String, String>) -> Result<StreamableHttpClientTransportConfig, ConnectError> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
     for (k, v) in headers {
         if k.eq_ignore_ascii_case("authorization") {
@@ -332,7 +341,7 @@ fn http_transport(url: &str, headers: &IndexMap<String, String>) -> Result<Strea
         let value = reqwest::header::HeaderValue::from_str(v).map_err(|_| ConnectError::Spawn(format!("header \"{k}\" has a value that is not valid in HTTP")))?;
         config.custom_headers.insert(name, value);
     }
-    Ok(StreamableHttpClientTransport::with_client(reqwest::Client::new(), config))
+    Ok(config)
 }
 
 pub fn is_auth_failure(msg: &str) -> bool {
@@ -342,6 +351,11 @@ pub fn is_auth_failure(msg: &str) -> bool {
 
 fn auth_message(msg: &str) -> String {
     format!("Authentication required: the server refused the connection ({msg}). Sign in to this server, or set an Authorization header.")
+}
+
+/// A stored sign-in the server (or its authorization server) no longer accepts.
+pub fn resign_message() -> String {
+    "Authentication required: the server no longer accepts your sign-in (the token was revoked or could not be refreshed). Sign in again.".into()
 }
 
 /// SIGTERM then SIGKILL a process group; no-op elsewhere.

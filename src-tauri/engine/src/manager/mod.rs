@@ -312,6 +312,8 @@ struct Shared {
     tracker: TaskTracker,
     client_hooks: Arc<ClientHooks>,
     reindex: Mutex<()>,
+    /// Stored sign-ins (SPEC A3); `None`: no OAuth tokens are injected.
+    vault: RwLock<Option<crate::auth::vault::Vault>>,
 }
 
 #[derive(Clone)]
@@ -336,6 +338,7 @@ impl Manager {
                 tracker: TaskTracker::new(),
                 client_hooks: Arc::new(ClientHooks::default()),
                 reindex: Mutex::new(()),
+                vault: RwLock::new(None),
             }),
         }
     }
@@ -364,6 +367,35 @@ impl Manager {
         slot.status.send_replace(status.clone());
         let _ = self.shared.events.send(EngineEvent::Log { server: slot.name.clone(), line });
         let _ = self.shared.events.send(EngineEvent::Status { server: slot.name.clone(), status });
+    }
+
+    /// Publish an event on the manager's channel (the engine's sign-in progress).
+    pub fn publish(&self, ev: EngineEvent) {
+        let _ = self.shared.events.send(ev);
+    }
+
+    /// A lifecycle line in a server's log (and its event).
+    pub fn note(&self, name: &str, text: &str) {
+        if let Some(slot) = self.slot(name) {
+            let line = slot.logs.push("lifecycle", text);
+            let _ = self.shared.events.send(EngineEvent::Log { server: slot.name.clone(), line });
+        }
+    }
+
+    /// A managed remote server's URL with its variables expanded, as it connects.
+    pub fn resolved_url(&self, name: &str) -> Option<String> {
+        let slot = self.slot(name)?;
+        let url = slot.wanted.def.url.clone()?;
+        Some(expand(&url, &self.var_context(&slot.wanted)).value)
+    }
+
+    fn var_context(&self, w: &Wanted) -> VarContext {
+        VarContext {
+            env: self.shared.opts.env.clone(),
+            workspace_folder: w.project.as_ref().map(|p| p.to_string_lossy().to_string()),
+            user_home: Some(self.shared.opts.home.to_string_lossy().to_string()),
+            inputs: HashMap::new(),
+        }
     }
 
     pub fn status(&self, name: &str) -> Option<ServerStatus> {
@@ -572,14 +604,72 @@ impl Manager {
     }
 
     /// Resolve variables, secrets and the command for one launch.
-    async fn prepare(&self, slot: &Slot) -> Result<Launch, String> {
+    async fn prepare(&self, slot: &Slot) -> Result<Launch, Outcome> {
+        let mut launch = self.prepare_launch(slot).await.map_err(|error| Outcome::Failed { error, healthy_for: Duration::ZERO })?;
+        self.add_sign_in(slot, &mut launch).await.map_err(Outcome::NeedsAuth)?;
+        Ok(launch)
+    }
+
+    /// SPEC A3: a stored sign-in becomes the http client's token handling, an
+    /// `sse` server's `Authorization` header, or (for stdio servers with
+    /// `auth: {type: "oauth", credentialId}`) `OAUTH_ACCESS_TOKEN`. An
+    /// explicit Authorization header in the config wins over a sign-in.
+    async fn add_sign_in(&self, slot: &Slot, launch: &mut Launch) -> Result<(), String> {
+        let Some(vault) = self.vault() else { return Ok(()) };
+        let has_header = launch.headers.keys().any(|k| k.eq_ignore_ascii_case("authorization"));
+        match launch.def.transport {
+            Transport::Http if !has_header => {
+                let url = launch.def.url.clone().unwrap_or_default();
+                match crate::auth::oauth::authorized(&slot.name, &url, &vault).await {
+                    Ok(crate::auth::oauth::Authorized::Client(c)) => launch.oauth = Some(c),
+                    Ok(crate::auth::oauth::Authorized::None) => {}
+                    Err(e) => self.warn(slot, &e),
+                }
+            }
+            Transport::Sse if !has_header => {
+                let url = launch.def.url.clone().unwrap_or_default();
+                if crate::auth::oauth::is_signed_in(&slot.name, &url, &vault).await {
+                    match crate::auth::oauth::access_token(&slot.name, &vault).await {
+                        Ok(Some(t)) => {
+                            launch.headers.insert("Authorization".into(), format!("Bearer {t}"));
+                        }
+                        Ok(None) => {}
+                        Err(e) => return Err(format!("Authentication required: {e}")),
+                    }
+                }
+            }
+            Transport::Stdio => {
+                let Some(auth) = launch.def.auth.as_ref().filter(|a| a.kind == "oauth") else { return Ok(()) };
+                let from = auth.credential_id.clone().unwrap_or_else(|| slot.name.clone());
+                match crate::auth::oauth::access_token(&from, &vault).await {
+                    Ok(Some(t)) => {
+                        launch.env.insert("OAUTH_ACCESS_TOKEN".into(), t);
+                    }
+                    Ok(None) => {
+                        let msg = format!("Authentication required: no sign-in is stored for \"{from}\" (auth.credentialId); sign in to it first, then start this server");
+                        self.warn(slot, &msg);
+                        return Err(msg);
+                    }
+                    Err(e) => return Err(format!("Authentication required: {e}")),
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn warn(&self, slot: &Slot, message: &str) {
+        let _ = self.shared.events.send(EngineEvent::Warning { server: slot.name.clone(), message: message.into() });
+        slot.logs.push("warning", message);
+        let mut st = slot.state.lock().unwrap();
+        if !st.warnings.iter().any(|w| w == message) {
+            st.warnings.push(message.into());
+        }
+    }
+
+    async fn prepare_launch(&self, slot: &Slot) -> Result<Launch, String> {
         let w = &slot.wanted;
-        let cx = VarContext {
-            env: self.shared.opts.env.clone(),
-            workspace_folder: w.project.as_ref().map(|p| p.to_string_lossy().to_string()),
-            user_home: Some(self.shared.opts.home.to_string_lossy().to_string()),
-            inputs: HashMap::new(),
-        };
+        let cx = self.var_context(w);
         let mut def = w.def.clone();
         let x = |s: &str| expand(s, &cx).value;
         def.command = def.command.as_deref().map(x);
@@ -598,7 +688,7 @@ impl Manager {
         }
         slot.state.lock().unwrap().warnings = warnings;
         if def.transport != Transport::Stdio {
-            return Ok(Launch { def, program: PathBuf::new(), path_env: None, env, headers });
+            return Ok(Launch { def, program: PathBuf::new(), path_env: None, env, headers, oauth: None });
         }
         // Only stdio servers need the command search PATH (the login shell is asked once).
         let commands = self
@@ -620,7 +710,7 @@ impl Manager {
             }
             _ => PathBuf::new(),
         };
-        Ok(Launch { def, program, path_env: Some(commands.search_path()), env, headers })
+        Ok(Launch { def, program, path_env: Some(commands.search_path()), env, headers, oauth: None })
     }
 
     /// Supervise one server (SPEC M9): run connections, restart crashed or
@@ -670,7 +760,7 @@ impl Manager {
         }
         let launch = match self.prepare(slot).await {
             Ok(l) => l,
-            Err(e) => return failed(e),
+            Err(o) => return o,
         };
         if launch.def.transport == Transport::Stdio {
             slot.logs.push("lifecycle", &format!("starting {}", launch.program.display()));
@@ -994,6 +1084,16 @@ impl Manager {
             #[allow(deprecated)]
             let _ = p.notify_roots_list_changed().await;
         }
+    }
+
+    /// Where stored sign-ins are read from when servers connect (the OS
+    /// keychain in the app and CLI); `None` injects no OAuth tokens.
+    pub fn set_vault(&self, vault: Option<crate::auth::vault::Vault>) {
+        *self.shared.vault.write().unwrap() = vault;
+    }
+
+    pub fn vault(&self) -> Option<crate::auth::vault::Vault> {
+        self.shared.vault.read().unwrap().clone()
     }
 
     /// Who answers servers' elicitation requests; `None` declines them all.

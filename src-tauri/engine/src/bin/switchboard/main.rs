@@ -146,6 +146,20 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Sign in to a remote server with OAuth (also: sign in again). Prints the
+    /// sign-in link, opens it in the browser when there is one, waits for
+    /// the browser to come back, keeps the tokens in the OS keychain.
+    Login {
+        server: String,
+        /// Only print the link; do not try to open a browser.
+        #[arg(long)]
+        no_browser: bool,
+        /// Seconds to wait for the browser.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
+    },
+    /// Sign out of a server: its tokens and client registration leave the keychain.
+    Logout { server: String },
 }
 
 mod runtime;
@@ -211,7 +225,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         | Command::Read { .. }
         | Command::Prompts { .. }
         | Command::Prompt { .. }
-        | Command::Watch { .. }) => {
+        | Command::Watch { .. }
+        | Command::Login { .. }
+        | Command::Logout { .. }) => {
             let d = discover(&host, &settings, &o);
             let rt = tokio::runtime::Runtime::new()?;
             let roots = d.project_folders();

@@ -21,6 +21,8 @@ pub struct Options {
 
 pub async fn run(host: Host, d: Discovery, cmd: Command, o: Options) -> anyhow::Result<()> {
     let manager = Manager::new(ManagerOptions::for_host(&host));
+    // Servers signed in with `switchboard login` (or the app) get their tokens.
+    manager.set_vault(Some(switchboard_engine::auth::vault::Vault::keychain()));
     manager.set_roots(&o.roots).await;
     if o.accept_defaults {
         manager.set_elicitation_handler(Some(switchboard_engine::manager::connection::accept_defaults_handler("switchboard")));
@@ -30,6 +32,8 @@ pub async fn run(host: Host, d: Discovery, cmd: Command, o: Options) -> anyhow::
     let work = async {
         match cmd {
             Command::Watch { json } => watch(&manager, &host, &d, json, &o.projects).await,
+            Command::Login { server, no_browser, timeout } => login(&manager, &d, &server, no_browser, Duration::from_secs(timeout)).await,
+            Command::Logout { server } => logout(&d, &server).await,
             c => work(&manager, &d, c).await,
         }
     };
@@ -176,6 +180,51 @@ async fn work(m: &Manager, d: &Discovery, cmd: Command) -> anyhow::Result<()> {
         }
         _ => unreachable!("not a runtime command"),
     }
+    Ok(())
+}
+
+/// The URL of a remote server, for signing in.
+fn remote_url(d: &Discovery, server: &str) -> anyhow::Result<String> {
+    let s = d.server(server).ok_or_else(|| anyhow::anyhow!("no server named \"{server}\" was found (see `switchboard discover`)"))?;
+    match (&s.winner.def.transport, &s.winner.def.url) {
+        (t, Some(u)) if *t != switchboard_engine::config::Transport::Stdio => Ok(u.clone()),
+        _ => anyhow::bail!("\"{server}\" is not a remote (http or sse) server; only remote servers sign in with OAuth"),
+    }
+}
+
+/// `switchboard login SERVER`: the OAuth flow, then a connection to show it works.
+async fn login(m: &Manager, d: &Discovery, server: &str, no_browser: bool, timeout: Duration) -> anyhow::Result<()> {
+    use switchboard_engine::auth::oauth;
+    let url = remote_url(d, server)?;
+    let vault = m.vault().expect("the CLI always has the keychain");
+    let pending = oauth::begin(server, &url, &vault).await?;
+    println!("To sign in to \"{server}\", open this link in your browser:\n\n  {}\n", pending.url);
+    if !no_browser && open::that_detached(&pending.url).is_ok() {
+        println!("(opened in your browser)");
+    }
+    println!("Waiting for the browser to come back to {} ...", pending.redirect_uri);
+    pending.finish(timeout).await?;
+    println!("Signed in to \"{server}\"; the tokens are in the {}.", vault.describe());
+    m.start(pick(d, &[server.to_string()])?).await;
+    m.settle().await;
+    let state = m.state(server).ok_or_else(|| anyhow::anyhow!("\"{server}\" is not running"))?;
+    match &state.status {
+        switchboard_engine::events::ServerStatus::Connected => {
+            println!("Connected: {} tools.", state.tool_count);
+            Ok(())
+        }
+        switchboard_engine::events::ServerStatus::Failed { error } => anyhow::bail!("signed in, but \"{server}\" did not connect: {error}"),
+        switchboard_engine::events::ServerStatus::NeedsAuth { message } => anyhow::bail!("signed in, but \"{server}\" still refuses: {message}"),
+        other => anyhow::bail!("signed in, but \"{server}\" is {}", other.label()),
+    }
+}
+
+async fn logout(d: &Discovery, server: &str) -> anyhow::Result<()> {
+    use switchboard_engine::auth::{oauth, vault::Vault};
+    remote_url(d, server)?;
+    let vault = Vault::keychain();
+    oauth::sign_out(server, &vault).await?;
+    println!("Signed out of \"{server}\": its tokens were removed from the {}.", vault.describe());
     Ok(())
 }
 

@@ -1,0 +1,328 @@
+//! Sign-in to remote MCP servers (SPEC A1, A3) on rmcp's `auth` module:
+//! discovery (RFC 9728, then RFC 8414 / OpenID), client registration
+//! (a registration kept from an earlier sign-in, else dynamic, RFC 7591),
+//! PKCE S256, `state`, `resource` (RFC 8707), `iss` (RFC 9207), refresh.
+//!
+//! What is ours: the keychain store ([`super::vault`]), the redirect listener
+//! on 127.0.0.1 (on the port the client was registered with, so the
+//! registration stays valid), the browser hand-off (a callback: the app opens
+//! the system browser, the CLI prints the link too), the messages.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationRequest, OAuthState};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use super::vault::{OAuthRecord, Vault, VaultError};
+
+/// How long a sign-in waits for the browser to come back.
+pub const DEFAULT_SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
+/// The name Switchboard registers itself under.
+pub const CLIENT_NAME: &str = "Switchboard";
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SignInError {
+    #[error("OAuth flow timed out. Please try again.")]
+    TimedOut,
+    #[error("OAuth authentication failed: {0}")]
+    Failed(String),
+    #[error("Authentication required for \"{server}\", but its OAuth endpoints could not be discovered at {url} ({detail}). Set an Authorization header for it instead, if its provider gives you a token.")]
+    NoEndpoints { server: String, url: String, detail: String },
+    #[error("\"{0}\" is not a remote (http or sse) server; only remote servers sign in with OAuth")]
+    NotRemote(String),
+    #[error("sign-in to \"{0}\" was cancelled")]
+    Cancelled(String),
+    #[error("{0}")]
+    Vault(#[from] VaultError),
+}
+
+impl SignInError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            SignInError::TimedOut => "oauth_timeout",
+            SignInError::Failed(_) => "oauth_failed",
+            SignInError::NoEndpoints { .. } => "oauth_no_endpoints",
+            SignInError::NotRemote(_) => "oauth_not_remote",
+            SignInError::Cancelled(_) => "oauth_cancelled",
+            SignInError::Vault(_) => "keychain",
+        }
+    }
+}
+
+fn failed(e: impl std::fmt::Display) -> SignInError {
+    SignInError::Failed(e.to_string())
+}
+
+/// An OAuth manager for `url` with the server's keychain record as its store.
+async fn manager_for(server: &str, url: &str, vault: &Vault) -> Result<AuthorizationManager, AuthError> {
+    // Corporate authorization servers often live on private addresses; rmcp
+    // still refuses loopback metadata unless the server itself is on loopback.
+    let mut m = AuthorizationManager::new_allowing_private_addresses(url).await?;
+    m.set_credential_store(vault.credential_store(server, url));
+    Ok(m)
+}
+
+/// A sign-in waiting for the browser: open [`PendingSignIn::url`], then
+/// [`PendingSignIn::finish`].
+pub struct PendingSignIn {
+    pub server: String,
+    /// The authorization page to open in the user's browser.
+    pub url: String,
+    pub redirect_uri: String,
+    resource: String,
+    state: OAuthState,
+    expected_state: String,
+    listener: TcpListener,
+    vault: Vault,
+}
+
+impl std::fmt::Debug for PendingSignIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingSignIn").field("server", &self.server).field("redirect_uri", &self.redirect_uri).finish_non_exhaustive()
+    }
+}
+
+/// Bind the redirect listener: the registered port when there is one (so
+/// the client registration stays valid), else any free port.
+async fn bind_listener(previous: Option<u16>) -> Result<(TcpListener, bool), SignInError> {
+    if let Some(port) = previous {
+        if let Ok(l) = TcpListener::bind(("127.0.0.1", port)).await {
+            return Ok((l, true));
+        }
+    }
+    let l = TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| failed(format!("cannot listen on 127.0.0.1 for the sign-in redirect: {e}")))?;
+    Ok((l, false))
+}
+
+/// Start signing `server` (at `url`) in: discover, register if needed, and
+/// build the authorization URL. Nothing is stored until [`PendingSignIn::finish`].
+pub async fn begin(server: &str, url: &str, vault: &Vault) -> Result<PendingSignIn, SignInError> {
+    // Fail before the browser opens when there is nowhere to keep the tokens.
+    let vault_check = vault.clone();
+    let server_owned = server.to_string();
+    let previous = tokio::task::spawn_blocking(move || vault_check.record(&server_owned)).await.map_err(failed)??;
+    let previous = previous.filter(|r| super::vault::same_resource(&r.resource, url));
+    vault.probe_writable()?;
+
+    let (listener, kept_port) = bind_listener(previous.as_ref().and_then(|r| r.redirect_port)).await?;
+    let port = listener.local_addr().map_err(failed)?.port();
+    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+
+    let manager = manager_for(server, url, vault).await.map_err(|e| no_endpoints(server, url, e))?;
+    let mut state = OAuthState::Unauthorized(manager);
+    let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name(CLIENT_NAME);
+    // The client registered last time is reused while its redirect URI still holds.
+    if kept_port {
+        if let Some(client_id) = previous.as_ref().and_then(|r| r.credentials.as_ref()).map(|c| c.client_id.clone()) {
+            request = request.with_preregistered_client(client_id);
+        }
+    }
+    state.start_authorization(request).await.map_err(|e| match e {
+        AuthError::NoAuthorizationSupport | AuthError::DiscoveryRequestFailed { .. } | AuthError::MetadataError(_) | AuthError::AuthorizationServersUnavailable { .. } | AuthError::ProtectedResourceMetadataInvalid { .. } => no_endpoints(server, url, e),
+        other => failed(other),
+    })?;
+    let auth_url = state.get_authorization_url().await.map_err(failed)?;
+    let expected_state = url::Url::parse(&auth_url)
+        .ok()
+        .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
+        .ok_or_else(|| failed("the authorization URL has no state parameter"))?;
+    Ok(PendingSignIn { server: server.into(), url: auth_url, redirect_uri, resource: url.into(), state, expected_state, listener, vault: vault.clone() })
+}
+
+fn no_endpoints(server: &str, url: &str, e: AuthError) -> SignInError {
+    SignInError::NoEndpoints { server: server.into(), url: url.into(), detail: e.to_string() }
+}
+
+impl PendingSignIn {
+    /// Wait for the browser to come back to the listener (up to `timeout`),
+    /// check `state`, exchange the code (PKCE verifier, `iss`), and keep the
+    /// tokens and the redirect port in the keychain.
+    pub async fn finish(mut self, timeout: Duration) -> Result<(), SignInError> {
+        let waited = tokio::time::timeout(timeout, wait_for_callback(&self.listener, &self.expected_state, &self.server)).await;
+        let (callback, mut stream) = match waited {
+            Err(_) => return Err(SignInError::TimedOut),
+            Ok(r) => r?,
+        };
+        let exchanged = self.state.handle_callback_with_issuer(&callback.code, &callback.csrf_token, callback.issuer.as_deref()).await;
+        if let Err(e) = exchanged {
+            let err = failed(e);
+            respond(&mut stream, 400, &page(false, &self.server, &err.to_string())).await;
+            return Err(err);
+        }
+        let port = self.listener.local_addr().map(|a| a.port()).ok();
+        let (vault, server, resource) = (self.vault.clone(), self.server.clone(), self.resource.clone());
+        let kept = tokio::task::spawn_blocking(move || -> Result<(), VaultError> {
+            let mut rec = vault.record(&server)?.unwrap_or(OAuthRecord { resource: resource.clone(), redirect_port: None, credentials: None });
+            rec.resource = resource;
+            rec.redirect_port = port;
+            vault.put(&server, &rec)
+        })
+        .await
+        .map_err(failed)?;
+        if let Err(e) = kept {
+            respond(&mut stream, 500, &page(false, &self.server, &e.to_string())).await;
+            return Err(e.into());
+        }
+        respond(&mut stream, 200, &page(true, &self.server, "")).await;
+        Ok(())
+    }
+}
+
+/// Accept connections until one brings the authorization response. Other
+/// paths (a browser's favicon request) get a 404 and the wait goes on.
+async fn wait_for_callback(listener: &TcpListener, expected_state: &str, server: &str) -> Result<(AuthorizationCallback, TcpStream), SignInError> {
+    loop {
+        let (mut stream, peer) = listener.accept().await.map_err(failed)?;
+        if !peer.ip().is_loopback() {
+            continue;
+        }
+        let Some(target) = read_request_target(&mut stream).await else { continue };
+        let Ok(url) = url::Url::parse(&format!("http://127.0.0.1{target}")) else { continue };
+        if url.path() != "/callback" {
+            respond(&mut stream, 404, "Not found").await;
+            continue;
+        }
+        let q: std::collections::HashMap<String, String> = url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+        if q.get("state").map(String::as_str) != Some(expected_state) {
+            let err = failed("the browser came back with a different state than this sign-in sent (possible forged or stale sign-in link); start the sign-in again");
+            respond(&mut stream, 400, &page(false, server, &err.to_string())).await;
+            return Err(err);
+        }
+        if let Some(code) = q.get("error") {
+            let detail = q.get("error_description").map(|d| format!(": {d}")).unwrap_or_default();
+            let err = failed(format!("the authorization server answered {code}{detail}"));
+            respond(&mut stream, 400, &page(false, server, &err.to_string())).await;
+            return Err(err);
+        }
+        match AuthorizationCallback::from_redirect_url(url.as_str()) {
+            Ok(cb) => return Ok((cb, stream)),
+            Err(e) => {
+                let err = failed(e);
+                respond(&mut stream, 400, &page(false, server, &err.to_string())).await;
+                return Err(err);
+            }
+        }
+    }
+}
+
+/// The request target of an HTTP/1 GET (`/callback?code=…`), from a request
+/// of at most 16 KiB; `None` for anything else.
+async fn read_request_target(stream: &mut TcpStream) -> Option<String> {
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    let read = async {
+        while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
+            let n = stream.read(&mut chunk).await.ok()?;
+            if n == 0 {
+                break;
+            }
+            buf.extend_from_slice(&chunk[..n]);
+        }
+        Some(())
+    };
+    tokio::time::timeout(Duration::from_secs(10), read).await.ok()??;
+    let text = String::from_utf8_lossy(&buf);
+    let mut parts = text.lines().next()?.split_whitespace();
+    (parts.next()? == "GET").then_some(())?;
+    let target = parts.next()?;
+    target.starts_with('/').then(|| target.to_string())
+}
+
+async fn respond(stream: &mut TcpStream, status: u16, body: &str) {
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        _ => "Internal Server Error",
+    };
+    let head = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nCache-Control: no-store\r\nReferrer-Policy: no-referrer\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes()).await;
+    let _ = stream.write_all(body.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// The page the browser shows when it comes back.
+fn page(ok: bool, server: &str, error: &str) -> String {
+    let server = html_escape(server);
+    let (title, body) = if ok {
+        (format!("Signed in to {server}"), "You can close this tab and return to Switchboard.".to_string())
+    } else {
+        (format!("Sign-in to {server} failed"), format!("{}<br>Close this tab and try again from Switchboard.", html_escape(error)))
+    };
+    format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title><style>body{{font:16px system-ui,sans-serif;display:grid;place-items:center;min-height:90vh;margin:0;color:#1f2328;background:#f6f8fa}}main{{background:#fff;border:1px solid #d0d7de;border-radius:12px;padding:32px 40px;max-width:520px}}h1{{font-size:20px;margin:0 0 8px}}@media(prefers-color-scheme:dark){{body{{background:#0d1117;color:#e6edf3}}main{{background:#161b22;border-color:#30363d}}}}</style></head><body><main><h1>{title}</h1><p>{body}</p></main></body></html>"
+    )
+}
+
+/// What a connection gets from a stored sign-in.
+pub enum Authorized {
+    /// No sign-in stored for this server (at this URL).
+    None,
+    /// An rmcp HTTP client that adds the token and refreshes it (before
+    /// expiry and once on a 401).
+    Client(AuthClient<reqwest::Client>),
+}
+
+/// The stored sign-in of `server` at `url`, ready to connect with. `Err` is a
+/// message for `needs-auth` (e.g. the refresh token was rejected).
+pub async fn authorized(server: &str, url: &str, vault: &Vault) -> Result<Authorized, String> {
+    let (v, s, u) = (vault.clone(), server.to_string(), url.to_string());
+    let rec = tokio::task::spawn_blocking(move || v.record_for(&s, &u)).await.map_err(|e| e.to_string())?;
+    let rec = match rec {
+        Ok(Some(r)) if r.has_tokens() => r,
+        Ok(_) => return Ok(Authorized::None),
+        // No keychain: nothing can have been stored; the server is tried without a token.
+        Err(VaultError::Unavailable(_)) => return Ok(Authorized::None),
+        Err(e) => return Err(format!("cannot read the saved sign-in: {e}")),
+    };
+    drop(rec);
+    let mut m = manager_for(server, url, vault).await.map_err(|e| format!("cannot reach the authorization server for the saved sign-in: {e}"))?;
+    match m.initialize_from_store().await {
+        Ok(true) => Ok(Authorized::Client(AuthClient::new(reqwest::Client::new(), m))),
+        Ok(false) => Ok(Authorized::None),
+        Err(e) => Err(format!("the saved sign-in cannot be used: {e}")),
+    }
+}
+
+/// A current access token from a stored sign-in (refreshed when it is about
+/// to expire): for `sse` servers' header and stdio servers' `OAUTH_ACCESS_TOKEN`.
+/// `Ok(None)`: nothing stored. `Err`: a message for `needs-auth`.
+pub async fn access_token(server: &str, vault: &Vault) -> Result<Option<String>, String> {
+    let (v, s) = (vault.clone(), server.to_string());
+    let rec = tokio::task::spawn_blocking(move || v.record(&s)).await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+    let Some(rec) = rec.filter(OAuthRecord::has_tokens) else { return Ok(None) };
+    let m = manager_for(server, &rec.resource, vault).await.map_err(|e| format!("cannot reach the authorization server for the saved sign-in: {e}"))?;
+    let mut m = m;
+    if !m.initialize_from_store().await.map_err(|e| e.to_string())? {
+        return Ok(None);
+    }
+    match m.get_access_token().await {
+        Ok(t) => Ok(Some(t)),
+        Err(AuthError::AuthorizationRequired) => Err(format!("the saved sign-in for \"{server}\" has expired or was revoked; sign in again")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Sign out: the tokens and the client registration leave the keychain.
+pub async fn sign_out(server: &str, vault: &Vault) -> Result<(), VaultError> {
+    let (v, s) = (vault.clone(), server.to_string());
+    tokio::task::spawn_blocking(move || v.remove(&s)).await.map_err(|e| VaultError::Keychain(e.to_string()))?
+}
+
+/// Whether a sign-in is stored for `server` at `url` (no token is returned).
+pub async fn is_signed_in(server: &str, url: &str, vault: &Vault) -> bool {
+    let (v, s, u) = (vault.clone(), server.to_string(), url.to_string());
+    tokio::task::spawn_blocking(move || v.record_for(&s, &u)).await.ok().and_then(Result::ok).flatten().is_some_and(|r| r.has_tokens())
+}
+
+/// A shareable browser opener (the app: tauri-plugin-opener; the CLI: `open`).
+pub type BrowserOpener = Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;

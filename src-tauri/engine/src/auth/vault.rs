@@ -1,0 +1,320 @@
+//! Where sign-in secrets live (SPEC A2): the OS keychain and nowhere else.
+//!
+//! One keychain item per server (service `Switchboard MCP sign-in`, account
+//! `oauth:<server>`) holds a JSON [`OAuthRecord`]: the server URL it was made
+//! for, the authorization server (issuer), the redirect port the client was
+//! registered with, the client id, and the tokens. A record whose URL no
+//! longer matches the server's definition is treated as absent, so a changed
+//! server never receives tokens meant for another one.
+//!
+//! The [`Vault`] keeps what it read in memory (rmcp asks for the token on
+//! every request; the keychain is asked once) and writes through. When the
+//! keychain is unavailable, reads find nothing and writes fail with a clear
+//! error: tokens are never put in a plain file instead.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use serde::{Deserialize, Serialize};
+
+/// The keychain service name every item is stored under.
+pub const KEYCHAIN_SERVICE: &str = "Switchboard MCP sign-in";
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum VaultError {
+    #[error("no OS keychain is available ({0}); Switchboard does not store sign-in tokens in plain text. On Linux, install and unlock a Secret Service keyring (GNOME Keyring or KWallet).")]
+    Unavailable(String),
+    #[error("the OS keychain refused the request: {0}")]
+    Keychain(String),
+    #[error("the sign-in record for \"{0}\" in the keychain is damaged; sign in again")]
+    Damaged(String),
+}
+
+/// A secret store keyed by account name.
+pub trait SecretBackend: Send + Sync {
+    fn get(&self, account: &str) -> Result<Option<String>, VaultError>;
+    fn set(&self, account: &str, secret: &str) -> Result<(), VaultError>;
+    fn delete(&self, account: &str) -> Result<(), VaultError>;
+    /// What the store is, for messages (`Secret Service`, `in-memory`).
+    fn describe(&self) -> String;
+    /// Whether secrets can be stored at all right now.
+    fn available(&self) -> Result<(), VaultError> {
+        Ok(())
+    }
+}
+
+/// The platform keychain through the `keyring` crate: Secret Service on
+/// Linux, Keychain on macOS, Credential Manager on Windows.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Keychain;
+
+impl Keychain {
+    fn entry(account: &str) -> Result<keyring::Entry, VaultError> {
+        if let Err(e) = keyring::Entry::store_status() {
+            return Err(VaultError::Unavailable(e.to_string()));
+        }
+        keyring::Entry::new(KEYCHAIN_SERVICE, account).map_err(|e| map_keyring(e, account))
+    }
+
+    /// Whether a keychain can be used at all (for the UI's and CLI's status).
+    pub fn status() -> Result<(), VaultError> {
+        keyring::Entry::store_status().as_ref().map(|_| ()).map_err(|e| VaultError::Unavailable(e.to_string()))
+    }
+}
+
+fn map_keyring(e: keyring::Error, account: &str) -> VaultError {
+    match e {
+        keyring::Error::NoStorageAccess(inner) => VaultError::Unavailable(inner.to_string()),
+        keyring::Error::NoDefaultStore => VaultError::Unavailable("no default credential store".into()),
+        keyring::Error::PlatformFailure(inner) => VaultError::Keychain(format!("{account}: {inner}")),
+        other => VaultError::Keychain(format!("{account}: {other}")),
+    }
+}
+
+impl SecretBackend for Keychain {
+    fn get(&self, account: &str) -> Result<Option<String>, VaultError> {
+        match Self::entry(account)?.get_password() {
+            Ok(s) => Ok(Some(s)),
+            Err(keyring::Error::NoEntry) => Ok(None),
+            Err(e) => Err(map_keyring(e, account)),
+        }
+    }
+
+    fn set(&self, account: &str, secret: &str) -> Result<(), VaultError> {
+        Self::entry(account)?.set_password(secret).map_err(|e| map_keyring(e, account))
+    }
+
+    fn delete(&self, account: &str) -> Result<(), VaultError> {
+        match Self::entry(account)?.delete_credential() {
+            Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
+            Err(e) => Err(map_keyring(e, account)),
+        }
+    }
+
+    fn available(&self) -> Result<(), VaultError> {
+        Self::status()
+    }
+
+    fn describe(&self) -> String {
+        if cfg!(target_os = "macos") {
+            "macOS Keychain".into()
+        } else if cfg!(windows) {
+            "Windows Credential Manager".into()
+        } else {
+            "Secret Service".into()
+        }
+    }
+}
+
+/// A process-local store for tests of the OAuth flow itself (the keychain
+/// has its own tests against a real Secret Service).
+#[derive(Debug, Default)]
+pub struct MemoryBackend {
+    items: Mutex<HashMap<String, String>>,
+}
+
+impl MemoryBackend {
+    /// Every stored secret, for leak tests that look for tokens elsewhere.
+    pub fn dump(&self) -> Vec<(String, String)> {
+        self.items.lock().unwrap().iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    }
+}
+
+impl SecretBackend for MemoryBackend {
+    fn get(&self, account: &str) -> Result<Option<String>, VaultError> {
+        Ok(self.items.lock().unwrap().get(account).cloned())
+    }
+    fn set(&self, account: &str, secret: &str) -> Result<(), VaultError> {
+        self.items.lock().unwrap().insert(account.into(), secret.into());
+        Ok(())
+    }
+    fn delete(&self, account: &str) -> Result<(), VaultError> {
+        self.items.lock().unwrap().remove(account);
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        "in-memory store".into()
+    }
+}
+
+/// Everything a sign-in leaves behind for one server.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuthRecord {
+    /// The server URL (OAuth resource) the tokens were issued for.
+    pub resource: String,
+    /// Port of the 127.0.0.1 redirect listener the client was registered with.
+    #[serde(default)]
+    pub redirect_port: Option<u16>,
+    /// rmcp's record: client id, tokens, granted scopes, issuer, received-at.
+    #[serde(default)]
+    pub credentials: Option<StoredCredentials>,
+}
+
+impl std::fmt::Debug for OAuthRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthRecord").field("resource", &self.resource).field("redirect_port", &self.redirect_port).field("credentials", &self.credentials).finish()
+    }
+}
+
+impl OAuthRecord {
+    pub fn has_tokens(&self) -> bool {
+        self.credentials.as_ref().is_some_and(|c| c.token_response.is_some())
+    }
+    pub fn issuer(&self) -> Option<&str> {
+        self.credentials.as_ref().and_then(|c| c.issuer.as_deref())
+    }
+}
+
+/// Keychain account name of a server's record.
+pub fn account(server: &str) -> String {
+    format!("oauth:{server}")
+}
+
+/// The sign-in records, cached in memory, written through to a backend.
+#[derive(Clone)]
+pub struct Vault {
+    backend: Arc<dyn SecretBackend>,
+    /// `None` inside: known absent.
+    cache: Arc<Mutex<HashMap<String, Option<OAuthRecord>>>>,
+    /// One refresh at a time per server, across every connection using it.
+    refreshing: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+}
+
+impl Vault {
+    pub fn new(backend: Arc<dyn SecretBackend>) -> Self {
+        Vault { backend, cache: Default::default(), refreshing: Default::default() }
+    }
+
+    /// The OS keychain.
+    pub fn keychain() -> Self {
+        Self::new(Arc::new(Keychain))
+    }
+
+    pub fn describe(&self) -> String {
+        self.backend.describe()
+    }
+
+    /// Fails with a clear message when there is nowhere safe to keep tokens.
+    pub fn probe_writable(&self) -> Result<(), VaultError> {
+        self.backend.available()
+    }
+
+    /// The stored record of `server`, whatever URL it was made for.
+    pub fn record(&self, server: &str) -> Result<Option<OAuthRecord>, VaultError> {
+        if let Some(hit) = self.cache.lock().unwrap().get(server) {
+            return Ok(hit.clone());
+        }
+        let rec = match self.backend.get(&account(server))? {
+            None => None,
+            Some(text) => Some(serde_json::from_str::<OAuthRecord>(&text).map_err(|_| VaultError::Damaged(server.into()))?),
+        };
+        self.cache.lock().unwrap().insert(server.into(), rec.clone());
+        Ok(rec)
+    }
+
+    /// The record of `server` if it was made for `resource`.
+    pub fn record_for(&self, server: &str, resource: &str) -> Result<Option<OAuthRecord>, VaultError> {
+        Ok(self.record(server)?.filter(|r| same_resource(&r.resource, resource)))
+    }
+
+    pub fn put(&self, server: &str, rec: &OAuthRecord) -> Result<(), VaultError> {
+        let text = serde_json::to_string(rec).expect("records serialize");
+        self.backend.set(&account(server), &text)?;
+        self.cache.lock().unwrap().insert(server.into(), Some(rec.clone()));
+        Ok(())
+    }
+
+    /// Sign out: the record (tokens and client registration) is deleted.
+    pub fn remove(&self, server: &str) -> Result<(), VaultError> {
+        self.backend.delete(&account(server))?;
+        self.cache.lock().unwrap().insert(server.into(), None);
+        Ok(())
+    }
+
+    /// Forget what was read, so the next read asks the backend again.
+    pub fn forget_cached(&self) {
+        self.cache.lock().unwrap().clear();
+    }
+
+    /// rmcp's view of one server's record.
+    pub fn credential_store(&self, server: &str, resource: &str) -> VaultCredentialStore {
+        let refresh = self.refreshing.lock().unwrap().entry(server.to_string()).or_default().clone();
+        VaultCredentialStore { vault: self.clone(), server: server.into(), resource: resource.into(), refresh }
+    }
+}
+
+/// Two server URLs name the same resource (a trailing slash aside).
+pub fn same_resource(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+/// rmcp's [`CredentialStore`] over one server's keychain record. Saving keeps
+/// the redirect port; clearing drops the tokens and client registration.
+#[derive(Clone)]
+pub struct VaultCredentialStore {
+    vault: Vault,
+    server: String,
+    resource: String,
+    refresh: Arc<tokio::sync::Mutex<()>>,
+}
+
+fn store_err(e: VaultError) -> AuthError {
+    AuthError::CredentialStoreError(e.to_string())
+}
+
+impl VaultCredentialStore {
+    fn read(&self) -> Result<Option<OAuthRecord>, VaultError> {
+        self.vault.record_for(&self.server, &self.resource)
+    }
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for VaultCredentialStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        let me = self.clone();
+        let rec = tokio::task::spawn_blocking(move || me.read()).await.map_err(|e| AuthError::CredentialStoreError(e.to_string()))?.map_err(store_err)?;
+        Ok(rec.and_then(|r| r.credentials))
+    }
+
+    async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        let me = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut rec = me.read()?.unwrap_or(OAuthRecord { resource: me.resource.clone(), redirect_port: None, credentials: None });
+            rec.credentials = Some(credentials);
+            me.vault.put(&me.server, &rec)
+        })
+        .await
+        .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
+        .map_err(store_err)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        let me = self.clone();
+        tokio::task::spawn_blocking(move || me.vault.remove(&me.server)).await.map_err(|e| AuthError::CredentialStoreError(e.to_string()))?.map_err(store_err)
+    }
+
+    /// A refresh token the server rejected is worthless: drop the tokens, keep
+    /// the client registration (and its port) for the next sign-in.
+    async fn on_refresh_token_rejected(&self, rejected: &StoredCredentials) -> Result<(), AuthError> {
+        let me = self.clone();
+        let client_id = rejected.client_id.clone();
+        tokio::task::spawn_blocking(move || {
+            let Some(mut rec) = me.read()? else { return Ok(()) };
+            if rec.credentials.as_ref().is_some_and(|c| c.client_id == client_id) {
+                rec.credentials = rec.credentials.map(|c| StoredCredentials::new(c.client_id, None, vec![], None).with_issuer(c.issuer));
+                me.vault.put(&me.server, &rec)?;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
+        .map_err(store_err)
+    }
+
+    async fn acquire_refresh_guard(&self) -> Result<Option<rmcp::transport::auth::CredentialRefreshGuard>, AuthError> {
+        let g = self.refresh.clone().lock_owned().await;
+        Ok(Some(rmcp::transport::auth::CredentialRefreshGuard::new(g)))
+    }
+}
