@@ -189,3 +189,37 @@ pub async fn spawn_listening(args: Vec<String>) -> anyhow::Result<HttpFixture> {
         .to_string();
     Ok(HttpFixture { child, url, stdout })
 }
+
+/// Start the `oauth-server` test authorization server + protected MCP server (see
+/// tests/README.md) with `args` and wait ≤10 s for `LISTENING http://127.0.0.1:PORT/mcp`.
+/// The binary is `$SWITCHBOARD_OAUTH_SERVER`, else `oauth-server` next to
+/// [`fixture_server_path`] (`cargo build -p switchboard-tests --bins` builds both).
+pub async fn spawn_oauth_server<S: AsRef<str>>(args: &[S]) -> anyhow::Result<HttpFixture> {
+    let exe = std::env::var_os("SWITCHBOARD_OAUTH_SERVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            fixture_server_path().with_file_name(format!("oauth-server{}", std::env::consts::EXE_SUFFIX))
+        });
+    let mut child = Command::new(&exe)
+        .args(args.iter().map(|s| s.as_ref()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| anyhow::anyhow!("starting {}: {e}", exe.display()))?;
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
+    let mut line = String::new();
+    match tokio::time::timeout(Duration::from_secs(10), stdout.read_line(&mut line)).await {
+        Ok(Ok(n)) if n > 0 => {}
+        Ok(Ok(_)) => anyhow::bail!("oauth-server exited ({}) before LISTENING", child.wait().await?),
+        Ok(Err(e)) => return Err(e.into()),
+        Err(_) => anyhow::bail!("oauth-server did not print LISTENING within 10 s"),
+    }
+    let url = line
+        .trim()
+        .strip_prefix("LISTENING ")
+        .ok_or_else(|| anyhow::anyhow!("unexpected first line from oauth-server: {line:?}"))?
+        .to_string();
+    Ok(HttpFixture { child, url, stdout })
+}
