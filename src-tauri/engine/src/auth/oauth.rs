@@ -119,16 +119,30 @@ pub async fn begin(server: &str, url: &str, vault: &Vault) -> Result<PendingSign
             request = request.with_preregistered_client(client_id);
         }
     }
-    state.start_authorization(request).await.map_err(|e| match e {
-        AuthError::NoAuthorizationSupport | AuthError::DiscoveryRequestFailed { .. } | AuthError::MetadataError(_) | AuthError::AuthorizationServersUnavailable { .. } | AuthError::ProtectedResourceMetadataInvalid { .. } => no_endpoints(server, url, e),
-        other => failed(other),
-    })?;
+    if let Err(e) = state.start_authorization(request).await {
+        return Err(match e {
+            AuthError::NoAuthorizationSupport | AuthError::DiscoveryRequestFailed { .. } | AuthError::MetadataError(_) | AuthError::AuthorizationServersUnavailable { .. } | AuthError::ProtectedResourceMetadataInvalid { .. } => no_endpoints(server, url, e),
+            // rmcp falls back to guessed endpoints (/authorize, /token, /register,
+            // per the 2025-03-26 spec) when nothing is published; when those
+            // fail too, say that nothing could be discovered.
+            other if !metadata_published(url).await => no_endpoints(server, url, other),
+            other => failed(other),
+        });
+    }
     let auth_url = state.get_authorization_url().await.map_err(failed)?;
     let expected_state = url::Url::parse(&auth_url)
         .ok()
         .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
         .ok_or_else(|| failed("the authorization URL has no state parameter"))?;
     Ok(PendingSignIn { server: server.into(), url: auth_url, redirect_uri, resource: url.into(), state, expected_state, listener, vault: vault.clone() })
+}
+
+/// Whether the server (or its authorization server) publishes OAuth metadata.
+async fn metadata_published(url: &str) -> bool {
+    match AuthorizationManager::new_allowing_private_addresses(url).await {
+        Ok(m) => m.resolve_metadata().await.is_ok_and(|r| r.source.is_discovered()),
+        Err(_) => false,
+    }
 }
 
 fn no_endpoints(server: &str, url: &str, e: AuthError) -> SignInError {

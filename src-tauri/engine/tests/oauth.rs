@@ -1,0 +1,346 @@
+//! Sign-in (SPEC A1–A3) against a real OAuth authorization server and an
+//! MCP server that requires its tokens (`oauth-server` in tests/), both on
+//! 127.0.0.1. The "browser" is an HTTP client that follows the authorization
+//! redirect to our listener. Tokens live in a process-local vault here; the
+//! keychain itself is tested against a real Secret Service in keychain.rs.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use switchboard_engine::auth::oauth::{self, SignInError};
+use switchboard_engine::auth::vault::{MemoryBackend, Vault};
+use switchboard_engine::config::{AuthConfig, ServerDef, Transport};
+use switchboard_engine::events::{EngineEvent, ServerStatus};
+use switchboard_engine::manager::{Manager, ManagerOptions, Wanted};
+use switchboard_tests::{fixture_server_path, spawn_oauth_server, HttpFixture};
+
+fn opts() -> ManagerOptions {
+    ManagerOptions { gate: Duration::from_millis(250), default_timeout: Duration::from_secs(20), grace: Duration::from_millis(300), home: std::env::temp_dir(), ..ManagerOptions::default() }
+}
+
+fn vault() -> (Vault, Arc<MemoryBackend>) {
+    let mem = Arc::new(MemoryBackend::default());
+    (Vault::new(mem.clone()), mem)
+}
+
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+/// The user's browser: open the authorization page, follow its redirect
+/// back to our listener, return what the listener showed.
+async fn browse(auth_url: &str, tamper: impl Fn(String) -> String) -> anyhow::Result<(u16, String)> {
+    let http = no_redirects();
+    let r = http.get(auth_url).send().await?;
+    anyhow::ensure!(r.status().is_redirection(), "the authorization page answered {} instead of redirecting: {}", r.status(), r.text().await?);
+    let back = r.headers()["location"].to_str()?.to_string();
+    let back = tamper(back);
+    let page = http.get(&back).send().await?;
+    Ok((page.status().as_u16(), page.text().await?))
+}
+
+async fn stats(server: &HttpFixture) -> Value {
+    reqwest::get(format!("{}/_control/stats", server.base_url())).await.unwrap().json().await.unwrap()
+}
+
+async fn control(server: &HttpFixture, what: &str) {
+    let r = reqwest::Client::new().post(format!("{}/_control/{what}", server.base_url())).send().await.unwrap();
+    assert!(r.status().is_success(), "control {what}: {}", r.status());
+}
+
+/// A full sign-in of `name` at the server's URL with the HTTP-client browser.
+async fn sign_in(name: &str, server: &HttpFixture, vault: &Vault) -> anyhow::Result<()> {
+    let pending = oauth::begin(name, &server.url, vault).await?;
+    let url = pending.url.clone();
+    let (done, page) = tokio::join!(pending.finish(Duration::from_secs(20)), browse(&url, |u| u));
+    let (status, text) = page?;
+    assert_eq!(status, 200, "the browser tab says: {text}");
+    assert!(text.contains("You can close this tab"), "friendly page: {text}");
+    Ok(done?)
+}
+
+fn remote(name: &str, url: &str) -> Wanted {
+    Wanted::new(ServerDef::remote(name, Transport::Http, url))
+}
+
+async fn until(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let end = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < end {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+fn tokens_of(vault: &Vault, name: &str) -> (String, String) {
+    let rec = vault.record(name).unwrap().expect("a stored sign-in");
+    let v = serde_json::to_value(rec.credentials.unwrap().token_response.unwrap()).unwrap();
+    (v["access_token"].as_str().unwrap().to_string(), v["refresh_token"].as_str().unwrap_or_default().to_string())
+}
+
+#[tokio::test]
+async fn a_server_needing_auth_is_needs_auth_until_signed_in_then_its_tools_work() -> anyhow::Result<()> {
+    let server = spawn_oauth_server::<&str>(&[]).await?;
+    let (vault, _) = vault();
+    let m = Manager::new(opts());
+    m.set_vault(Some(vault.clone()));
+    m.start(vec![remote("remote", &server.url)]).await;
+    m.settle().await;
+    match m.status("remote") {
+        Some(ServerStatus::NeedsAuth { message }) => assert!(message.contains("Sign in"), "hint to sign in: {message}"),
+        other => panic!("expected needs-auth before signing in, got {other:?}"),
+    }
+
+    sign_in("remote", &server, &vault).await?;
+    let rec = vault.record("remote")?.expect("stored");
+    assert!(rec.redirect_port.is_some(), "the redirect port is kept for the registration");
+    assert_eq!(rec.issuer(), Some(server.base_url()), "the issuer is recorded");
+    let s = stats(&server).await;
+    assert_eq!(s["registrations"], 1, "one dynamic registration: {s}");
+    assert_eq!(s["code_exchanges"], 1, "one code exchange: {s}");
+
+    m.restart("remote").await?;
+    m.settle().await;
+    assert_eq!(m.status("remote"), Some(ServerStatus::Connected));
+    let out = m.call_tool("mcp_remote_whoami", None, None).await?;
+    let client_id = rec.credentials.as_ref().unwrap().client_id.clone();
+    assert!(out.text.contains(&client_id), "the server saw our registered client: {}", out.text);
+    m.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn signing_in_again_reuses_the_registration_and_its_redirect_port() -> anyhow::Result<()> {
+    let server = spawn_oauth_server::<&str>(&[]).await?;
+    let (vault, _) = vault();
+    sign_in("remote", &server, &vault).await?;
+    let first = vault.record("remote")?.unwrap();
+    let (first_access, _) = tokens_of(&vault, "remote");
+    sign_in("remote", &server, &vault).await?;
+    let second = vault.record("remote")?.unwrap();
+    assert_eq!(first.redirect_port, second.redirect_port, "same redirect port");
+    assert_eq!(first.credentials.unwrap().client_id, second.credentials.unwrap().client_id, "same client");
+    assert_eq!(stats(&server).await["registrations"], 1, "no second registration");
+    assert_ne!(tokens_of(&vault, "remote").0, first_access, "reauth replaced the tokens");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_callback_with_another_state_is_rejected_and_nothing_is_stored() -> anyhow::Result<()> {
+    let server = spawn_oauth_server::<&str>(&[]).await?;
+    let (vault, mem) = vault();
+    let pending = oauth::begin("remote", &server.url, &vault).await?;
+    let url = pending.url.clone();
+    let forge = |u: String| {
+        let mut parsed = url::Url::parse(&u).unwrap();
+        let pairs: Vec<(String, String)> = parsed.query_pairs().map(|(k, v)| if k == "state" { (k.into_owned(), "forged".to_string()) } else { (k.into_owned(), v.into_owned()) }).collect();
+        parsed.query_pairs_mut().clear().extend_pairs(pairs);
+        parsed.to_string()
+    };
+    let (done, page) = tokio::join!(pending.finish(Duration::from_secs(20)), browse(&url, forge));
+    let (status, text) = page?;
+    assert_eq!(status, 400, "{text}");
+    let err = done.expect_err("a forged state must not sign in");
+    assert!(matches!(err, SignInError::Failed(_)), "{err:?}");
+    assert!(err.to_string().starts_with("OAuth authentication failed: "), "{err}");
+    assert!(err.to_string().contains("state"), "{err}");
+    assert!(mem.dump().iter().all(|(_, v)| !v.contains("access_token")), "no tokens stored");
+    assert_eq!(stats(&server).await["code_exchanges"], 0, "the code was never exchanged");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_sign_in_nobody_finishes_times_out_with_the_spec_message() -> anyhow::Result<()> {
+    let server = spawn_oauth_server::<&str>(&[]).await?;
+    let (vault, _) = vault();
+    let pending = oauth::begin("remote", &server.url, &vault).await?;
+    let err = pending.finish(Duration::from_millis(300)).await.expect_err("no browser came back");
+    assert_eq!(err.to_string(), "OAuth flow timed out. Please try again.");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_server_without_oauth_metadata_says_the_endpoints_could_not_be_discovered() -> anyhow::Result<()> {
+    let server = spawn_oauth_server(&["--no-metadata"]).await?;
+    let (vault, _) = vault();
+    let err = oauth::begin("remote", &server.url, &vault).await.expect_err("nothing to discover");
+    let msg = err.to_string();
+    assert!(msg.starts_with("Authentication required for \"remote\""), "{msg}");
+    assert!(msg.contains("OAuth endpoints could not be discovered"), "{msg}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_authorization_server_that_denies_access_fails_the_sign_in_clearly() -> anyhow::Result<()> {
+    let server = spawn_oauth_server::<&str>(&[]).await?;
+    let (vault, _) = vault();
+    let pending = oauth::begin("remote", &server.url, &vault).await?;
+    let url = pending.url.clone();
+    let deny = |u: String| {
+        let parsed = url::Url::parse(&u).unwrap();
+        let state = parsed.query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned();
+        format!("{}://{}{}?error=access_denied&error_description=The+user+said+no&state={state}", parsed.scheme(), parsed.host_str().unwrap().to_owned() + ":" + &parsed.port().unwrap().to_string(), parsed.path())
+    };
+    let (done, page) = tokio::join!(pending.finish(Duration::from_secs(20)), browse(&url, deny));
+    assert_eq!(page?.0, 400);
+    assert_eq!(done.unwrap_err().to_string(), "OAuth authentication failed: the authorization server answered access_denied: The user said no");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_rejected_token_is_refreshed_once_and_the_call_goes_through() -> anyhow::Result<()> {
+    let server = spawn_oauth_server::<&str>(&[]).await?;
+    let (vault, _) = vault();
+    sign_in("remote", &server, &vault).await?;
+    let m = Manager::new(opts());
+    m.set_vault(Some(vault.clone()));
+    m.start(vec![remote("remote", &server.url)]).await;
+    m.settle().await;
+    assert_eq!(m.status("remote"), Some(ServerStatus::Connected));
+    let (before, _) = tokens_of(&vault, "remote");
+    control(&server, "revoke-access").await;
+    let out = m.call_tool("mcp_remote_echo", Some(json!({"text": "after revoke"}).as_object().unwrap().clone()), None).await?;
+    assert_eq!(out.text, "after revoke");
+    assert!(stats(&server).await["refreshes"].as_u64().unwrap() >= 1, "a refresh happened");
+    assert_ne!(tokens_of(&vault, "remote").0, before, "the new token is stored");
+    m.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_token_about_to_expire_is_refreshed_before_use() -> anyhow::Result<()> {
+    let server = spawn_oauth_server(&["--token-ttl", "4"]).await?;
+    let (vault, _) = vault();
+    sign_in("remote", &server, &vault).await?;
+    // With 4 s of life the token is refreshed once less than 2 s remain.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let m = Manager::new(opts());
+    m.set_vault(Some(vault.clone()));
+    m.start(vec![remote("remote", &server.url)]).await;
+    m.settle().await;
+    assert_eq!(m.status("remote"), Some(ServerStatus::Connected));
+    let s = stats(&server).await;
+    // The token still had 1.5 s to live, so the server would have taken it:
+    // only the client's own look at the expiry makes it refresh.
+    assert!(s["refreshes"].as_u64().unwrap() >= 1, "refreshed before it expired: {s}");
+    assert_eq!(s["last_token_request"]["grant_type"], "refresh_token", "{s}");
+    m.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_rejected_refresh_returns_the_server_to_needs_auth() -> anyhow::Result<()> {
+    let server = spawn_oauth_server::<&str>(&[]).await?;
+    let (vault, _) = vault();
+    sign_in("remote", &server, &vault).await?;
+    let m = Manager::new(opts());
+    m.set_vault(Some(vault.clone()));
+    m.start(vec![remote("remote", &server.url)]).await;
+    m.settle().await;
+    assert_eq!(m.status("remote"), Some(ServerStatus::Connected));
+    control(&server, "reject-refresh").await;
+    let call = m.call_tool("mcp_remote_echo", Some(json!({"text": "x"}).as_object().unwrap().clone()), None).await;
+    assert!(call.is_err() || call.as_ref().unwrap().is_error, "a call with a dead sign-in fails: {call:?}");
+    // The next connection attempt finds no usable sign-in.
+    m.restart("remote").await.ok();
+    until("needs-auth after the refresh was rejected", 20, || matches!(m.status("remote"), Some(ServerStatus::NeedsAuth { .. }))).await;
+    let rec = vault.record("remote")?.expect("the registration is kept");
+    assert!(!rec.has_tokens(), "the rejected tokens are dropped");
+    m.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn signing_out_deletes_the_tokens_and_the_server_needs_auth_again() -> anyhow::Result<()> {
+    let server = spawn_oauth_server::<&str>(&[]).await?;
+    let (vault, mem) = vault();
+    sign_in("remote", &server, &vault).await?;
+    let m = Manager::new(opts());
+    m.set_vault(Some(vault.clone()));
+    m.start(vec![remote("remote", &server.url)]).await;
+    m.settle().await;
+    assert_eq!(m.status("remote"), Some(ServerStatus::Connected));
+    oauth::sign_out("remote", &vault).await?;
+    assert!(mem.dump().is_empty(), "nothing left in the store");
+    m.restart("remote").await.ok();
+    until("needs-auth after signing out", 20, || matches!(m.status("remote"), Some(ServerStatus::NeedsAuth { .. }))).await;
+    m.shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn sse_servers_get_a_bearer_header_and_stdio_servers_get_oauth_access_token() -> anyhow::Result<()> {
+    let server = spawn_oauth_server::<&str>(&[]).await?;
+    let (vault, _) = vault();
+    sign_in("remote", &server, &vault).await?;
+    let (access, _) = tokens_of(&vault, "remote");
+    let m = Manager::new(opts());
+    m.set_vault(Some(vault.clone()));
+    // `sse` tries streamable HTTP first: with the header, it connects.
+    let sse = Wanted::new(ServerDef::remote("remote", Transport::Sse, &server.url));
+    // A stdio server borrowing the sign-in writes what it got, then serves.
+    let dir = tempfile::tempdir()?;
+    let seen = dir.path().join("token");
+    let script = format!("printf %s \"$OAUTH_ACCESS_TOKEN\" > '{}'; exec '{}' --name local", seen.display(), fixture_server_path().display());
+    let mut local = ServerDef::stdio("local", "sh", &["-c", &script]);
+    local.auth = Some(AuthConfig { kind: "oauth".into(), credential_id: Some("remote".into()) });
+    let mut orphan = ServerDef::stdio("orphan", fixture_server_path().to_str().unwrap(), &["--name", "orphan"]);
+    orphan.auth = Some(AuthConfig { kind: "oauth".into(), credential_id: Some("nobody".into()) });
+    m.start(vec![sse, Wanted::new(local), Wanted::new(orphan)]).await;
+    m.settle().await;
+    assert_eq!(m.status("remote"), Some(ServerStatus::Connected), "the sse server connected with the bearer token");
+    assert_eq!(m.status("local"), Some(ServerStatus::Connected));
+    assert_eq!(std::fs::read_to_string(&seen)?, access, "the stdio server got OAUTH_ACCESS_TOKEN");
+    match m.status("orphan") {
+        Some(ServerStatus::NeedsAuth { message }) => assert!(message.contains("nobody"), "{message}"),
+        other => panic!("a stdio server whose credential is missing needs auth, got {other:?}"),
+    }
+    assert!(m.state("orphan").unwrap().warnings.iter().any(|w| w.contains("nobody")), "and says so as a warning");
+    m.shutdown().await;
+    Ok(())
+}
+
+/// SPEC A2: after a full sign-in and a few calls, no token is anywhere but
+/// the vault: not in the tool cache, the logs, any event, or the server view.
+#[tokio::test]
+async fn tokens_never_leak_into_the_cache_logs_or_events() -> anyhow::Result<()> {
+    let server = spawn_oauth_server::<&str>(&[]).await?;
+    let (vault, _) = vault();
+    let dir = tempfile::tempdir()?;
+    let cache = dir.path().join("tools.json");
+    let m = Manager::new(ManagerOptions { cache_path: Some(cache.clone()), ..opts() });
+    m.set_vault(Some(vault.clone()));
+    let mut events = m.subscribe();
+    m.start(vec![remote("remote", &server.url)]).await;
+    m.settle().await;
+    sign_in("remote", &server, &vault).await?;
+    m.restart("remote").await?;
+    m.settle().await;
+    for i in 0..3 {
+        m.call_tool("mcp_remote_echo", Some(json!({"text": format!("call {i}")}).as_object().unwrap().clone()), None).await?;
+    }
+    control(&server, "revoke-access").await;
+    m.call_tool("mcp_remote_whoami", None, None).await?;
+    let (access, refresh) = tokens_of(&vault, "remote");
+    m.shutdown().await;
+
+    let mut haystack = String::new();
+    while let Ok(ev) = events.try_recv() {
+        haystack.push_str(&serde_json::to_string(&ev)?);
+        if let EngineEvent::Log { line, .. } = ev {
+            haystack.push_str(&line.text);
+        }
+    }
+    haystack.push_str(&std::fs::read_to_string(&cache).unwrap_or_default());
+    for line in m.logs("remote").unwrap_or_default() {
+        haystack.push_str(&line.text);
+    }
+    haystack.push_str(&serde_json::to_string(&m.states())?);
+    assert!(haystack.len() > 500, "there was something to search");
+    assert!(!haystack.contains(&access), "the access token leaked");
+    assert!(!refresh.is_empty() && !haystack.contains(&refresh), "the refresh token leaked");
+    Ok(())
+}
