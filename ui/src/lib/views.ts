@@ -1,7 +1,7 @@
 // The app's top-level views and how a location hash maps to one.
 // Hash routing keeps deep links (`#/tools`) working under tauri:// without a router.
 
-export type ViewId = 'servers' | 'tools' | 'sources' | 'logs' | 'settings';
+export type ViewId = 'servers' | 'tools' | 'resources' | 'sources' | 'logs' | 'settings';
 
 export interface ViewDef {
   id: ViewId;
@@ -13,6 +13,7 @@ export interface ViewDef {
 export const VIEWS: readonly ViewDef[] = [
   { id: 'servers', label: 'Servers', blurb: 'Every MCP server configured on this machine, and whether it is up.' },
   { id: 'tools', label: 'Tools', blurb: 'What each server offers, under the name your clients see.' },
+  { id: 'resources', label: 'Resources & prompts', blurb: 'Read what a connected server offers, follow resources as they change, and try its prompts.' },
   { id: 'sources', label: 'Sources', blurb: 'The config files Switchboard reads, in priority order.' },
   { id: 'logs', label: 'Logs', blurb: 'Server output and lifecycle events, live.' },
   { id: 'settings', label: 'Settings', blurb: 'How Switchboard behaves on this machine.' },

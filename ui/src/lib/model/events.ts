@@ -4,6 +4,7 @@
 
 import type { EngineEvent, JsonSchema, LogLine, ServerView } from '../types';
 import { appendBounded } from './logs';
+import { resourceKey } from './resources';
 
 export interface ElicitationRequest {
   id: number;
@@ -17,6 +18,11 @@ export interface EngineData {
   /** Per server, the newest lines (bounded). */
   logs: Record<string, LogLine[]>;
   elicitations: ElicitationRequest[];
+  /** When each subscribed resource (`resourceKey(server, uri)`) last changed, ms since the epoch. */
+  resourceUpdates: Record<string, number>;
+  /** Per server, bumped when its resource list / prompt list changed: views re-list. */
+  resourceListVersion: Record<string, number>;
+  promptListVersion: Record<string, number>;
   /** The first discovery and startup gate finished. */
   ready: boolean;
 }
@@ -24,13 +30,13 @@ export interface EngineData {
 export type Reload = 'servers' | 'sources' | 'tools' | 'projects';
 
 export function emptyData(): EngineData {
-  return { servers: [], logs: {}, elicitations: [], ready: false };
+  return { servers: [], logs: {}, elicitations: [], resourceUpdates: {}, resourceListVersion: {}, promptListVersion: {}, ready: false };
 }
 
 const EVERYTHING: Reload[] = ['servers', 'sources', 'tools', 'projects'];
 
 /** Mutates `data` and returns what must be fetched again. */
-export function applyEvent(data: EngineData, ev: EngineEvent): Set<Reload> {
+export function applyEvent(data: EngineData, ev: EngineEvent, now: number = Date.now()): Set<Reload> {
   const reload = new Set<Reload>();
   const runtimeOf = (name: string) => data.servers.find((s) => s.name === name)?.runtime;
   switch (ev.type) {
@@ -81,8 +87,13 @@ export function applyEvent(data: EngineData, ev: EngineEvent): Set<Reload> {
       EVERYTHING.forEach((r) => reload.add(r));
       break;
     case 'resource-updated':
+      data.resourceUpdates[resourceKey(ev.server, ev.uri)] = now;
+      break;
     case 'resources-changed':
+      data.resourceListVersion[ev.server] = (data.resourceListVersion[ev.server] ?? 0) + 1;
+      break;
     case 'prompts-changed':
+      data.promptListVersion[ev.server] = (data.promptListVersion[ev.server] ?? 0) + 1;
       break;
   }
   return reload;
