@@ -212,18 +212,19 @@ async fn a_rejected_token_is_refreshed_once_and_the_call_goes_through() -> anyho
 
 #[tokio::test]
 async fn a_token_about_to_expire_is_refreshed_before_use() -> anyhow::Result<()> {
-    let server = spawn_oauth_server(&["--token-ttl", "4"]).await?;
+    let server = spawn_oauth_server(&["--token-ttl", "6"]).await?;
     let (vault, _) = vault();
     sign_in("remote", &server, &vault).await?;
-    // With 4 s of life the token is refreshed once less than 2 s remain.
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    // With 6 s of life the token is refreshed once less than 3 s remain
+    // (rmcp counts whole seconds: 4.2 s later at least 4 have passed).
+    tokio::time::sleep(Duration::from_millis(4200)).await;
     let m = Manager::new(opts());
     m.set_vault(Some(vault.clone()));
     m.start(vec![remote("remote", &server.url)]).await;
     m.settle().await;
     assert_eq!(m.status("remote"), Some(ServerStatus::Connected));
     let s = stats(&server).await;
-    // The token still had 1.5 s to live, so the server would have taken it:
+    // The token still had ~1.8 s to live, so the server would have taken it:
     // only the client's own look at the expiry makes it refresh.
     assert!(s["refreshes"].as_u64().unwrap() >= 1, "refreshed before it expired: {s}");
     assert_eq!(s["last_token_request"]["grant_type"], "refresh_token", "{s}");
