@@ -1,0 +1,150 @@
+//! Sign-in with the real OS keychain (SPEC A2): a Secret Service
+//! (gnome-keyring) on a private D-Bus session. `.ci/test` runs these with
+//! `with_keychain cargo test -p switchboard-engine --features keychain-tests --test keychain`;
+//! without that session they would fail, hence the feature.
+//!
+//! What a user would notice: `switchboard login` prints a link and finishes
+//! when the browser comes back; the next, separate process uses the server
+//! with no browser step; `logout` takes the tokens away; no token is ever
+//! written to a file; with no keychain, sign-in refuses instead of writing
+//! tokens in plain text.
+#![cfg(feature = "keychain-tests")]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use switchboard_engine::auth::vault::{Keychain, SecretBackend, Vault};
+use switchboard_tests::spawn_oauth_server;
+
+const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
+
+fn home_with(servers: Value) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join(".config/switchboard/servers.json");
+    std::fs::create_dir_all(own.parent().unwrap()).unwrap();
+    std::fs::write(&own, serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap()).unwrap();
+    dir
+}
+
+/// The CLI with a fake home and the test's D-Bus session (and so its keychain).
+fn cli(home: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args).env_clear().env("HOME", home).env("PATH", std::env::var("PATH").unwrap_or_default()).env("SWITCHBOARD_SYSTEM_ROOT", home.join("sys"));
+    for k in ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "XDG_DATA_HOME"] {
+        if let Ok(v) = std::env::var(k) {
+            c.env(k, v);
+        }
+    }
+    c
+}
+
+/// The user's browser: the authorization page, then its redirect to our listener.
+fn browse(auth_url: &str) -> String {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let r = http.get(auth_url).send().await.unwrap();
+        let back = r.headers()["location"].to_str().unwrap().to_string();
+        http.get(&back).send().await.unwrap().text().await.unwrap()
+    })
+}
+
+fn grep_tree(dir: &Path, needle: &str) -> Vec<String> {
+    let mut hits = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if std::fs::read(&p).map(|b| String::from_utf8_lossy(&b).contains(needle)).unwrap_or(false) {
+                hits.push(p.display().to_string());
+            }
+        }
+    }
+    hits
+}
+
+#[test]
+fn the_keychain_backend_stores_reads_and_deletes_a_secret() {
+    Keychain::status().expect("a Secret Service is running (see .ci/test's with_keychain)");
+    let k = Keychain;
+    let account = format!("test:{}", std::process::id());
+    assert_eq!(k.get(&account).unwrap(), None);
+    k.set(&account, "s3cret").unwrap();
+    assert_eq!(k.get(&account).unwrap().as_deref(), Some("s3cret"));
+    k.delete(&account).unwrap();
+    assert_eq!(k.get(&account).unwrap(), None);
+    k.delete(&account).expect("deleting what is gone is fine");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn login_then_a_new_process_uses_the_server_without_a_browser_then_logout() {
+    let server = spawn_oauth_server::<&str>(&[]).await.unwrap();
+    let home = home_with(json!({ "remote": { "type": "http", "url": server.url } }));
+    let h = home.path().to_path_buf();
+
+    // Before signing in: needs auth, with the hint.
+    let o = cli(&h, &["status", "--server", "remote"]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(text.contains("needs-auth") || text.contains("needs auth"), "{text}");
+
+    // `switchboard login` prints the link; the "browser" follows it.
+    let mut child = cli(&h, &["login", "remote", "--no-browser", "--timeout", "60"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut printed = String::new();
+    let link = loop {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "login ended before printing a link: {printed}");
+        printed.push_str(&line);
+        if let Some(l) = line.trim().strip_prefix("http") {
+            break format!("http{l}");
+        }
+    };
+    let page = tokio::task::spawn_blocking(move || browse(&link)).await.unwrap();
+    assert!(page.contains("You can close this tab"), "{page}");
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "login failed: {printed}{rest}{err}");
+    assert!(rest.contains("Signed in to \"remote\"") && rest.contains("Secret Service"), "{rest}");
+    assert!(rest.contains("Connected: 2 tools"), "{rest}");
+
+    // The tokens are in the keychain, and in no file.
+    let vault = Vault::keychain();
+    let rec = vault.record("remote").unwrap().expect("the sign-in is in the keychain");
+    let tokens = serde_json::to_value(rec.credentials.unwrap().token_response.unwrap()).unwrap();
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    assert!(grep_tree(&h, &access).is_empty(), "the token is in a file: {:?}", grep_tree(&h, &access));
+
+    // A new process (think: the app restarted) connects with no browser step.
+    let o = cli(&h, &["call", "mcp_remote_whoami", "--server", "remote"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("client_id"), "{}", String::from_utf8_lossy(&o.stdout));
+
+    // Sign out: the keychain item is gone, the server needs auth again.
+    let o = cli(&h, &["logout", "remote"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    vault.forget_cached();
+    assert!(vault.record("remote").unwrap().is_none(), "logout removed the keychain item");
+    let o = cli(&h, &["status", "--server", "remote"]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(text.contains("needs-auth") || text.contains("needs auth"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_keychain_sign_in_refuses_instead_of_writing_tokens_to_a_file() {
+    let server = spawn_oauth_server::<&str>(&[]).await.unwrap();
+    let home = home_with(json!({ "remote": { "type": "http", "url": server.url } }));
+    let o = cli(home.path(), &["login", "remote", "--no-browser", "--timeout", "5"]).env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus").output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no OS keychain is available") && err.contains("plain text"), "{err}");
+    assert!(String::from_utf8_lossy(&o.stdout).is_empty(), "no link is offered when the tokens could not be kept");
+    let _ = Duration::ZERO;
+}
