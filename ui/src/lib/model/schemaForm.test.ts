@@ -56,6 +56,12 @@ describe('schema → form', () => {
     expect(bad.tags).toMatch(/^Not valid JSON/);
   });
 
+  it('reads number inputs, which Svelte binds as numbers (null when empty)', () => {
+    const fields = fieldsFromSchema({ type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] });
+    expect(collectValues(fields, { ms: 60000 as unknown as string }).value).toEqual({ ms: 60000 });
+    expect(collectValues(fields, { ms: null as unknown as string }).errors).toEqual({ ms: 'Required' });
+  });
+
   it('handles a schema without properties', () => {
     expect(fieldsFromSchema({ type: 'object' })).toEqual([]);
     expect(fieldsFromSchema(undefined)).toEqual([]);

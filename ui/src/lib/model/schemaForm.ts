@@ -105,7 +105,8 @@ export function collectValues(
       value[f.name] = raw === true;
       continue;
     }
-    const text = typeof raw === 'string' ? raw : '';
+    // Svelte's bind:value on <input type="number"> holds a number (or null when empty).
+    const text = typeof raw === 'string' ? raw : typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : '';
     if (text.trim() === '') {
       if (f.required) errors[f.name] = 'Required';
       continue;

@@ -13,6 +13,8 @@ export type ResourcePick = { kind: 'resource'; uri: string } | { kind: 'template
 
 class ResourceBrowser {
   tab = $state<BrowserTab>('resources');
+  /** The server last browsed: the nav link (`#/resources`) opens it again. */
+  server = $state<string | null>(null);
   subscribed = $state<Record<string, true>>({});
   picked = $state<Record<string, ResourcePick>>({});
   prompt = $state<Record<string, string>>({});
