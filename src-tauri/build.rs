@@ -27,6 +27,10 @@ const COMMANDS: &[&str] = &[
     "unsubscribe_resource",
     "test_connection",
     "answer_elicitation",
+    "sign_in",
+    "cancel_sign_in",
+    "sign_out",
+    "sign_in_status",
 ];
 
 fn main() {

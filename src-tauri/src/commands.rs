@@ -13,6 +13,7 @@ use switchboard_engine::events::LogLine;
 use switchboard_engine::manager::{CallOutcome, ElicitAnswer, ReconcileReport, ToolIndex};
 use switchboard_engine::settings::ProjectFolder;
 use switchboard_engine::writer::edit::ServerEdit;
+use switchboard_engine::auth::vault::SecretBackend;
 use tauri::State;
 
 use crate::error::{CommandError, CommandResult};
@@ -178,4 +179,42 @@ pub fn answer_elicitation(state: S<'_>, id: u64, action: String, content: Option
         other => return Err(CommandError::new("invalid", format!("Unknown elicitation action \"{other}\""))),
     };
     state.elicitations.answer(id, answer).then_some(()).ok_or_else(|| CommandError::new("not-found", format!("Elicitation {id} is no longer waiting")))
+}
+
+/// Whether a remote server has a stored sign-in, and where sign-ins are kept.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SignInStatus {
+    pub signed_in: bool,
+    /// `Secret Service`, `macOS Keychain`, …
+    pub store: String,
+    /// Why sign-in cannot work here (no keychain), if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+}
+
+/// Sign in (SPEC U8): the authorization page opens in the system browser
+/// (tauri-plugin-opener), never in the webview; returns once signed in and
+/// the server is connecting. Progress arrives as `sign-in` events.
+#[tauri::command]
+pub async fn sign_in<R: tauri::Runtime>(app: tauri::AppHandle<R>, state: S<'_>, name: String) -> CommandResult<()> {
+    use tauri_plugin_opener::OpenerExt;
+    let open: switchboard_engine::auth::oauth::BrowserOpener = std::sync::Arc::new(move |url: &str| app.opener().open_url(url, None::<&str>).map_err(|e| e.to_string()));
+    Ok(state.engine.sign_in(&name, Some(open), switchboard_engine::auth::oauth::DEFAULT_SIGN_IN_TIMEOUT).await?)
+}
+
+#[tauri::command]
+pub fn cancel_sign_in(state: S<'_>, name: String) {
+    state.engine.cancel_sign_in(&name);
+}
+
+#[tauri::command]
+pub async fn sign_out(state: S<'_>, name: String) -> CommandResult<()> {
+    Ok(state.engine.sign_out(&name).await?)
+}
+
+#[tauri::command]
+pub async fn sign_in_status(state: S<'_>, name: String) -> CommandResult<SignInStatus> {
+    let unavailable = switchboard_engine::auth::vault::Keychain::status().err().map(|e| e.to_string());
+    Ok(SignInStatus { signed_in: state.engine.is_signed_in(&name).await, store: switchboard_engine::auth::vault::Keychain.describe(), unavailable })
 }

@@ -61,6 +61,18 @@ impl From<CallError> for CommandError {
     }
 }
 
+impl From<switchboard_engine::auth::oauth::SignInError> for CommandError {
+    fn from(e: switchboard_engine::auth::oauth::SignInError) -> Self {
+        CommandError::new(e.code(), e.to_string())
+    }
+}
+
+impl From<switchboard_engine::auth::vault::VaultError> for CommandError {
+    fn from(e: switchboard_engine::auth::vault::VaultError) -> Self {
+        CommandError::new("keychain", e.to_string())
+    }
+}
+
 /// Result type of fallible commands.
 pub type CommandResult<T> = std::result::Result<T, CommandError>;
 

@@ -48,6 +48,10 @@ pub const COMMANDS: &[&str] = &[
     "unsubscribe_resource",
     "test_connection",
     "answer_elicitation",
+    "sign_in",
+    "cancel_sign_in",
+    "sign_out",
+    "sign_in_status",
 ];
 
 /// Plugins, state and command handlers shared by the app and its tests.
@@ -93,6 +97,10 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine) ->
             commands::unsubscribe_resource,
             commands::test_connection,
             commands::answer_elicitation,
+            commands::sign_in,
+            commands::cancel_sign_in,
+            commands::sign_out,
+            commands::sign_in_status,
         ])
 }
 
@@ -169,6 +177,21 @@ mod tests {
         let pkg = t.app.package_info();
         assert_eq!(info["name"], pkg.name.as_str(), "name comes from the package info: {info}");
         assert_eq!(info["version"], pkg.version.to_string(), "version comes from the package info: {info}");
+    }
+
+    #[test]
+    fn sign_in_refuses_a_stdio_server_and_reports_sign_in_status() {
+        let t = app();
+        let def = json!({"name": "local", "transport": "stdio", "command": "local-mcp", "enabled": false});
+        invoke(&t, "add_server", json!({"source": "switchboard", "def": def})).expect("add_server succeeds");
+        let err = invoke(&t, "sign_in", json!({"name": "local"})).expect_err("stdio servers do not sign in");
+        assert_eq!(err["code"], "oauth_not_remote", "{err}");
+        assert!(err["message"].as_str().unwrap().contains("\"local\" is not a remote"), "{err}");
+        let status = invoke(&t, "sign_in_status", json!({"name": "local"})).expect("sign_in_status succeeds");
+        assert_eq!(status["signedIn"], false, "{status}");
+        assert!(!status["store"].as_str().unwrap().is_empty(), "names the keychain: {status}");
+        types::tests::assert_mirrors::<types::SignInStatus>("SignInStatus", status);
+        invoke(&t, "cancel_sign_in", json!({"name": "local"})).expect("cancelling nothing is fine");
     }
 
     #[test]

@@ -327,6 +327,28 @@ pub struct LogLine {
     pub text: String,
 }
 
+/// Where a sign-in is (SPEC A1, U8).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum SignInPhase {
+    /// Waiting for the browser; `url` is the authorization page, for copying.
+    Waiting { url: String },
+    SignedIn,
+    SignedOut,
+    Failed { error: String },
+}
+
+/// `sign_in_status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SignInStatus {
+    pub signed_in: bool,
+    pub store: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub unavailable: Option<String>,
+}
+
 /// The payload of `engine://event`: an engine event or one of the app's own.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "kebab-case")]
@@ -349,6 +371,8 @@ pub enum EngineEvent {
     },
     SourceChanged { source: String, path: String },
     DiscoveryChanged { servers: usize, warnings: usize },
+    /// A sign-in's progress (no token is ever in it).
+    SignIn { server: String, phase: SignInPhase },
     /// App: the first discovery and the startup gate are done.
     Ready { report: StartupReport },
     /// App: events were dropped; reload everything.
@@ -549,6 +573,8 @@ pub fn typescript() -> String {
         ReconcileReport::decl(&cfg),
         StartupReport::decl(&cfg),
         LogLine::decl(&cfg),
+        SignInPhase::decl(&cfg),
+        SignInStatus::decl(&cfg),
         EngineEvent::decl(&cfg),
         ResourceInfo::decl(&cfg),
         ResourceTemplateInfo::decl(&cfg),
@@ -619,6 +645,9 @@ pub(crate) mod tests {
             E::Elicitation { id: 7, server: "a".into(), message: "m".into(), schema: serde_json::json!({"type": "object"}) },
             E::Reconciled { report: Default::default() },
             E::DiscoveryChanged { servers: 1, warnings: 0 },
+            E::SignIn { server: "a".into(), phase: switchboard_engine::events::SignInPhase::Waiting { url: "http://127.0.0.1/authorize?x=1".into() } },
+            E::SignIn { server: "a".into(), phase: switchboard_engine::events::SignInPhase::Failed { error: "e".into() } },
+            E::SignIn { server: "a".into(), phase: switchboard_engine::events::SignInPhase::SignedIn },
         ];
         for e in events {
             assert_mirrors::<EngineEvent>("EngineEvent", serde_json::to_value(&e).unwrap());

@@ -72,7 +72,11 @@ at: number,
  */
 kind: string, text: string, };
 
-export type EngineEvent = { "type": "status", server: string, status: ServerStatus, } | { "type": "tools", server: string, count: number, deferred: boolean, } | { "type": "log", server: string, line: LogLine, } | { "type": "warning", server: string, message: string, } | { "type": "removed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "resources-changed", server: string, } | { "type": "prompts-changed", server: string, } | { "type": "reconciled", report: ReconcileReport, } | { "type": "elicitation", id: number, server: string, message: string, schema: JsonSchema, } | { "type": "source-changed", source: string, path: string, } | { "type": "discovery-changed", servers: number, warnings: number, } | { "type": "ready", report: StartupReport, } | { "type": "resync" };
+export type SignInPhase = { "state": "waiting", url: string, } | { "state": "signed-in" } | { "state": "signed-out" } | { "state": "failed", error: string, };
+
+export type SignInStatus = { signedIn: boolean, store: string, unavailable?: string, };
+
+export type EngineEvent = { "type": "status", server: string, status: ServerStatus, } | { "type": "tools", server: string, count: number, deferred: boolean, } | { "type": "log", server: string, line: LogLine, } | { "type": "warning", server: string, message: string, } | { "type": "removed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "resources-changed", server: string, } | { "type": "prompts-changed", server: string, } | { "type": "reconciled", report: ReconcileReport, } | { "type": "elicitation", id: number, server: string, message: string, schema: JsonSchema, } | { "type": "source-changed", source: string, path: string, } | { "type": "discovery-changed", servers: number, warnings: number, } | { "type": "sign-in", server: string, phase: SignInPhase, } | { "type": "ready", report: StartupReport, } | { "type": "resync" };
 
 export type ResourceInfo = { uri: string, name: string, title?: string, description?: string, mimeType?: string, 
 /**
