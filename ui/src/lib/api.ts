@@ -19,6 +19,7 @@ import type {
   ResourceRead,
   ServerDef,
   ServerView,
+  SignInStatus,
   SourceInfo,
   ToolIndex,
 } from './types';
@@ -126,4 +127,9 @@ export const api = {
   testConnection: (def: ServerDef) => call<ProbeReport>('test_connection', { def }),
   answerElicitation: (id: number, action: ElicitationAction, content?: Json) =>
     call<void>('answer_elicitation', { id, action, content: content ?? null }),
+  /** Opens the authorization page in the system browser; resolves once signed in. */
+  signIn: (name: string) => call<void>('sign_in', { name }),
+  cancelSignIn: (name: string) => call<void>('cancel_sign_in', { name }),
+  signOut: (name: string) => call<void>('sign_out', { name }),
+  signInStatus: (name: string) => call<SignInStatus>('sign_in_status', { name }),
 };

@@ -26,6 +26,17 @@ function server(name: string): ServerView {
 }
 
 describe('applyEvent', () => {
+  it('tracks each server\'s sign-in step without reloading anything', () => {
+    const d = emptyData();
+    const url = 'http://127.0.0.1:9/authorize?client_id=c&state=s';
+    expect(applyEvent(d, { type: 'sign-in', server: 'remote', phase: { state: 'waiting', url } }).size).toBe(0);
+    expect(d.signIns.remote).toEqual({ state: 'waiting', url });
+    applyEvent(d, { type: 'sign-in', server: 'remote', phase: { state: 'failed', error: 'OAuth flow timed out. Please try again.' } });
+    expect(d.signIns.remote).toEqual({ state: 'failed', error: 'OAuth flow timed out. Please try again.' });
+    applyEvent(d, { type: 'sign-in', server: 'remote', phase: { state: 'signed-in' } });
+    expect(d.signIns.remote.state).toBe('signed-in');
+  });
+
   it('updates a known server in place without a reload', () => {
     const d = emptyData();
     d.servers = [server('a')];

@@ -2,7 +2,7 @@
 // in place (status, tool counts, log lines); structural ones (a server added
 // or removed, discovery re-run) say what to reload from the engine.
 
-import type { EngineEvent, JsonSchema, LogLine, ServerView } from '../types';
+import type { EngineEvent, JsonSchema, LogLine, ServerView, SignInPhase } from '../types';
 import { appendBounded } from './logs';
 import { resourceKey } from './resources';
 
@@ -23,6 +23,8 @@ export interface EngineData {
   /** Per server, bumped when its resource list / prompt list changed: views re-list. */
   resourceListVersion: Record<string, number>;
   promptListVersion: Record<string, number>;
+  /** Per server, the last sign-in step seen (`starting` until the engine says more). */
+  signIns: Record<string, SignInPhase | { state: 'starting' }>;
   /** The first discovery and startup gate finished. */
   ready: boolean;
 }
@@ -30,7 +32,7 @@ export interface EngineData {
 export type Reload = 'servers' | 'sources' | 'tools' | 'projects';
 
 export function emptyData(): EngineData {
-  return { servers: [], logs: {}, elicitations: [], resourceUpdates: {}, resourceListVersion: {}, promptListVersion: {}, ready: false };
+  return { servers: [], logs: {}, elicitations: [], resourceUpdates: {}, resourceListVersion: {}, promptListVersion: {}, signIns: {}, ready: false };
 }
 
 const EVERYTHING: Reload[] = ['servers', 'sources', 'tools', 'projects'];
@@ -94,6 +96,9 @@ export function applyEvent(data: EngineData, ev: EngineEvent, now: number = Date
       break;
     case 'prompts-changed':
       data.promptListVersion[ev.server] = (data.promptListVersion[ev.server] ?? 0) + 1;
+      break;
+    case 'sign-in':
+      data.signIns[ev.server] = ev.phase;
       break;
   }
   return reload;

@@ -102,6 +102,37 @@ class EngineStore {
     }
   }
 
+  /**
+   * Sign in to a remote server (SPEC U8): the engine opens the authorization
+   * page in the system browser and reports progress as `sign-in` events; this
+   * resolves when the flow ends. A failure is shown as a notice.
+   */
+  async signIn(name: string): Promise<boolean> {
+    this.data.signIns[name] = { state: 'starting' };
+    try {
+      await api.signIn(name);
+      this.notice = { kind: 'ok', text: `Signed in to "${name}"` };
+      return true;
+    } catch (e) {
+      const text = e instanceof Error ? e.message : String(e);
+      this.data.signIns[name] = { state: 'failed', error: text };
+      // A cancelled sign-in is the user's own choice: no error toast.
+      if (!(e instanceof CommandError && e.code === 'oauth_cancelled')) this.notice = { kind: 'error', text };
+      return false;
+    }
+  }
+
+  async signOut(name: string): Promise<boolean> {
+    try {
+      await api.signOut(name);
+      this.notice = { kind: 'ok', text: `Signed out of "${name}"; its tokens were removed from the keychain` };
+      return true;
+    } catch (e) {
+      this.notice = { kind: 'error', text: e instanceof Error ? e.message : String(e) };
+      return false;
+    }
+  }
+
   /** Runs a command, turning its failure into a visible notice. */
   async run<T>(what: () => Promise<T>, ok?: string): Promise<T | undefined> {
     try {
