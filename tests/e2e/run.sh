@@ -59,8 +59,8 @@ if [ "$skip_build" != 1 ]; then
   timeout 600 npm --prefix "$ROOT/ui" run build
   step "Build switchboard-app with the UI embedded (cold: ~10 min)"
   timeout 2400 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-app --features custom-protocol
-  step "Build fixture-server"
-  timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-tests --bin fixture-server
+  step "Build fixture-server and oauth-server"
+  timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-tests --bin fixture-server --bin oauth-server
 fi
 APP_BIN="${E2E_APP:-$CARGO_TARGET_DIR/debug/switchboard-app}"  # E2E_APP: test another build
 FIXTURE_BIN="$CARGO_TARGET_DIR/debug/fixture-server"
@@ -150,6 +150,7 @@ echo "WebKitWebDriver on 127.0.0.1:$PORT (pid $DRIVER_PID)"
 
 step "node --test ${files[*]#"$ROOT/"}"
 export E2E_DRIVER_PORT="$PORT" E2E_RUN_DIR="$RUN_DIR" E2E_LAUNCHER="$E2E/launch-app.sh" \
-  E2E_FIXTURE_SERVER="$BIN/fixture-server" E2E_ARTIFACTS="$ARTIFACTS" E2E_HOME="$FIXTURE_HOME"
+  E2E_FIXTURE_SERVER="$BIN/fixture-server" E2E_ARTIFACTS="$ARTIFACTS" E2E_HOME="$FIXTURE_HOME" \
+  E2E_OAUTH_SERVER="$CARGO_TARGET_DIR/debug/oauth-server"
 # One file at a time: each file drives its own app window on the one display.
 timeout "${E2E_TEST_TIMEOUT:-900}" node --test --test-concurrency=1 --test-timeout=180000 "${files[@]}"

@@ -255,8 +255,8 @@ impl Engine {
             let pending = oauth::begin(name, &url, &vault).await?;
             publish(SignInPhase::Waiting { url: pending.url.clone() });
             if let Some(open) = &open {
-                if let Err(e) = open(&pending.url) {
-                    self.manager.note(name, &format!("could not open the browser ({e}); open the sign-in link yourself"));
+                if open(&pending.url).is_err() {
+                    self.manager.note(name, "could not open a web browser; open the sign-in link shown in Switchboard yourself");
                 }
             }
             pending.finish(timeout).await

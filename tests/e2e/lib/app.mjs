@@ -24,6 +24,8 @@ export const E2E = {
   get binDir() { return path.join(need('E2E_RUN_DIR'), 'bin'); },
   get launcher() { return need('E2E_LAUNCHER'); },
   get fixtureServer() { return need('E2E_FIXTURE_SERVER'); },
+  /** The test OAuth authorization server + protected MCP server (tests/README.md). */
+  get oauthServer() { return need('E2E_OAUTH_SERVER'); },
   get artifacts() { return need('E2E_ARTIFACTS'); },
   /** The fixture home run.sh made (the driver's HOME). Sessions get fresh copies. */
   get home() { return need('E2E_HOME'); },
@@ -97,10 +99,16 @@ let sessionCount = 0;
  * Returns { browser, fx, pid, log, close() }. `close()` ends the session,
  * makes sure the app and its servers are gone, and throws if anything stayed.
  */
-export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 30_000 } = {}) {
+export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 30_000, extraServers = {} } = {}) {
   const n = ++sessionCount;
   const dir = path.join(E2E.runDir, 'sessions', `${label}-${n}`);
   const fx = makeFixtureHome(dir, path.join(E2E.binDir, 'fixture-server'));
+  if (Object.keys(extraServers).length) {
+    // More servers in Switchboard's own file, before the app reads it.
+    const own = JSON.parse(fs.readFileSync(fx.servers, 'utf8'));
+    Object.assign(own.mcpServers, extraServers);
+    fs.writeFileSync(fx.servers, JSON.stringify(own, null, 2) + '\n');
+  }
   const log = path.join(dir, 'app.log');
   const pidfile = path.join(dir, 'app.pid');
   const appPid = () => {

@@ -279,7 +279,7 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
                 Ok(Ok(session)) => Ok(Opened { session, pgid, binary: Some(launch.program.clone()), transport_used: "stdio" }),
                 Ok(Err(e)) => {
                     kill_group(pgid);
-                    Err(ConnectError::Handshake(e.to_string()))
+                    Err(ConnectError::Handshake(tidy_error(&e.to_string())))
                 }
                 Err(_) => {
                     kill_group(pgid);
@@ -304,7 +304,7 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
                         let message = if signed_in { resign_message() } else { auth_message(&msg) };
                         return Err(ConnectError::Auth { message });
                     }
-                    Err(ConnectError::Handshake(msg))
+                    Err(ConnectError::Handshake(tidy_error(&msg)))
                 }
             }
         }
@@ -315,13 +315,13 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
             let t = match tokio::time::timeout(timeout, probe).await {
                 Err(_) => return Err(ConnectError::Timeout(timeout)),
                 Ok(Err(e)) if e.is_auth() => return Err(ConnectError::Auth { message: auth_message(&e.to_string()) }),
-                Ok(Err(e)) => return Err(ConnectError::Handshake(e.to_string())),
+                Ok(Err(e)) => return Err(ConnectError::Handshake(tidy_error(&e.to_string()))),
                 Ok(Ok(t)) => t,
             };
             let used = t.kind().as_str();
             match tokio::time::timeout(timeout, handler.serve(t)).await {
                 Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: used }),
-                Ok(Err(e)) => Err(ConnectError::Handshake(e.to_string())),
+                Ok(Err(e)) => Err(ConnectError::Handshake(tidy_error(&e.to_string()))),
                 Err(_) => Err(ConnectError::Timeout(timeout)),
             }
         }
@@ -350,7 +350,35 @@ pub fn is_auth_failure(msg: &str) -> bool {
 }
 
 fn auth_message(msg: &str) -> String {
-    format!("Authentication required: the server refused the connection ({msg}). Sign in to this server, or set an Authorization header.")
+    let m = msg.to_ascii_lowercase();
+    let answered = if m.contains("403") || m.contains("forbidden") { "403 Forbidden" } else { "401 Unauthorized" };
+    format!("Authentication required: the server answered {answered}. Sign in to this server, or set an Authorization header.")
+}
+
+/// rmcp's transport errors name Rust types
+/// (`Send message error Transport [rmcp::transport::worker::WorkerTransport<…>] error: X, when send initialize request`);
+/// people need only `X` and the step.
+pub fn tidy_error(msg: &str) -> String {
+    let Some(start) = msg.find("Transport [").and_then(|i| msg[i..].find("] error: ").map(|j| i + j + "] error: ".len())) else {
+        return msg.to_string();
+    };
+    let rest = &msg[start..];
+    match rest.rsplit_once(", when ") {
+        Some((what, when)) => format!("{what} (when the client tried to {})", when.trim_start_matches("send ").trim_end_matches(" request")),
+        None => rest.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tidy_tests {
+    use super::tidy_error;
+
+    #[test]
+    fn rmcp_transport_errors_lose_the_type_names() {
+        let raw = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::client::Client>>] error: Client error: error sending request for url (http://127.0.0.1:9/mcp), when send initialize request";
+        assert_eq!(tidy_error(raw), "Client error: error sending request for url (http://127.0.0.1:9/mcp) (when the client tried to initialize)");
+        assert_eq!(tidy_error("connection closed: initialize response"), "connection closed: initialize response");
+    }
 }
 
 /// A stored sign-in the server (or its authorization server) no longer accepts.
