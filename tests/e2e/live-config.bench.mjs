@@ -37,11 +37,13 @@ test(`external save → row visible in the server list (${REPS} saves)`, async (
   const file = path.join(app.fx.home, '.cursor', 'mcp.json');
   const base = JSON.parse(fs.readFileSync(file, 'utf8'));
   const appear = [];
+  const steps = {};
   const vanish = [];
   for (let i = 0; i < REPS; i++) {
     const name = `bench${i}`;
     // Arm an observer that stamps when the row appears (then when it goes).
     await b.execute((n) => {
+      window.__sbTrace = [];
       window.__bench = { n, shown: 0, gone: 0 };
       const sel = `[data-testid="server-row-${n}"]`;
       const obs = new MutationObserver(() => {
@@ -60,6 +62,11 @@ test(`external save → row visible in the server list (${REPS} saves)`, async (
     saveAtomic(file, cfg);
     await b.waitUntil(() => b.execute(() => window.__bench.shown), { timeout: 15_000, interval: 20 });
     appear.push((await b.execute(() => window.__bench.shown)) - t0);
+    const marks = await b.execute(() => window.__sbTrace);
+    for (const what of ['source-changed', 'discovery-changed', 'servers-applied']) {
+      const m = marks.find((x) => x.what === what);
+      if (m) (steps[what] ??= []).push(m.at - t0);
+    }
     await sleep(200);
     t0 = Date.now();
     saveAtomic(file, base);
@@ -75,6 +82,7 @@ test(`external save → row visible in the server list (${REPS} saves)`, async (
       '',
       '| change | median | p90 | min | max |',
       '|---|---|---|---|---|',
+      ...Object.entries(steps).map(([what, xs]) => row(`server added → UI got \`${what}\``, xs)),
       row('server added → its row appears', appear),
       row('server removed → its row disappears', vanish),
       '',

@@ -52,7 +52,7 @@ use crate::settings::{settings_path, Settings};
 use crate::writer::{content_hash, ContentHash};
 
 /// The debouncer's timeout: raw events are held this long before a batch.
-pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(50);
+pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(25);
 /// Quiet time after the last relevant batch before acting on a burst.
 pub const DEFAULT_SETTLE: Duration = Duration::from_millis(40);
 /// A change storm that never goes quiet is still acted on this often.
@@ -67,7 +67,7 @@ pub const GEMINI_ENABLEMENT_SOURCE: &str = "gemini-enablement";
 
 #[derive(Debug, Clone)]
 pub struct WatchOptions {
-    /// notify-debouncer-full timeout (50 ms by default).
+    /// notify-debouncer-full timeout (25 ms by default).
     pub debounce: Duration,
     /// How long no further relevant batch must arrive before a burst is
     /// acted on (40 ms by default). Bursts whose saves are closer together

@@ -7,6 +7,15 @@ import { applyEvent, emptyData, type EngineData, type Reload } from '../model/ev
 import { appendBounded, MAX_LINES } from '../model/logs';
 import type { ProjectFolder, SourceInfo, ToolIndex } from '../types';
 
+/**
+ * Timing marks for the live-config benchmark (tests/e2e/live-config.bench.mjs):
+ * recorded only when the page defines `window.__sbTrace` (never in normal use).
+ */
+function trace(what: string) {
+  const t = (globalThis as { __sbTrace?: { what: string; at: number }[] }).__sbTrace;
+  t?.push({ what, at: Date.now() });
+}
+
 class EngineStore {
   data = $state<EngineData>(emptyData());
   sources = $state<SourceInfo[]>([]);
@@ -25,7 +34,10 @@ class EngineStore {
   async init() {
     if (this.#started) return;
     this.#started = true;
-    await onEngineEvent((ev) => this.#schedule(applyEvent(this.data, ev)));
+    await onEngineEvent((ev) => {
+      trace(ev.type);
+      this.#schedule(applyEvent(this.data, ev));
+    });
     await this.reload(new Set(['servers', 'sources', 'tools', 'projects']));
     this.loaded = true;
   }
@@ -39,7 +51,7 @@ class EngineStore {
       const batch = new Set(this.#pending);
       this.#pending.clear();
       void this.reload(batch);
-    }, 50);
+    }, 16);
   }
 
   // Per list, the number of the last request sent: an older answer that
@@ -77,7 +89,13 @@ class EngineStore {
   async reload(what: Set<Reload>) {
     try {
       const jobs: Promise<unknown>[] = [];
-      if (what.has('servers')) jobs.push(this.#latest('servers', api.listServers, (s) => (this.data.servers = s)));
+      if (what.has('servers'))
+        jobs.push(
+          this.#latest('servers', api.listServers, (s) => {
+            trace('servers-applied');
+            this.data.servers = s;
+          }),
+        );
       if (what.has('sources')) jobs.push(this.#latest('sources', api.listSources, (s) => (this.sources = s)));
       if (what.has('projects')) jobs.push(this.#latest('projects', api.listProjects, (p) => (this.projects = p)));
       if (what.has('tools')) jobs.push(this.#latest('tools', api.listTools, (t) => (this.tools = t)));
