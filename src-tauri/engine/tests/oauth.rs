@@ -345,3 +345,72 @@ async fn tokens_never_leak_into_the_cache_logs_or_events() -> anyhow::Result<()>
     assert!(!refresh.is_empty() && !haystack.contains(&refresh), "the refresh token leaked");
     Ok(())
 }
+
+/// The app's path (U8): `Engine::sign_in` opens the page through the opener,
+/// reports progress as events, stores the tokens and connects that server at
+/// once; the other servers keep their processes. Cancel and sign out too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_signs_in_connects_at_once_and_leaves_other_servers_alone() -> anyhow::Result<()> {
+    use switchboard_engine::engine::Engine;
+    use switchboard_engine::events::SignInPhase;
+    use switchboard_engine::host::{Host, Os};
+
+    let server = spawn_oauth_server::<&str>(&[]).await?;
+    let dir = tempfile::tempdir()?;
+    let home = dir.path().to_path_buf();
+    let own = home.join(".config/switchboard/servers.json");
+    std::fs::create_dir_all(own.parent().unwrap())?;
+    let bin = fixture_server_path().to_string_lossy().to_string();
+    std::fs::write(&own, serde_json::to_string(&json!({ "mcpServers": {
+        "remote": { "type": "http", "url": server.url },
+        "local": { "command": bin, "args": ["--name", "local"] },
+    }}))?)?;
+    let host = Host { os: Os::Linux, home: home.clone(), vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(), system_root: home.join("sys") };
+    let engine = Arc::new(Engine::new(host, ManagerOptions { home: home.clone(), ..opts() }, vec![]));
+    let (vault, _) = vault();
+    engine.manager().set_vault(Some(vault.clone()));
+    let mut events = engine.manager().subscribe();
+    engine.start().await;
+    engine.manager().settle().await;
+    assert!(matches!(engine.manager().status("remote"), Some(ServerStatus::NeedsAuth { .. })));
+    assert!(!engine.is_signed_in("remote").await);
+    let local_pid = engine.manager().state("local").unwrap().pid;
+
+    // The opener is the user's browser.
+    let opener: oauth::BrowserOpener = Arc::new(|url: &str| {
+        let url = url.to_string();
+        tokio::spawn(async move { browse(&url, |u| u).await.unwrap() });
+        Ok(())
+    });
+    engine.sign_in("remote", Some(opener), Duration::from_secs(20)).await?;
+    until("remote connected right after signing in", 20, || engine.manager().status("remote") == Some(ServerStatus::Connected)).await;
+    assert!(engine.is_signed_in("remote").await);
+    assert_eq!(engine.manager().state("local").unwrap().pid, local_pid, "the other server kept its process");
+    let mut phases = vec![];
+    while let Ok(ev) = events.try_recv() {
+        if let EngineEvent::SignIn { server, phase } = ev {
+            assert_eq!(server, "remote");
+            phases.push(phase);
+        }
+    }
+    assert!(matches!(phases.first(), Some(SignInPhase::Waiting { url }) if url.contains("code_challenge=")), "{phases:?}");
+    assert_eq!(phases.last(), Some(&SignInPhase::SignedIn), "{phases:?}");
+
+    // A sign-in nobody finishes can be cancelled.
+    let e2 = engine.clone();
+    let waiting = tokio::spawn(async move { e2.sign_in("remote", None, Duration::from_secs(60)).await });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    engine.cancel_sign_in("remote");
+    let err = waiting.await?.expect_err("cancelled");
+    assert_eq!(err.to_string(), "sign-in to \"remote\" was cancelled");
+    assert_eq!(engine.manager().status("remote"), Some(ServerStatus::Connected), "cancelling a re-sign-in keeps the old one");
+
+    // A stdio server cannot sign in.
+    assert!(matches!(engine.sign_in("local", None, Duration::from_secs(1)).await, Err(SignInError::NotRemote(_))));
+
+    engine.sign_out("remote").await?;
+    until("needs-auth after signing out", 20, || matches!(engine.manager().status("remote"), Some(ServerStatus::NeedsAuth { .. }))).await;
+    assert!(!engine.is_signed_in("remote").await);
+    engine.shutdown().await;
+    Ok(())
+}
