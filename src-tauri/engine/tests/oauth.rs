@@ -60,6 +60,16 @@ async fn sign_in(name: &str, server: &HttpFixture, vault: &Vault) -> anyhow::Res
     Ok(done?)
 }
 
+/// A manager with `vault`, running `remote` at the server, connected.
+async fn connected(server: &HttpFixture, vault: &Vault) -> Manager {
+    let m = Manager::new(opts());
+    m.set_vault(Some(vault.clone()));
+    m.start(vec![remote("remote", &server.url)]).await;
+    m.settle().await;
+    assert_eq!(m.status("remote"), Some(ServerStatus::Connected));
+    m
+}
+
 fn remote(name: &str, url: &str) -> Wanted {
     Wanted::new(ServerDef::remote(name, Transport::Http, url))
 }
@@ -195,11 +205,7 @@ async fn a_rejected_token_is_refreshed_once_and_the_call_goes_through() -> anyho
     let server = spawn_oauth_server::<&str>(&[]).await?;
     let (vault, _) = vault();
     sign_in("remote", &server, &vault).await?;
-    let m = Manager::new(opts());
-    m.set_vault(Some(vault.clone()));
-    m.start(vec![remote("remote", &server.url)]).await;
-    m.settle().await;
-    assert_eq!(m.status("remote"), Some(ServerStatus::Connected));
+    let m = connected(&server, &vault).await;
     let (before, _) = tokens_of(&vault, "remote");
     control(&server, "revoke-access").await;
     let out = m.call_tool("mcp_remote_echo", Some(json!({"text": "after revoke"}).as_object().unwrap().clone()), None).await?;
@@ -218,11 +224,7 @@ async fn a_token_about_to_expire_is_refreshed_before_use() -> anyhow::Result<()>
     // With 6 s of life the token is refreshed once less than 3 s remain
     // (rmcp counts whole seconds: 4.2 s later at least 4 have passed).
     tokio::time::sleep(Duration::from_millis(4200)).await;
-    let m = Manager::new(opts());
-    m.set_vault(Some(vault.clone()));
-    m.start(vec![remote("remote", &server.url)]).await;
-    m.settle().await;
-    assert_eq!(m.status("remote"), Some(ServerStatus::Connected));
+    let m = connected(&server, &vault).await;
     let s = stats(&server).await;
     // The token still had ~1.8 s to live, so the server would have taken it:
     // only the client's own look at the expiry makes it refresh.
@@ -237,11 +239,7 @@ async fn a_rejected_refresh_returns_the_server_to_needs_auth() -> anyhow::Result
     let server = spawn_oauth_server::<&str>(&[]).await?;
     let (vault, _) = vault();
     sign_in("remote", &server, &vault).await?;
-    let m = Manager::new(opts());
-    m.set_vault(Some(vault.clone()));
-    m.start(vec![remote("remote", &server.url)]).await;
-    m.settle().await;
-    assert_eq!(m.status("remote"), Some(ServerStatus::Connected));
+    let m = connected(&server, &vault).await;
     control(&server, "reject-refresh").await;
     let call = m.call_tool("mcp_remote_echo", Some(json!({"text": "x"}).as_object().unwrap().clone()), None).await;
     assert!(call.is_err() || call.as_ref().unwrap().is_error, "a call with a dead sign-in fails: {call:?}");
@@ -259,11 +257,7 @@ async fn signing_out_deletes_the_tokens_and_the_server_needs_auth_again() -> any
     let server = spawn_oauth_server::<&str>(&[]).await?;
     let (vault, mem) = vault();
     sign_in("remote", &server, &vault).await?;
-    let m = Manager::new(opts());
-    m.set_vault(Some(vault.clone()));
-    m.start(vec![remote("remote", &server.url)]).await;
-    m.settle().await;
-    assert_eq!(m.status("remote"), Some(ServerStatus::Connected));
+    let m = connected(&server, &vault).await;
     oauth::sign_out("remote", &vault).await?;
     assert!(mem.dump().is_empty(), "nothing left in the store");
     m.restart("remote").await.ok();
