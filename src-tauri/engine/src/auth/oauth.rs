@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationRequest, OAuthState};
+use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession, OAuthState};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -99,6 +99,45 @@ async fn bind_listener(previous: Option<u16>) -> Result<(TcpListener, bool), Sig
 /// Start signing `server` (at `url`) in: discover, register if needed, and
 /// build the authorization URL. Nothing is stored until [`PendingSignIn::finish`].
 pub async fn begin(server: &str, url: &str, vault: &Vault) -> Result<PendingSignIn, SignInError> {
+    begin_with(server, url, vault, SignInOptions::default()).await
+}
+
+/// What a sign-in can know beyond the server's URL. The default is what
+/// [`begin`] does: discovery by probing, the registration kept from an
+/// earlier sign-in or else dynamic registration, scopes chosen by rmcp.
+#[derive(Debug, Clone, Default)]
+pub struct SignInOptions {
+    /// A client registered with the authorization server out of band (MCP
+    /// "preregistration"); takes priority over every other way to get a client.
+    pub client_id: Option<String>,
+    /// The secret of the pre-registered [`client_id`](Self::client_id), for a
+    /// confidential client (sent as `client_secret_basic`, or `_post` when
+    /// the server supports only that).
+    pub client_secret: Option<String>,
+    /// HTTPS URL of the client's Client ID Metadata Document (SEP-991), used
+    /// as the client id when the authorization server advertises
+    /// `client_id_metadata_document_supported` and no client is pre-registered.
+    pub client_metadata_url: Option<String>,
+    /// The `WWW-Authenticate` header of the 401 (or the 403
+    /// `insufficient_scope`) that made this sign-in necessary: discovery
+    /// starts at its `resource_metadata` and its `scope` is requested
+    /// (together with scopes requested before, for a step-up).
+    pub challenge: Option<String>,
+    /// Exactly these scopes instead of rmcp's selection.
+    pub scopes: Vec<String>,
+    /// Accept authorization server metadata that the MCP server's own origin
+    /// serves at `/.well-known/oauth-authorization-server` (the 2025-03-26
+    /// discovery, no protected resource metadata) although its `issuer` is
+    /// another URL on that same origin (e.g. `https://host/oauth`), which
+    /// RFC 8414 §3.3, and so rmcp, rejects. Only when rmcp's discovery fails
+    /// with exactly that mismatch; an issuer on another origin is never
+    /// accepted. The accepted issuer is recorded with the tokens, and
+    /// [`authorized`] / [`access_token`] accept it again for that record.
+    pub accept_same_origin_issuer: bool,
+}
+
+/// [`begin`] with [`SignInOptions`].
+pub async fn begin_with(server: &str, url: &str, vault: &Vault, options: SignInOptions) -> Result<PendingSignIn, SignInError> {
     // Fail before the browser opens when there is nowhere to keep the tokens.
     let vault_check = vault.clone();
     let server_owned = server.to_string();
@@ -113,13 +152,49 @@ pub async fn begin(server: &str, url: &str, vault: &Vault) -> Result<PendingSign
     let manager = manager_for(server, url, vault).await.map_err(|e| no_endpoints(server, url, e))?;
     let mut state = OAuthState::Unauthorized(manager);
     let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name(CLIENT_NAME);
-    // The client registered last time is reused while its redirect URI still holds.
-    if kept_port {
+    if let Some(challenge) = options.challenge {
+        request = request.with_challenge(challenge);
+    }
+    if !options.scopes.is_empty() {
+        request = request.with_scopes(options.scopes);
+    }
+    if let Some(metadata_url) = options.client_metadata_url {
+        request = request.with_client_metadata_url(metadata_url);
+    }
+    if let Some(client_id) = options.client_id {
+        request = request.with_preregistered_client(client_id);
+        if let Some(secret) = options.client_secret {
+            request = request.with_client_secret(secret);
+        }
+    } else if kept_port {
+        // The client registered last time is reused while its redirect URI still holds.
         if let Some(client_id) = previous.as_ref().and_then(|r| r.credentials.as_ref()).map(|c| c.client_id.clone()) {
             request = request.with_preregistered_client(client_id);
         }
     }
-    if let Err(e) = state.start_authorization(request).await {
+    let started = match state.start_authorization(request.clone()).await {
+        Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer }) if options.accept_same_origin_issuer => {
+            match same_origin_metadata(url, &received_issuer).await {
+                Some(metadata) => {
+                    let OAuthState::Unauthorized(mut manager) = state else { unreachable!("a failed start_authorization leaves the state unauthorized") };
+                    manager.set_metadata(metadata);
+                    match AuthorizationSession::new(manager, request).await {
+                        Ok(session) => {
+                            state = OAuthState::Session(session);
+                            Ok(())
+                        }
+                        Err((manager, e)) => {
+                            state = OAuthState::Unauthorized(manager);
+                            Err(e)
+                        }
+                    }
+                }
+                None => Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer }),
+            }
+        }
+        other => other,
+    };
+    if let Err(e) = started {
         return Err(match e {
             AuthError::NoAuthorizationSupport | AuthError::DiscoveryRequestFailed { .. } | AuthError::MetadataError(_) | AuthError::AuthorizationServersUnavailable { .. } | AuthError::ProtectedResourceMetadataInvalid { .. } => no_endpoints(server, url, e),
             // rmcp falls back to guessed endpoints (/authorize, /token, /register,
@@ -135,6 +210,45 @@ pub async fn begin(server: &str, url: &str, vault: &Vault) -> Result<PendingSign
         .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
         .ok_or_else(|| failed("the authorization URL has no state parameter"))?;
     Ok(PendingSignIn { server: server.into(), url: auth_url, redirect_uri, resource: url.into(), state, expected_state, listener, vault: vault.clone() })
+}
+
+/// The authorization server metadata at the origin root of the MCP server
+/// at `url`, if its `issuer` is exactly `issuer` and on that same origin
+/// (see [`SignInOptions::accept_same_origin_issuer`]).
+async fn same_origin_metadata(url: &str, issuer: &str) -> Option<AuthorizationMetadata> {
+    let server = url::Url::parse(url).ok()?;
+    let issuer_url = url::Url::parse(issuer).ok()?;
+    if server.origin() != issuer_url.origin() || !server.origin().is_tuple() {
+        return None;
+    }
+    let mut well_known = server;
+    well_known.set_path("/.well-known/oauth-authorization-server");
+    well_known.set_query(None);
+    well_known.set_fragment(None);
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).timeout(Duration::from_secs(10)).build().ok()?;
+    let response = http.get(well_known).header("Accept", "application/json").send().await.ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let metadata: AuthorizationMetadata = serde_json::from_slice(&response.bytes().await.ok()?).ok()?;
+    (metadata.issuer.as_deref() == Some(issuer)).then_some(metadata)
+}
+
+/// `initialize_from_store`, also for a record signed in with
+/// [`SignInOptions::accept_same_origin_issuer`]: when discovery fails with an
+/// issuer mismatch and the mismatching issuer is the one recorded with the
+/// tokens, that same-origin metadata is used again.
+async fn initialize_from_store(m: &mut AuthorizationManager, url: &str, recorded_issuer: Option<&str>) -> Result<bool, AuthError> {
+    match m.initialize_from_store().await {
+        Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer }) if recorded_issuer == Some(received_issuer.as_str()) => {
+            let Some(metadata) = same_origin_metadata(url, &received_issuer).await else {
+                return Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer });
+            };
+            m.set_metadata(metadata);
+            m.initialize_from_store().await
+        }
+        other => other,
+    }
 }
 
 /// Whether the server (or its authorization server) publishes OAuth metadata.
@@ -298,9 +412,10 @@ pub async fn authorized(server: &str, url: &str, vault: &Vault) -> Result<Author
         Err(VaultError::Unavailable(_)) => return Ok(Authorized::None),
         Err(e) => return Err(format!("cannot read the saved sign-in: {e}")),
     };
+    let issuer = rec.issuer().map(str::to_string);
     drop(rec);
     let mut m = manager_for(server, url, vault).await.map_err(|e| format!("cannot reach the authorization server for the saved sign-in: {e}"))?;
-    match m.initialize_from_store().await {
+    match initialize_from_store(&mut m, url, issuer.as_deref()).await {
         Ok(true) => Ok(Authorized::Client(AuthClient::new(reqwest::Client::new(), m))),
         Ok(false) => Ok(Authorized::None),
         Err(e) => Err(format!("the saved sign-in cannot be used: {e}")),
@@ -316,7 +431,7 @@ pub async fn access_token(server: &str, vault: &Vault) -> Result<Option<String>,
     let Some(rec) = rec.filter(OAuthRecord::has_tokens) else { return Ok(None) };
     let m = manager_for(server, &rec.resource, vault).await.map_err(|e| format!("cannot reach the authorization server for the saved sign-in: {e}"))?;
     let mut m = m;
-    if !m.initialize_from_store().await.map_err(|e| e.to_string())? {
+    if !initialize_from_store(&mut m, &rec.resource, rec.issuer()).await.map_err(|e| e.to_string())? {
         return Ok(None);
     }
     match m.get_access_token().await {
