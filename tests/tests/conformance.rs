@@ -222,7 +222,7 @@ fn conformance_elicitation_defaults() {
     assert_conforms("conformance_elicitation_defaults", "elicitation-sep1034-client-defaults");
 }
 
-/// Every `auth/*` client scenario in AUTH_SCENARIOS, four at a time (each
+/// Every `auth/*` client scenario in AUTH_SCENARIOS, two at a time (each
 /// starts its own authorization and MCP servers on free ports): the
 /// conformance client signs in with the engine's OAuth (`oauth::begin_with`,
 /// an in-memory vault) and calls the tools with the stored sign-in. Prints a
@@ -235,7 +235,7 @@ fn conformance_auth() {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: std::sync::Mutex<Vec<(usize, Run)>> = Default::default();
     std::thread::scope(|scope| {
-        for _ in 0..4 {
+        for _ in 0..2 {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let Some(scenario) = AUTH_SCENARIOS.get(i) else { break };
