@@ -252,7 +252,10 @@ impl Engine {
         }
         let publish = |phase: SignInPhase| self.manager.publish(EngineEvent::SignIn { server: name.into(), phase });
         let run = async {
-            let pending = oauth::begin(name, &url, &vault).await?;
+            // Discovery starts at the server's own challenge (its metadata
+            // location and scope) when it sent one.
+            let options = oauth::SignInOptions { challenge: self.manager.auth_challenge(name), ..Default::default() };
+            let pending = oauth::begin_with(name, &url, &vault, options).await?;
             publish(SignInPhase::Waiting { url: pending.url.clone() });
             if let Some(open) = &open {
                 if open(&pending.url).is_err() {

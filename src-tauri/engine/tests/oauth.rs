@@ -103,6 +103,8 @@ async fn a_server_needing_auth_is_needs_auth_until_signed_in_then_its_tools_work
         Some(ServerStatus::NeedsAuth { message }) => assert!(message.contains("Sign in"), "hint to sign in: {message}"),
         other => panic!("expected needs-auth before signing in, got {other:?}"),
     }
+    let challenge = m.auth_challenge("remote").expect("the server's challenge is kept for the sign-in");
+    assert!(challenge.starts_with("Bearer ") && challenge.contains("resource_metadata="), "{challenge}");
 
     sign_in("remote", &server, &vault).await?;
     let rec = vault.record("remote")?.expect("stored");

@@ -234,7 +234,12 @@ pub enum ConnectError {
     #[error("timed out after {0:?} waiting for the server to initialize")]
     Timeout(Duration),
     #[error("{message}")]
-    Auth { message: String },
+    Auth {
+        message: String,
+        /// The server's `WWW-Authenticate` header, when it sent one: sign-in
+        /// starts discovery there and asks for its `scope`.
+        challenge: Option<String>,
+    },
     #[error("{0}")]
     Handshake(String),
 }
@@ -300,9 +305,10 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
                 Err(_) => Err(ConnectError::Timeout(timeout)),
                 Ok(Err(e)) => {
                     let msg = e.to_string();
-                    if is_auth_failure(&msg) {
-                        let message = if signed_in { resign_message() } else { auth_message(&msg) };
-                        return Err(ConnectError::Auth { message });
+                    let challenge = e.auth_challenge().map(String::from);
+                    if challenge.is_some() || e.is_authorization_required() || is_auth_failure(&msg) {
+                        let message = if signed_in { resign_message() } else { auth_message(challenge.as_deref().unwrap_or(&msg)) };
+                        return Err(ConnectError::Auth { message, challenge });
                     }
                     Err(ConnectError::Handshake(tidy_error(&msg)))
                 }
@@ -314,7 +320,10 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
             let probe = crate::sse_client::connect_with_fallback(&url, &launch.headers, reqwest::Client::new());
             let t = match tokio::time::timeout(timeout, probe).await {
                 Err(_) => return Err(ConnectError::Timeout(timeout)),
-                Ok(Err(e)) if e.is_auth() => return Err(ConnectError::Auth { message: auth_message(&e.to_string()) }),
+                Ok(Err(e)) if e.is_auth() => {
+                    let msg = e.to_string();
+                    return Err(ConnectError::Auth { message: auth_message(&msg), challenge: None });
+                }
                 Ok(Err(e)) => return Err(ConnectError::Handshake(tidy_error(&e.to_string()))),
                 Ok(Ok(t)) => t,
             };
@@ -351,7 +360,7 @@ pub fn is_auth_failure(msg: &str) -> bool {
 
 fn auth_message(msg: &str) -> String {
     let m = msg.to_ascii_lowercase();
-    let answered = if m.contains("403") || m.contains("forbidden") { "403 Forbidden" } else { "401 Unauthorized" };
+    let answered = if m.contains("403") || m.contains("forbidden") || m.contains("insufficient_scope") { "403 Forbidden" } else { "401 Unauthorized" };
     format!("Authentication required: the server answered {answered}. Sign in to this server, or set an Authorization header.")
 }
 

@@ -133,6 +133,8 @@ struct SlotState {
     warnings: Vec<String>,
     last_error: Option<String>,
     restarts: u32,
+    /// The last `WWW-Authenticate` challenge the server answered with.
+    auth_challenge: Option<String>,
 }
 
 /// One server's runtime record. A slot lives from `add` to `remove`; each
@@ -380,6 +382,11 @@ impl Manager {
             let line = slot.logs.push("lifecycle", text);
             let _ = self.shared.events.send(EngineEvent::Log { server: slot.name.clone(), line });
         }
+    }
+
+    /// The `WWW-Authenticate` challenge of the server's last refusal, if any.
+    pub fn auth_challenge(&self, name: &str) -> Option<String> {
+        self.slot(name)?.state.lock().unwrap().auth_challenge.clone()
     }
 
     /// A managed remote server's URL with its variables expanded, as it connects.
@@ -782,7 +789,10 @@ impl Manager {
         };
         let opened = match opened {
             Ok(o) => o,
-            Err(ConnectError::Auth { message }) => return Outcome::NeedsAuth(message),
+            Err(ConnectError::Auth { message, challenge }) => {
+                slot.state.lock().unwrap().auth_challenge = challenge;
+                return Outcome::NeedsAuth(message);
+            }
             Err(e) => return failed(e.to_string()),
         };
         let session = opened.session;
