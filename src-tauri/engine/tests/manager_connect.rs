@@ -270,3 +270,24 @@ async fn sse_servers_fall_back_to_the_legacy_transport() -> anyhow::Result<()> {
     fx.kill().await?;
     Ok(())
 }
+
+/// An http server nobody listens on fails with a message that says so, not
+/// just "error sending request" (the cause is at the bottom of reqwest's chain).
+#[tokio::test]
+async fn a_dead_http_server_says_the_connection_was_refused() -> anyhow::Result<()> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port(); // free, then closed
+    let mut def = ServerDef::remote("nowhere", Transport::Http, &format!("http://127.0.0.1:{port}/mcp"));
+    def.restart_policy = Some(switchboard_engine::config::RestartPolicy { max_restart_attempts: 0, ..Default::default() });
+    let m = Manager::new(opts(None));
+    m.start(vec![Wanted::new(def)]).await;
+    m.settle().await;
+    match m.status("nowhere") {
+        Some(ServerStatus::Failed { error }) => {
+            assert!(error.to_lowercase().contains("refused"), "{error}");
+            assert!(!error.contains("rmcp::"), "no Rust type names: {error}");
+        }
+        other => panic!("expected failed, got {other:?}"),
+    }
+    m.shutdown().await;
+    Ok(())
+}

@@ -310,7 +310,15 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
                         let message = if signed_in { resign_message() } else { auth_message(challenge.as_deref().unwrap_or(&msg)) };
                         return Err(ConnectError::Auth { message, challenge });
                     }
-                    Err(ConnectError::Handshake(tidy_error(&msg)))
+                    use rmcp::transport::streamable_http_client::StreamableHttpError;
+                    let cause: &(dyn std::error::Error + 'static) = match &e {
+                        rmcp::service::ClientInitializeError::TransportError { error, .. } => match error.error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+                            Some(StreamableHttpError::Client(re)) => re,
+                            _ => error.error.as_ref(),
+                        },
+                        other => other,
+                    };
+                    Err(ConnectError::Handshake(with_root_cause(tidy_error(&msg), cause)))
                 }
             }
         }
@@ -367,6 +375,21 @@ fn auth_message(msg: &str) -> String {
 /// rmcp's transport errors name Rust types
 /// (`Send message error Transport [rmcp::transport::worker::WorkerTransport<…>] error: X, when send initialize request`);
 /// people need only `X` and the step.
+/// `msg` plus the innermost cause of `e` when `msg` does not say it already
+/// (reqwest's "error sending request" hides "Connection refused").
+pub fn with_root_cause(msg: String, e: &(dyn std::error::Error + 'static)) -> String {
+    let mut root = None;
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        root = Some(c.to_string());
+        cur = c.source();
+    }
+    match root {
+        Some(r) if !r.is_empty() && !msg.contains(&r) => format!("{msg}: {r}"),
+        _ => msg,
+    }
+}
+
 pub fn tidy_error(msg: &str) -> String {
     let Some(start) = msg.find("Transport [").and_then(|i| msg[i..].find("] error: ").map(|j| i + j + "] error: ".len())) else {
         return msg.to_string();
