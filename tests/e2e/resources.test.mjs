@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startApp, gotoView, byTestId, exists, testIds, fill, waitForStatus, screenshot, eventually,
+  startApp, gotoView, byTestId, exists, testIds, fill, waitForStatus, screenshot, eventually, screenshotDark,
 } from './lib/app.mjs';
 
 let app;
@@ -22,41 +22,6 @@ after(async () => {
 });
 
 const text = async (b, id, opts) => (await (await byTestId(b, id, opts)).getText()).trim();
-
-/**
- * Photographs the view in the dark theme too: the app's own
- * `prefers-color-scheme: dark` rules are applied as if the system were dark
- * (WebKitGTK under Xvfb follows the GTK theme, which the suite does not set).
- */
-async function screenshotDark(b, name) {
-  const rules = await b.execute(() => {
-    const css = [];
-    for (const sheet of document.styleSheets) {
-      let list;
-      try {
-        list = sheet.cssRules;
-      } catch {
-        continue;
-      }
-      for (const r of list) {
-        if (r instanceof CSSMediaRule && /prefers-color-scheme:\s*dark/.test(r.media.mediaText)) {
-          for (const inner of r.cssRules) css.push(inner.cssText);
-        }
-      }
-    }
-    const style = document.createElement('style');
-    style.id = 'e2e-dark';
-    style.textContent = css.join('\n');
-    document.head.append(style);
-    return css.length;
-  });
-  assert.ok(rules > 0, 'the app has dark-theme rules');
-  try {
-    await screenshot(b, name);
-  } finally {
-    await b.execute(() => document.getElementById('e2e-dark')?.remove());
-  }
-}
 
 async function openServer(b, name) {
   await gotoView(b, 'resources');

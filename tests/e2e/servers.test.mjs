@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startApp, gotoView, byTestId, exists, testIds, waitForStatus, winnerOf, showShadowed, screenshot, eventually, readJson,
+  startApp, gotoView, byTestId, exists, testIds, waitForStatus, winnerOf, showShadowed, screenshot, eventually, readJson, screenshotDark,
 } from './lib/app.mjs';
 
 let app;
@@ -57,6 +57,7 @@ test('the fixture servers connect (alpha, beta, browsermcp)', async () => {
     await waitForStatus(b, name, 'connected', { timeout: 30_000 });
   }
   await screenshot(b, 'servers');
+  await screenshotDark(b, 'servers-dark');
 });
 
 test('shadowed duplicates are shown with their source', async () => {

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
-import { startApp, gotoView, byTestId, waitForStatus, screenshot, eventually, E2E } from './lib/app.mjs';
+import { startApp, gotoView, byTestId, waitForStatus, screenshot, screenshotDark, eventually, E2E } from './lib/app.mjs';
 
 let app;
 let oauth;
@@ -57,6 +57,7 @@ test('a server that needs OAuth shows Sign in; the browser round trip connects i
   assert.ok(u.searchParams.get('state'), 'a state parameter');
   assert.match(u.searchParams.get('redirect_uri') ?? '', /^http:\/\/127\.0\.0\.1:\d+\/callback$/, 'redirect to a 127.0.0.1 listener');
   await screenshot(b, 'sign-in-waiting');
+  await screenshotDark(b, 'sign-in-waiting-dark');
 
   // The browser: the authorization server approves and redirects to the app.
   const approve = await fetch(authUrl, { redirect: 'manual' });

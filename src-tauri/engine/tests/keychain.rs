@@ -127,8 +127,8 @@ async fn login_then_a_new_process_uses_the_server_without_a_browser_then_logout(
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("client_id"), "{}", String::from_utf8_lossy(&o.stdout));
 
-    // Sign out: the keychain item is gone, the server needs auth again.
-    let o = cli(&h, &["logout", "remote"]).output().unwrap();
+    // Sign out (`unauth`, the seed's name for `logout`): the keychain item is gone, the server needs auth again.
+    let o = cli(&h, &["unauth", "remote"]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     vault.forget_cached();
     assert!(vault.record("remote").unwrap().is_none(), "logout removed the keychain item");

@@ -318,6 +318,41 @@ export async function screenshot(browser, name) {
 }
 
 /** Waits until `fn()` is truthy; `what` names the condition in the failure. */
+/**
+ * Photographs the view in the dark theme too: the app's own
+ * `prefers-color-scheme: dark` rules are applied as if the system were dark
+ * (WebKitGTK under Xvfb follows the GTK theme, which the suite does not set).
+ */
+export async function screenshotDark(b, name) {
+  const rules = await b.execute(() => {
+    const css = [];
+    for (const sheet of document.styleSheets) {
+      let list;
+      try {
+        list = sheet.cssRules;
+      } catch {
+        continue;
+      }
+      for (const r of list) {
+        if (r instanceof CSSMediaRule && /prefers-color-scheme:\s*dark/.test(r.media.mediaText)) {
+          for (const inner of r.cssRules) css.push(inner.cssText);
+        }
+      }
+    }
+    const style = document.createElement('style');
+    style.id = 'e2e-dark';
+    style.textContent = css.join('\n');
+    document.head.append(style);
+    return css.length;
+  });
+  if (rules === 0) throw new Error('the app has no prefers-color-scheme: dark rules');
+  try {
+    await screenshot(b, name);
+  } finally {
+    await b.execute(() => document.getElementById('e2e-dark')?.remove());
+  }
+}
+
 export async function eventually(browser, fn, what, timeout = 10_000) {
   await browser.waitUntil(fn, { timeout, interval: 150, timeoutMsg: `${what} (waited ${timeout} ms)` });
 }

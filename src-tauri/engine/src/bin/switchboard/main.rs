@@ -149,6 +149,7 @@ pub(crate) enum Command {
     /// Sign in to a remote server with OAuth (also: sign in again). Prints the
     /// sign-in link, opens it in the browser when there is one, waits for
     /// the browser to come back, keeps the tokens in the OS keychain.
+    #[command(alias = "reauth")]
     Login {
         server: String,
         /// Only print the link; do not try to open a browser.
@@ -159,6 +160,7 @@ pub(crate) enum Command {
         timeout: u64,
     },
     /// Sign out of a server: its tokens and client registration leave the keychain.
+    #[command(alias = "unauth")]
     Logout { server: String },
 }
 
