@@ -355,11 +355,15 @@ impl State {
                 return None;
             }
         };
+        // The new discovery is visible before anyone hears of the change, so
+        // a front end that reloads on the first event already sees it.
+        let previous = std::mem::replace(&mut self.discovery, d.clone());
+        *self.shared.discovery.write().unwrap() = d.clone();
         let settings_file = settings_path(&self.host);
         let enablement = gemini_enablement_path(&self.host);
         for p in &changed {
             let mut ids: Vec<String> = vec![];
-            for s in self.discovery.sources.iter().chain(d.sources.iter()) {
+            for s in previous.sources.iter().chain(d.sources.iter()) {
                 if &s.path == p && !ids.contains(&s.id) {
                     ids.push(s.id.clone());
                 }
@@ -377,8 +381,6 @@ impl State {
         self.baseline = baseline_of(&self.host, &d);
         self.watcher.set_files(tracked_files(&self.host, &d));
         self.publish_watch_state();
-        self.discovery = d.clone();
-        *self.shared.discovery.write().unwrap() = d.clone();
         let _ = self.shared.events.send(EngineEvent::DiscoveryChanged { servers: d.servers.len(), warnings: warning_count(&d) });
         self.manager.set_roots(&d.project_folders()).await;
         self.shared.stats.lock().unwrap().reconciles += 1;

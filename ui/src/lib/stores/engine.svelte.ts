@@ -28,7 +28,6 @@ class EngineStore {
   notice = $state<{ kind: 'error' | 'ok'; text: string } | null>(null);
 
   #pending = new Set<Reload>();
-  #scheduled = false;
   #started = false;
 
   async init() {
@@ -42,16 +41,30 @@ class EngineStore {
     this.loaded = true;
   }
 
+  /**
+   * Reloads at once (the first event of a change is shown without delay);
+   * events that arrive while a reload runs are gathered into one more reload
+   * after it, so a storm of events costs at most two.
+   */
   #schedule(what: Set<Reload>) {
     what.forEach((w) => this.#pending.add(w));
-    if (this.#scheduled || this.#pending.size === 0) return;
-    this.#scheduled = true;
-    setTimeout(() => {
-      this.#scheduled = false;
-      const batch = new Set(this.#pending);
-      this.#pending.clear();
-      void this.reload(batch);
-    }, 16);
+    if (this.#draining || this.#pending.size === 0) return;
+    void this.#drain();
+  }
+
+  #draining = false;
+
+  async #drain() {
+    this.#draining = true;
+    try {
+      while (this.#pending.size) {
+        const batch = new Set(this.#pending);
+        this.#pending.clear();
+        await this.reload(batch);
+      }
+    } finally {
+      this.#draining = false;
+    }
   }
 
   // Per list, the number of the last request sent: an older answer that
