@@ -219,7 +219,10 @@ fn conformance_sse_retry() {
 
 #[test]
 fn conformance_elicitation_defaults() {
-    assert_conforms("conformance_elicitation_defaults", "elicitation-sep1034-client-defaults");
+    // The scenario's server sends its elicitation on the standalone GET
+    // stream and drops it if that stream is not open yet (see the client);
+    // two tries in case the machine is slow enough to lose that race anyway.
+    assert_conforms_within("conformance_elicitation_defaults", "elicitation-sep1034-client-defaults", 2);
 }
 
 /// Every `auth/*` client scenario in AUTH_SCENARIOS, two at a time (each
