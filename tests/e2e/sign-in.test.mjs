@@ -75,6 +75,21 @@ test('a server that needs OAuth shows Sign in; the browser round trip connects i
   await screenshot(b, 'sign-in-done');
 });
 
+test('after a restart the app connects with the saved sign-in, no browser step', async () => {
+  const before = await stats();
+  await app.close();
+  // A new app process on a fresh copy of the fixture home: the sign-in lives
+  // only in the keychain (this run's private Secret Service), not in a file.
+  app = await startApp('sign-in-restart', { extraServers: { secure: { type: 'http', url: mcpUrl } } });
+  const b = app.browser;
+  await gotoView(b, 'servers');
+  await waitForStatus(b, 'secure', 'connected', { timeout: 30_000 });
+  const after = await stats();
+  assert.equal(after.authorizations, before.authorizations, 'no new authorization (no browser step)');
+  assert.equal(after.registrations, before.registrations, 'no new client registration');
+  assert.ok(!(await b.$('[data-testid="sign-in-secure"]').isExisting()), 'no Sign in button');
+});
+
 test('the server detail says where the tokens are; signing out needs auth again', async () => {
   const b = app.browser;
   await gotoView(b, 'servers');
