@@ -139,10 +139,7 @@ pub struct SignInOptions {
 /// [`begin`] with [`SignInOptions`].
 pub async fn begin_with(server: &str, url: &str, vault: &Vault, options: SignInOptions) -> Result<PendingSignIn, SignInError> {
     // Fail before the browser opens when there is nowhere to keep the tokens.
-    let vault_check = vault.clone();
-    let server_owned = server.to_string();
-    let previous = tokio::task::spawn_blocking(move || vault_check.record(&server_owned)).await.map_err(failed)??;
-    let previous = previous.filter(|r| super::vault::same_resource(&r.resource, url));
+    let previous = read_record(vault, server, Some(url)).await?;
     vault.probe_writable()?;
 
     let (listener, kept_port) = bind_listener(previous.as_ref().and_then(|r| r.redirect_port)).await?;
@@ -403,21 +400,38 @@ pub enum Authorized {
 /// The stored sign-in of `server` at `url`, ready to connect with. `Err` is a
 /// message for `needs-auth` (e.g. the refresh token was rejected).
 pub async fn authorized(server: &str, url: &str, vault: &Vault) -> Result<Authorized, String> {
-    let (v, s, u) = (vault.clone(), server.to_string(), url.to_string());
-    let rec = tokio::task::spawn_blocking(move || v.record_for(&s, &u)).await.map_err(|e| e.to_string())?;
-    let rec = match rec {
+    let rec = match read_record(vault, server, Some(url)).await {
         Ok(Some(r)) if r.has_tokens() => r,
         Ok(_) => return Ok(Authorized::None),
         // No keychain: nothing can have been stored; the server is tried without a token.
         Err(VaultError::Unavailable(_)) => return Ok(Authorized::None),
         Err(e) => return Err(format!("cannot read the saved sign-in: {e}")),
     };
-    let issuer = rec.issuer().map(str::to_string);
-    drop(rec);
+    Ok(match stored_manager(server, url, &rec, vault).await? {
+        Some(m) => Authorized::Client(AuthClient::new(reqwest::Client::new(), m)),
+        None => Authorized::None,
+    })
+}
+
+/// `server`'s record (keychain calls block: off the async threads); with
+/// `url`, only a record made for that URL.
+async fn read_record(vault: &Vault, server: &str, url: Option<&str>) -> Result<Option<OAuthRecord>, VaultError> {
+    let (v, s, u) = (vault.clone(), server.to_string(), url.map(str::to_string));
+    tokio::task::spawn_blocking(move || match u {
+        Some(u) => v.record_for(&s, &u),
+        None => v.record(&s),
+    })
+    .await
+    .map_err(|e| VaultError::Keychain(e.to_string()))?
+}
+
+/// An rmcp manager for `url` loaded with the stored sign-in `rec`; `None`
+/// when rmcp finds it unusable (e.g. the authorization server changed).
+async fn stored_manager(server: &str, url: &str, rec: &OAuthRecord, vault: &Vault) -> Result<Option<AuthorizationManager>, String> {
     let mut m = manager_for(server, url, vault).await.map_err(|e| format!("cannot reach the authorization server for the saved sign-in: {e}"))?;
-    match initialize_from_store(&mut m, url, issuer.as_deref()).await {
-        Ok(true) => Ok(Authorized::Client(AuthClient::new(reqwest::Client::new(), m))),
-        Ok(false) => Ok(Authorized::None),
+    match initialize_from_store(&mut m, url, rec.issuer()).await {
+        Ok(true) => Ok(Some(m)),
+        Ok(false) => Ok(None),
         Err(e) => Err(format!("the saved sign-in cannot be used: {e}")),
     }
 }
@@ -426,14 +440,9 @@ pub async fn authorized(server: &str, url: &str, vault: &Vault) -> Result<Author
 /// to expire): for `sse` servers' header and stdio servers' `OAUTH_ACCESS_TOKEN`.
 /// `Ok(None)`: nothing stored. `Err`: a message for `needs-auth`.
 pub async fn access_token(server: &str, vault: &Vault) -> Result<Option<String>, String> {
-    let (v, s) = (vault.clone(), server.to_string());
-    let rec = tokio::task::spawn_blocking(move || v.record(&s)).await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+    let rec = read_record(vault, server, None).await.map_err(|e| e.to_string())?;
     let Some(rec) = rec.filter(OAuthRecord::has_tokens) else { return Ok(None) };
-    let m = manager_for(server, &rec.resource, vault).await.map_err(|e| format!("cannot reach the authorization server for the saved sign-in: {e}"))?;
-    let mut m = m;
-    if !initialize_from_store(&mut m, &rec.resource, rec.issuer()).await.map_err(|e| e.to_string())? {
-        return Ok(None);
-    }
+    let Some(m) = stored_manager(server, &rec.resource, &rec, vault).await? else { return Ok(None) };
     match m.get_access_token().await {
         Ok(t) => Ok(Some(t)),
         Err(AuthError::AuthorizationRequired) => Err(format!("the saved sign-in for \"{server}\" has expired or was revoked; sign in again")),
@@ -449,8 +458,7 @@ pub async fn sign_out(server: &str, vault: &Vault) -> Result<(), VaultError> {
 
 /// Whether a sign-in is stored for `server` at `url` (no token is returned).
 pub async fn is_signed_in(server: &str, url: &str, vault: &Vault) -> bool {
-    let (v, s, u) = (vault.clone(), server.to_string(), url.to_string());
-    tokio::task::spawn_blocking(move || v.record_for(&s, &u)).await.ok().and_then(Result::ok).flatten().is_some_and(|r| r.has_tokens())
+    read_record(vault, server, Some(url)).await.ok().flatten().is_some_and(|r| r.has_tokens())
 }
 
 /// A shareable browser opener (the app: tauri-plugin-opener; the CLI: `open`).
