@@ -10,7 +10,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::config::vars::{expand, VarContext};
+use crate::config::vars::{expand, Expansion, VarContext};
 use crate::config::{Format, ServerDef};
 use crate::host::Host;
 use crate::settings::Settings;
@@ -70,6 +70,10 @@ pub struct Definition {
     /// Parked by Switchboard (disabled in a client without an off switch).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub parked: bool,
+    /// What this definition's strings may use, as its source's client
+    /// expands them; launching applies exactly these.
+    #[serde(skip)]
+    pub expansion: Expansion,
 }
 
 impl Definition {
@@ -266,30 +270,32 @@ pub fn entries<'a>(spec: &SourceSpec, doc: &'a Value, warnings: &mut Vec<String>
     }
 }
 
-fn var_context(host: &Host, spec: &SourceSpec, doc: &Value) -> VarContext {
-    let mut inputs = HashMap::new();
-    if let Some(Value::Array(items)) = doc.get("inputs") {
-        for i in items {
-            if let (Some(id), Some(d)) = (i.get("id").and_then(Value::as_str), i.get("default").and_then(Value::as_str)) {
-                inputs.insert(id.to_string(), d.to_string());
-            }
-        }
-    }
+/// No `inputs`: VS Code asks for `${input:id}` each time it starts the
+/// server (a default only pre-fills the prompt), so they are reported as
+/// needing input, as they are at launch.
+fn var_context(host: &Host, spec: &SourceSpec) -> VarContext {
     VarContext {
         env: host.vars.clone(),
         workspace_folder: spec.project.as_ref().map(|p| p.to_string_lossy().to_string()),
         user_home: Some(host.home.to_string_lossy().to_string()),
-        inputs,
+        inputs: HashMap::new(),
+        expansion: spec.expansion(),
     }
 }
 
-/// Warnings for `${...}` references that do not resolve here.
+/// Warnings for references, in the forms `cx.expansion` knows, that do not
+/// resolve here. (Codex's header variables are not checked: its own
+/// fields, resolved or reported at connect time.)
 pub fn unresolved_warnings(def: &ServerDef, cx: &VarContext) -> Vec<(String, String)> {
     let mut out = vec![];
     let mut check = |field: String, v: &str| {
-        // `${input:id}` is asked for at launch (VS Code inputs), not missing.
-        for r in expand(v, cx).unresolved.into_iter().filter(|r| !r.starts_with("${input:")) {
-            out.push((field.clone(), format!("{field}: {r} is not set; it stays literal")));
+        for r in expand(v, cx).unresolved {
+            let w = if r.starts_with("${input:") {
+                format!("{field}: {r} needs input, which VS Code asks for when it starts the server; Switchboard cannot ask")
+            } else {
+                format!("{field}: {r} is not set; it stays literal")
+            };
+            out.push((field.clone(), w));
         }
     };
     if let Some(c) = &def.command {
@@ -386,7 +392,7 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> D
                 continue;
             }
         };
-        let cx = var_context(host, spec, &doc.value);
+        let cx = var_context(host, spec);
         let switched_off = match spec.client {
             Client::Gemini => gemini_disabled(host, &doc.value),
             Client::ClaudeCode if spec.level == Level::Project => mcpjson_disabled(host, spec),
@@ -424,6 +430,7 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> D
                 warnings: vec![],
                 not_runnable: parsed.not_runnable,
                 parked: false,
+                expansion: cx.expansion,
                 def,
             };
             for i in parsed.issues {
@@ -438,10 +445,8 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> D
                 let msg = msg.trim_start_matches("Invalid server config: ");
                 d.warnings.push(format!("{}: {msg}; it runs, but edits must rename it", loc(&None)));
             }
-            if spec.dialect.expands_variables() {
-                for (field, w) in unresolved_warnings(&d.def, &cx) {
-                    d.warnings.push(format!("{}: server \"{}\": {w}", loc(&Some(field)), e.name));
-                }
+            for (field, w) in unresolved_warnings(&d.def, &cx) {
+                d.warnings.push(format!("{}: server \"{}\": {w}", loc(&Some(field)), e.name));
             }
             by_name.entry(e.name.clone()).or_default().push(d);
         }
@@ -458,6 +463,7 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> D
                 warnings: vec![],
                 not_runnable: parsed.not_runnable,
                 parked: true,
+                expansion: cx.expansion,
                 def,
             };
             by_name.entry(p.name.clone()).or_default().push(d);

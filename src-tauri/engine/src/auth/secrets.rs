@@ -4,6 +4,11 @@
 //! The config keeps the raw string (`!op read …`, `GITHUB_TOKEN`,
 //! `Bearer ${env:TOKEN}`); the resolved value exists only in memory for one
 //! launch. Nothing here prints a resolved value: not `Debug`, not warnings.
+//!
+//! What a raw value may use depends on the file it came from
+//! (`VarContext::expansion`): `!command` and bare variable names are
+//! Switchboard's own forms and apply to Switchboard's file only, so a
+//! literal `!hunter2` password in another client's file is never run.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -13,7 +18,7 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use tokio::sync::{Mutex, OnceCell};
 
-use crate::config::vars::{expand, VarContext};
+use crate::config::vars::{expand, expand_header, Expansion, VarContext};
 
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -93,38 +98,38 @@ impl SecretResolver {
         self.timeout
     }
 
-    /// `!cmd` → the command's trimmed stdout; a value that is exactly the name
-    /// of a set environment variable → that variable; anything else → itself,
-    /// with `${VAR}`, `${env:VAR}` and `${VAR:-default}` expanded.
+    /// A value of Switchboard's own file (`Expansion::SWITCHBOARD`), looked
+    /// up in the resolver's environment: `!cmd` → the command's trimmed
+    /// stdout; a value that is exactly the name of a set environment
+    /// variable → that variable; anything else → itself, with `${VAR}`,
+    /// `${env:VAR}` and `${VAR:-default}` expanded.
     pub async fn resolve(&self, raw: &str) -> Resolution {
-        if let Some(command) = raw.strip_prefix('!') {
-            // Handed to the shell as written: it expands its own `${VAR}`
-            // (the child gets our variables) and we must not break its quoting.
-            return self.run_cached(command.trim()).await;
-        }
-        if is_var_name(raw) {
-            if let Some(v) = self.env.get(raw).filter(|v| !v.is_empty()) {
-                return Resolution::Value(v.clone());
-            }
-        }
-        let expanded = expand(raw, &self.var_context());
-        if expanded.unresolved.is_empty() {
-            Resolution::Value(expanded.value)
-        } else {
-            // Name only the references: the rest of the value may be a secret.
-            Resolution::Unresolved { reason: format!("unresolved {}", expanded.unresolved.join(", ")) }
-        }
+        self.resolve_value(None, raw, &self.var_context()).await
     }
 
     /// Resolves every value of a server's `headers` (`kind` = "header") or
-    /// `env` (`kind` = "env"). Unresolved entries are left out, each with a
-    /// warning such as `header Authorization resolved to nothing (…)`.
+    /// `env` (`kind` = "env") of Switchboard's own file; see `resolve_map_in`.
     pub async fn resolve_map(
         &self,
         kind: &str,
         map: &IndexMap<String, String>,
     ) -> (IndexMap<String, String>, Vec<String>) {
-        let resolutions = futures::future::join_all(map.values().map(|raw| self.resolve(raw))).await;
+        self.resolve_map_in(kind, map, &self.var_context()).await
+    }
+
+    /// Resolves every value of a server's `headers` (`kind` = "header") or
+    /// `env` (`kind` = "env") with the forms `cx.expansion` allows, looking
+    /// variables up in `cx.env`. Unresolved entries are left out, each with
+    /// a warning such as `header Authorization resolved to nothing (…)`.
+    pub async fn resolve_map_in(
+        &self,
+        kind: &str,
+        map: &IndexMap<String, String>,
+        cx: &VarContext,
+    ) -> (IndexMap<String, String>, Vec<String>) {
+        let header = kind == "header";
+        let resolutions =
+            futures::future::join_all(map.iter().map(|(k, raw)| self.resolve_value(header.then_some(k.as_str()), raw, cx))).await;
         let mut out = IndexMap::with_capacity(map.len());
         let mut warnings = vec![];
         for (key, resolution) in map.keys().zip(resolutions) {
@@ -140,9 +145,37 @@ impl SecretResolver {
         (out, warnings)
     }
 
+    /// One value; `header` is the header's name, `None` for an env value.
+    async fn resolve_value(&self, header: Option<&str>, raw: &str, cx: &VarContext) -> Resolution {
+        let rules = cx.expansion;
+        if rules.commands {
+            if let Some(command) = raw.strip_prefix('!') {
+                // Handed to the shell as written: it expands its own `${VAR}`
+                // (the child gets our variables) and we must not break its quoting.
+                return self.run_cached(command.trim()).await;
+            }
+        }
+        if rules.env_names && is_var_name(raw) {
+            if let Some(v) = cx.env.get(raw).filter(|v| !v.is_empty()) {
+                return Resolution::Value(v.clone());
+            }
+        }
+        let expanded = match header {
+            Some(name) => expand_header(name, raw, cx),
+            None => expand(raw, cx),
+        };
+        if expanded.unresolved.is_empty() {
+            Resolution::Value(expanded.value)
+        } else {
+            // Name only the references: the rest of the value may be a secret.
+            Resolution::Unresolved { reason: unresolved_reason(&expanded.unresolved) }
+        }
+    }
+
+    /// Switchboard's own rules over the resolver's environment.
     fn var_context(&self) -> VarContext {
         let user_home = self.env.get("HOME").or_else(|| self.env.get("USERPROFILE")).cloned();
-        VarContext { env: self.env.clone(), user_home, ..Default::default() }
+        VarContext { env: self.env.clone(), user_home, expansion: Expansion::SWITCHBOARD, ..Default::default() }
     }
 
     async fn run_cached(&self, command: &str) -> Resolution {
@@ -216,6 +249,20 @@ fn shell(command: &str) -> tokio::process::Command {
         c.arg("-c").arg(command);
         c
     }
+}
+
+/// `unresolved ${A}, ${B}`; a VS Code `${input:id}` is not missing but
+/// needs an answer only the client asks for.
+fn unresolved_reason(refs: &[String]) -> String {
+    let (inputs, vars): (Vec<&str>, Vec<&str>) = refs.iter().map(String::as_str).partition(|r| r.starts_with("${input:"));
+    let mut parts = vec![];
+    if !vars.is_empty() {
+        parts.push(format!("unresolved {}", vars.join(", ")));
+    }
+    if !inputs.is_empty() {
+        parts.push(format!("{} needs input, which VS Code asks for and Switchboard cannot", inputs.join(", ")));
+    }
+    parts.join("; ")
 }
 
 fn is_var_name(s: &str) -> bool {

@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::auth::secrets::SecretResolver;
-use crate::config::vars::{expand, VarContext};
+use crate::config::vars::{expand, Expansion, VarContext};
 use crate::config::{ServerDef, Transport};
 use crate::events::{EngineEvent, ServerStatus};
 use crate::launch::CommandResolver;
@@ -99,11 +99,14 @@ pub struct Wanted {
     pub source: Option<String>,
     /// Project folder of a project-level source (`${workspaceFolder}`).
     pub project: Option<PathBuf>,
+    /// What the source's client expands; launching applies exactly this.
+    pub expansion: Expansion,
 }
 
 impl Wanted {
+    /// A server given directly counts as one of Switchboard's own file.
     pub fn new(def: ServerDef) -> Self {
-        Wanted { def, source: None, project: None }
+        Wanted { def, source: None, project: None, expansion: Expansion::SWITCHBOARD }
     }
 
     /// The servers discovery says should run: each name's valid winner that
@@ -116,6 +119,7 @@ impl Wanted {
                 def: s.winner.def.clone(),
                 source: Some(s.winner.source.clone()),
                 project: d.source(&s.winner.source).and_then(|src| src.project.clone()),
+                expansion: s.winner.expansion,
             })
             .collect()
     }
@@ -402,6 +406,7 @@ impl Manager {
             workspace_folder: w.project.as_ref().map(|p| p.to_string_lossy().to_string()),
             user_home: Some(self.shared.opts.home.to_string_lossy().to_string()),
             inputs: HashMap::new(),
+            expansion: w.expansion,
         }
     }
 
@@ -686,8 +691,8 @@ impl Manager {
         if let Some(u) = &def.url {
             crate::config::validate::check_url(u).map_err(|e| format!("url {e}"))?;
         }
-        let (env, mut warnings) = self.shared.secrets.resolve_map("env", &def.env).await;
-        let (headers, w2) = self.shared.secrets.resolve_map("header", &def.headers).await;
+        let (env, mut warnings) = self.shared.secrets.resolve_map_in("env", &def.env, &cx).await;
+        let (headers, w2) = self.shared.secrets.resolve_map_in("header", &def.headers, &cx).await;
         warnings.extend(w2);
         for w in &warnings {
             let _ = self.shared.events.send(EngineEvent::Warning { server: slot.name.clone(), message: w.clone() });

@@ -203,11 +203,6 @@ impl Dialect {
         }
     }
 
-    /// Whether this client expands `${...}` variables at all (Codex does not).
-    pub fn expands_variables(self) -> bool {
-        self != Dialect::Codex
-    }
-
     /// Parse one entry. `name` is the map key (or the list entry's `name`).
     pub fn parse_entry(self, name: &str, entry: &Value) -> Parsed {
         let empty = Map::new();
@@ -306,6 +301,13 @@ impl Dialect {
                 def.cwd = cx.str("cwd");
                 def.url = cx.str("url");
                 def.headers = cx.map("http_headers");
+                for (h, v) in &def.headers {
+                    // The model spells `env_http_headers` this way; a literal
+                    // spelled the same cannot be told apart.
+                    if crate::config::vars::header_env_ref(h, v).is_some() {
+                        cx.warn("http_headers", format!("\"http_headers.{h}\" looks like a variable; Codex sends it as written, Switchboard reads the variable (as if it were in env_http_headers)"));
+                    }
+                }
                 for (h, var) in cx.map("env_http_headers") {
                     def.headers.insert(h, format!("${{{var}}}"));
                 }

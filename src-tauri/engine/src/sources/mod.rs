@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 pub use dialect::Dialect;
 
+use crate::config::vars::Expansion;
 use crate::config::Format;
 use crate::host::{Host, Os};
 use crate::writer::PathSeg;
@@ -56,6 +57,44 @@ impl Client {
             Client::Fallback => "mcp.json",
         }
     }
+
+    /// What this client itself expands in its servers' strings (SPEC C7),
+    /// so Switchboard launches a server as its own client would. Where a
+    /// client's behaviour could not be confirmed, nothing expands: a literal
+    /// stays literal. Only Switchboard's own file has `!command` and bare
+    /// variable-name secrets (C9). README, "Variables", has this as a table.
+    pub fn expansion(self) -> Expansion {
+        const NONE: Expansion = Expansion::NONE;
+        match self {
+            Client::Switchboard => Expansion::SWITCHBOARD,
+            // code.claude.com/docs/en/mcp: command, args, env, url, headers
+            // of `.mcp.json`; its loader expands the user, local and managed
+            // scopes the same way.
+            Client::ClaudeCode => Expansion { braced: true, default: true, ..NONE },
+            // cursor.com/docs/mcp "Config interpolation". Also
+            // `${workspaceFolderBasename}` and `${pathSeparator}`, which
+            // Switchboard does not know: they stay literal.
+            Client::Cursor => Expansion { env_prefix: true, workspace_folder: true, user_home: true, ..NONE },
+            // VS Code's variable resolver (vscode-docs mcp-configuration.md);
+            // its other predefined variables stay literal here.
+            Client::Vscode => Expansion { env_prefix: true, workspace_folder: true, user_home: true, inputs: true, ..NONE },
+            // docs.windsurf.com cascade/mcp "Config interpolation";
+            // `${file:…}` is not read and stays literal.
+            Client::Windsurf => Expansion { env_prefix: true, ..NONE },
+            // Roo-Code `src/utils/config.ts` `injectVariables`.
+            Client::Roo => Expansion { env_prefix: true, workspace_folder: true, ..NONE },
+            // gemini-cli `packages/cli/src/utils/envVarResolver.ts`, over the
+            // whole settings file: `$VAR` and `${VAR}`, no default syntax.
+            Client::Gemini => Expansion { braced: true, dollar: true, ..NONE },
+            // Codex interpolates nothing; its `env_http_headers` and
+            // `bearer_token_env_var` fields name variables instead.
+            Client::Codex => Expansion { header_env_refs: true, ..NONE },
+            // None documented (Claude Desktop) or none found in the client
+            // (Zed, Cline, goose, LM Studio); Continue's `${{ secrets.X }}` is
+            // not supported; the fallback `mcp.json` has no client.
+            Client::ClaudeDesktop | Client::Zed | Client::Cline | Client::Goose | Client::Lmstudio | Client::Continue | Client::Fallback => NONE,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -97,6 +136,13 @@ pub struct SourceSpec {
     pub project: Option<PathBuf>,
     pub container: Container,
     pub dialect: Dialect,
+}
+
+impl SourceSpec {
+    /// The expansion rules of this source's servers (its client's).
+    pub fn expansion(&self) -> Expansion {
+        self.client.expansion()
+    }
 }
 
 fn key(k: &str) -> PathSeg {
