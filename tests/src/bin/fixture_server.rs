@@ -97,7 +97,61 @@ struct Args {
     /// Bump fixture://counter every MS milliseconds and notify subscribers.
     #[arg(long, value_name = "MS")]
     notify_every_ms: Option<u64>,
+
+    // ---- Hostile behaviours (issue 11) ----
+    /// Write garbage to stderr from a thread, forever: a line with invalid UTF-8 bytes, one
+    /// 1 MiB line (once, at start) and `alive N` lines, every 50 ms. SIGPIPE is reset to its
+    /// default, so the process dies of SIGPIPE when its stderr (or stdout) reader goes away.
+    #[arg(long)]
+    stderr_garbage: bool,
+    /// Descriptions of the generated tools (`--tools N`) are exactly N bytes long.
+    #[arg(long, value_name = "N")]
+    description_bytes: Option<usize>,
+    /// Adds a tool `burst` that sends N notifications/tools/list_changed back to back.
+    #[arg(long, value_name = "N")]
+    list_changed_burst: Option<u64>,
+    /// With --list-changed-burst: also send the burst right after notifications/initialized.
+    #[arg(long, requires = "list_changed_burst")]
+    burst_on_start: bool,
+    /// Requests of METHOD never get an answer (repeatable).
+    #[arg(long = "hang", value_name = "METHOD", value_parser = clap::builder::PossibleValuesParser::new(HANG_METHODS))]
+    hang: Vec<String>,
+    /// With --hang: the first request of each hung method is still answered (for lists: every
+    /// page of the first listing); the hang starts with the next one.
+    #[arg(long, requires = "hang")]
+    hang_after_first: bool,
+    /// Paginated lists (tools, resources, templates, prompts) always return nextCursor "1".
+    #[arg(long)]
+    repeat_cursor: bool,
+    /// Ignore SIGTERM, SIGHUP and SIGINT.
+    #[arg(long)]
+    ignore_sigterm: bool,
+    /// On stdin EOF keep running forever instead of exiting.
+    #[arg(long)]
+    ignore_stdin_eof: bool,
+    /// At start, spawn `sleep 1000` (same process group) and print `grandchild PID` on stderr.
+    #[arg(long)]
+    spawn_grandchild: bool,
+    /// Adds a tool `huge` whose result is one text content of exactly BYTES bytes.
+    #[arg(long, value_name = "BYTES")]
+    huge_result: Option<usize>,
+    /// With --sse: right after the `endpoint` event, send one `message` event with BYTES of data.
+    #[arg(long, value_name = "BYTES")]
+    sse_huge_event: Option<usize>,
 }
+
+/// Methods `--hang` accepts.
+const HANG_METHODS: [&str; 9] = [
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "prompts/list",
+    "prompts/get",
+    "ping",
+];
 
 struct Shared {
     args: Args,
@@ -111,6 +165,14 @@ struct Shared {
     counter_tx: broadcast::Sender<u64>,
     /// Fired by `change_tools` (for 2026-07-28 `subscriptions/listen` streams).
     tools_tx: broadcast::Sender<()>,
+    /// `tools/list` requests received (every page, including hung ones).
+    tools_list_requests: AtomicU64,
+    /// `notifications/tools/list_changed` sent by bursts (`burst`, `--burst-on-start`).
+    list_changed_sent: AtomicU64,
+    /// Requests parked forever by `--hang`.
+    hung: AtomicU64,
+    /// `--hang-after-first`: methods whose first request (listing) has been let through.
+    hang_first_done: Mutex<HashSet<&'static str>>,
 }
 
 impl Shared {
@@ -201,7 +263,7 @@ impl Shared {
             ),
             Tool::new(
                 format!("{p}stats"),
-                "Returns {calls, cancelled, counter, pid} as structured content",
+                "Returns {calls, cancelled, counter, pid, toolsListRequests, listChangedSent, hungRequests} as JSON text and structured content",
                 empty_schema.clone(),
             ),
         ];
@@ -209,14 +271,45 @@ impl Shared {
             .iter()
             .map(|t| t.name.strip_prefix(p.as_str()).unwrap_or(&t.name).to_string())
             .eq(FIXED_TOOLS.iter().map(|s| s.to_string())));
+        // Hostile tools, only with their flags, right after the fixed ones.
+        if let Some(n) = args.list_changed_burst {
+            tools.push(Tool::new(
+                format!("{p}burst"),
+                format!("Sends `count` (default {n}) notifications/tools/list_changed back to back"),
+                schema(json!({
+                    "type": "object",
+                    "properties": {"count": {"type": "integer", "minimum": 0}},
+                })),
+            ));
+        }
+        if let Some(bytes) = args.huge_result {
+            tools.push(Tool::new(
+                format!("{p}huge"),
+                format!("Returns one text content of {bytes} bytes"),
+                empty_schema.clone(),
+            ));
+        }
         for name in &args.extra_tools {
             tools.push(Tool::new(name.clone(), "Echo-like extra tool", text_schema.clone()));
         }
+        // One shared description (10 000 tools x 10 KB must not cost 100 MB here).
+        let generated_description: &'static str = match args.description_bytes {
+            None => "Generated tool; echoes its arguments",
+            Some(n) => {
+                let mut d = String::from("Generated tool; echoes its arguments. ");
+                d.truncate(n); // ASCII: any cut is a char boundary
+                while d.len() < n {
+                    let take = (n - d.len()).min(LOREM.len());
+                    d.push_str(&LOREM[..take]);
+                }
+                Box::leak(d.into_boxed_str())
+            }
+        };
         tools.reserve(args.tools);
         for i in 0..args.tools {
             tools.push(Tool::new(
                 format!("{p}tool_{i}"),
-                "Generated tool; echoes its arguments",
+                generated_description,
                 text_schema.clone(),
             ));
         }
@@ -231,7 +324,43 @@ impl Shared {
             counter: AtomicU64::new(0),
             counter_tx,
             tools_tx,
+            tools_list_requests: AtomicU64::new(0),
+            list_changed_sent: AtomicU64::new(0),
+            hung: AtomicU64::new(0),
+            hang_first_done: Mutex::new(HashSet::new()),
         })
+    }
+
+    /// `--hang`: never returns for a hung `method` (see `--hang-after-first`). `listing_start`
+    /// is false for list requests that carry a cursor (pages of a listing already let through).
+    async fn gate(&self, method: &'static str, listing_start: bool) {
+        if !self.args.hang.iter().any(|m| m == method) {
+            return;
+        }
+        if self.args.hang_after_first {
+            if !listing_start {
+                return;
+            }
+            if self.hang_first_done.lock().unwrap().insert(method) {
+                return;
+            }
+        }
+        let n = self.hung.fetch_add(1, Ordering::SeqCst) + 1;
+        eprintln!("fixture-server: hanging {method} request (--hang; {n} hung so far)");
+        std::future::pending::<()>().await;
+    }
+
+    /// Sends `n` notifications/tools/list_changed to `peer`, back to back.
+    async fn burst(&self, peer: &rmcp::Peer<RoleServer>, n: u64) -> u64 {
+        let mut sent = 0;
+        for _ in 0..n {
+            if peer.notify_tool_list_changed().await.is_err() {
+                break;
+            }
+            sent += 1;
+            self.list_changed_sent.fetch_add(1, Ordering::SeqCst);
+        }
+        sent
     }
 
     fn bump_counter(&self) -> u64 {
@@ -275,7 +404,11 @@ impl Fixture {
         let size = self.shared.args.page_size.unwrap_or(usize::MAX).max(1);
         let end = start.saturating_add(size).min(total);
         let page = items.skip(start).take(end - start).collect();
-        let next = (end < total).then(|| end.to_string());
+        let next = if self.shared.args.repeat_cursor {
+            Some("1".to_string())
+        } else {
+            (end < total).then(|| end.to_string())
+        };
         Ok((page, next))
     }
 
@@ -463,7 +596,26 @@ impl Fixture {
                 "cancelled": self.shared.cancelled.load(Ordering::SeqCst),
                 "counter": self.shared.counter.load(Ordering::SeqCst),
                 "pid": std::process::id(),
+                "toolsListRequests": self.shared.tools_list_requests.load(Ordering::SeqCst),
+                "listChangedSent": self.shared.list_changed_sent.load(Ordering::SeqCst),
+                "hungRequests": self.shared.hung.load(Ordering::SeqCst),
             }))),
+            "burst" if self.shared.args.list_changed_burst.is_some() => {
+                let n = match args.get("count") {
+                    None | Some(Value::Null) => self.shared.args.list_changed_burst.unwrap_or(0),
+                    Some(v) => v.as_u64().ok_or_else(|| {
+                        McpError::invalid_params("burst: `count` must be a non-negative integer", None)
+                    })?,
+                };
+                let sent = self.shared.burst(&context.peer, n).await;
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                    "sent {sent} notifications/tools/list_changed"
+                ))]))
+            }
+            "huge" if self.shared.args.huge_result.is_some() => {
+                let bytes = self.shared.args.huge_result.unwrap_or(0);
+                Ok(CallToolResult::success(vec![ContentBlock::text(huge_text(bytes))]))
+            }
             other => {
                 if let Some(i) = other.strip_prefix("tool_").and_then(|s| s.parse::<usize>().ok())
                 {
@@ -475,6 +627,18 @@ impl Fixture {
             }
         }
     }
+}
+
+const LOREM: &str = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. ";
+
+/// Exactly `bytes` bytes of ASCII text.
+fn huge_text(bytes: usize) -> String {
+    let mut s = String::with_capacity(bytes);
+    while s.len() < bytes {
+        let take = (bytes - s.len()).min(LOREM.len());
+        s.push_str(&LOREM[..take]);
+    }
+    s
 }
 
 fn unknown_tool(name: &str) -> McpError {
@@ -533,6 +697,7 @@ impl ServerHandler for Fixture {
     }
 
     async fn ping(&self, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.shared.gate("ping", true).await;
         if self.shared.args.ignore_pings {
             std::future::pending::<()>().await;
         }
@@ -544,9 +709,11 @@ impl ServerHandler for Fixture {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        self.shared.tools_list_requests.fetch_add(1, Ordering::SeqCst);
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        self.shared.gate("tools/list", cursor.is_none()).await;
         let dynamic = self.shared.dynamic_tools.read().unwrap().clone();
         let all: Vec<&Tool> = self.shared.static_tools.iter().chain(dynamic.iter()).collect();
-        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let (page, next) = self.paginate(all.iter().map(|t| (*t).clone()), cursor)?;
         let mut result = ListToolsResult::with_all_items(page);
         result.next_cursor = next;
@@ -559,6 +726,7 @@ impl ServerHandler for Fixture {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let n = self.shared.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        self.shared.gate("tools/call", true).await;
         if let Some(limit) = self.shared.args.crash_after_calls {
             if n >= limit {
                 eprintln!("fixture-server: tool call #{n} reached --crash-after-calls {limit}, exiting with code 1");
@@ -574,9 +742,10 @@ impl ServerHandler for Fixture {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        self.shared.gate("resources/list", cursor.is_none()).await;
         self.resources_enabled()?;
         let all = self.static_resources();
-        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         let (page, next) = self.paginate(all.into_iter(), cursor)?;
         let mut result = ListResourcesResult::with_all_items(page);
         result.next_cursor = next;
@@ -585,15 +754,19 @@ impl ServerHandler for Fixture {
 
     async fn list_resource_templates(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        self.shared.gate("resources/templates/list", cursor.is_none()).await;
         self.resources_enabled()?;
-        Ok(ListResourceTemplatesResult::with_all_items(vec![
-            ResourceTemplate::new("fixture://item/{id}", "item")
-                .with_description("Item by id; reads as `item <id>`")
-                .with_mime_type("text/plain"),
-        ]))
+        let all = vec![ResourceTemplate::new("fixture://item/{id}", "item")
+            .with_description("Item by id; reads as `item <id>`")
+            .with_mime_type("text/plain")];
+        let (page, next) = self.paginate(all.into_iter(), cursor)?;
+        let mut result = ListResourceTemplatesResult::with_all_items(page);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn read_resource(
@@ -601,6 +774,7 @@ impl ServerHandler for Fixture {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        self.shared.gate("resources/read", true).await;
         self.resources_enabled()?;
         let uri = request.uri.as_str();
         let text = match uri {
@@ -624,6 +798,7 @@ impl ServerHandler for Fixture {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.shared.gate("resources/subscribe", true).await;
         self.resources_enabled()?;
         self.subscriptions.lock().unwrap().insert(request.uri);
         self.start_forwarder(context.peer.clone());
@@ -681,17 +856,23 @@ impl ServerHandler for Fixture {
 
     async fn list_prompts(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        self.shared.gate("prompts/list", cursor.is_none()).await;
         self.resources_enabled()?;
-        Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
+        let all = vec![Prompt::new(
             "greet",
             Some("Greets someone by name"),
             Some(vec![PromptArgument::new("name")
                 .with_description("Who to greet")
                 .with_required(true)]),
-        )]))
+        )];
+        let (page, next) = self.paginate(all.into_iter(), cursor)?;
+        let mut result = ListPromptsResult::with_all_items(page);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn get_prompt(
@@ -699,6 +880,7 @@ impl ServerHandler for Fixture {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        self.shared.gate("prompts/get", true).await;
         self.resources_enabled()?;
         if request.name != "greet" {
             return Err(McpError::invalid_params(format!("unknown prompt {:?}", request.name), None));
@@ -715,6 +897,17 @@ impl ServerHandler for Fixture {
         )])
         .with_description("A greeting")
         .into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self.shared.args.burst_on_start {
+            let n = self.shared.args.list_changed_burst.unwrap_or(0);
+            let shared = self.shared.clone();
+            // Not inline: the notifications go out through the service loop that called us.
+            tokio::spawn(async move {
+                shared.burst(&context.peer, n).await;
+            });
+        }
     }
 
     async fn on_cancelled(
@@ -735,6 +928,24 @@ fn main() -> anyhow::Result<()> {
         eprintln!("fixture-server: deliberate startup failure (--fail-start)");
         std::process::exit(3);
     }
+    // Before any signal change: the grandchild keeps default dispositions.
+    if args.spawn_grandchild {
+        spawn_grandchild()?;
+    }
+    if args.ignore_sigterm {
+        ignore_termination_signals();
+    }
+    if args.stderr_garbage {
+        // Rust starts with SIGPIPE ignored (writes then fail with EPIPE). Restore the
+        // default a C/Node/Python-style server has: it dies of SIGPIPE when a reader goes.
+        #[cfg(unix)]
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+        std::thread::Builder::new()
+            .name("stderr-garbage".into())
+            .spawn(stderr_garbage)?;
+    }
     if args.stderr_flood > 0 {
         let mut err = std::io::stderr().lock();
         for i in 0..args.stderr_flood {
@@ -751,6 +962,81 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     rt.block_on(run(args))
+}
+
+/// `--spawn-grandchild`: `sleep 1000` in our process group, stdio on /dev/null; reaped by a
+/// thread if it dies first (so it never lingers as a zombie), never killed by us.
+fn spawn_grandchild() -> anyhow::Result<()> {
+    let child = std::process::Command::new("sleep")
+        .arg("1000")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .context("spawning the grandchild `sleep 1000`")?;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "grandchild {}", child.id());
+    let _ = err.flush();
+    drop(err);
+    std::thread::spawn(move || {
+        let mut child = child;
+        let _ = child.wait();
+    });
+    Ok(())
+}
+
+/// `--ignore-sigterm`: SIGTERM, SIGHUP and SIGINT are ignored (SIG_IGN; children spawned
+/// later inherit that).
+fn ignore_termination_signals() {
+    #[cfg(unix)]
+    unsafe {
+        for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
+            libc::signal(sig, libc::SIG_IGN);
+        }
+    }
+    #[cfg(not(unix))]
+    eprintln!("fixture-server: --ignore-sigterm has no effect on this platform");
+}
+
+/// Line with bytes that are not UTF-8 (`\xff\xfe`, a lone continuation byte and a
+/// truncated sequence).
+const BAD_UTF8_LINE: &[u8] = b"fixture-server: bad \xff\xfe bytes \x80 and \xc3( here\n";
+/// Length of the one long stderr line, without its `\n`.
+const LONG_LINE_BYTES: usize = 1024 * 1024;
+
+/// `--stderr-garbage`, on its own thread: plain blocking writes on fd 2 (not through std's
+/// stderr lock, so other threads' messages are not held up by it). Write errors are ignored
+/// and the loop goes on; EPIPE does not happen because SIGPIPE (default action) kills the
+/// process first.
+fn stderr_garbage() {
+    #[cfg(unix)]
+    let mut out = {
+        use std::os::fd::FromRawFd as _;
+        // ManuallyDrop: never close fd 2.
+        std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(2) })
+    };
+    #[cfg(not(unix))]
+    let mut out = std::io::stderr();
+    let mut long = Vec::with_capacity(LONG_LINE_BYTES + 1);
+    long.extend_from_slice(b"fixture-server: 1 MiB line ");
+    long.resize(LONG_LINE_BYTES, b'x');
+    long.push(b'\n');
+    let _ = out.write_all(BAD_UTF8_LINE);
+    let _ = out.write_all(&long);
+    drop(long);
+    let _ = out.write_all(b"alive 0\n");
+    for n in 1u64.. {
+        std::thread::sleep(Duration::from_millis(50));
+        let _ = out.write_all(BAD_UTF8_LINE);
+        let _ = out.write_all(format!("alive {n}\n").as_bytes());
+    }
+}
+
+/// `--ignore-stdin-eof`: say so on stderr and never return.
+async fn stay_alive_after_eof() -> ! {
+    eprintln!("fixture-server: stdin EOF, staying alive (--ignore-stdin-eof)");
+    std::future::pending::<()>().await;
+    unreachable!()
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
@@ -775,13 +1061,24 @@ async fn run(args: Args) -> anyhow::Result<()> {
         let mut stdin = tokio::io::stdin();
         let mut sink = tokio::io::sink();
         let _ = tokio::io::copy(&mut stdin, &mut sink).await;
+        if args.ignore_stdin_eof {
+            stay_alive_after_eof().await;
+        }
         return Ok(());
     }
-    let service = Fixture::new(shared)
-        .serve(rmcp::transport::stdio())
-        .await
-        .context("stdio initialize failed")?;
-    service.waiting().await?;
+    let service = match Fixture::new(shared).serve(rmcp::transport::stdio()).await {
+        Ok(service) => service,
+        Err(e) if args.ignore_stdin_eof => {
+            eprintln!("fixture-server: stdio initialize failed: {e}");
+            stay_alive_after_eof().await;
+        }
+        Err(e) => return Err(e).context("stdio initialize failed"),
+    };
+    let waited = service.waiting().await;
+    if args.ignore_stdin_eof {
+        stay_alive_after_eof().await;
+    }
+    waited?;
     // tokio's stdin uses a blocking thread that may not notice EOF shutdown promptly.
     std::process::exit(0);
 }
@@ -877,13 +1174,20 @@ async fn sse_get(
     let endpoint = Event::default()
         .event("endpoint")
         .data(format!("/message?sessionId={id}"));
+    let huge = state.shared.args.sse_huge_event.map(|bytes| {
+        Ok::<_, Infallible>(Event::default().event("message").data(huge_sse_data(bytes)))
+    });
     let messages = out_rx.map(|msg| {
         let data = serde_json::to_string(&msg).unwrap_or_else(|e| {
             json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "error", "data": e.to_string()}}).to_string()
         });
         Ok(Event::default().event("message").data(data))
     });
-    Sse::new(futures::stream::once(async move { Ok(endpoint) }).chain(messages))
+    Sse::new(
+        futures::stream::once(async move { Ok(endpoint) })
+            .chain(futures::stream::iter(huge))
+            .chain(messages),
+    )
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
 
@@ -906,4 +1210,20 @@ async fn sse_post(
         return (StatusCode::NOT_FOUND, "session closed").into_response();
     }
     (StatusCode::ACCEPTED, "Accepted").into_response()
+}
+
+/// `--sse-huge-event`: exactly `bytes` bytes of event data, no newline. When there is room,
+/// a valid JSON-RPC `notifications/message` (so a client without a size cap would accept it
+/// and only a cap refuses it); below ~100 bytes, just text.
+fn huge_sse_data(bytes: usize) -> String {
+    let head = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"fixture-server","data":""#;
+    let tail = r#""}}"#;
+    if bytes < head.len() + tail.len() {
+        return huge_text(bytes);
+    }
+    let mut s = String::with_capacity(bytes);
+    s.push_str(head);
+    s.push_str(&huge_text(bytes - head.len() - tail.len()));
+    s.push_str(tail);
+    s
 }
