@@ -5,10 +5,16 @@ mod common;
 
 use proptest::prelude::*;
 use serde_json::Value;
-use switchboard_engine::config::vars::{expand, VarContext};
+use switchboard_engine::config::vars::{expand, Expansion, VarContext};
 use switchboard_engine::config::Format;
 use switchboard_engine::sources::read::parse;
-use switchboard_engine::sources::Dialect;
+use switchboard_engine::sources::{Client, Dialect};
+
+const CLIENTS: [Client; 15] = [
+    Client::Switchboard, Client::ClaudeDesktop, Client::ClaudeCode, Client::Cursor, Client::Vscode,
+    Client::Windsurf, Client::Zed, Client::Cline, Client::Roo, Client::Gemini, Client::Codex,
+    Client::Goose, Client::Lmstudio, Client::Continue, Client::Fallback,
+];
 
 const DIALECTS: [Dialect; 12] = [
     Dialect::Switchboard, Dialect::Standard, Dialect::ClaudeCode, Dialect::Vscode, Dialect::Windsurf, Dialect::Zed,
@@ -82,7 +88,14 @@ proptest! {
 
     #[test]
     fn expander_never_panics_and_keeps_plain_text(s in any::<String>()) {
-        let e = expand(&s, &VarContext::default());
+        // Every client's rules; without a `$` nothing is a reference.
+        for client in CLIENTS {
+            let e = expand(&s, &VarContext { expansion: client.expansion(), ..VarContext::default() });
+            if !s.contains('$') {
+                prop_assert_eq!(&e.value, &s);
+            }
+        }
+        let e = expand(&s, &VarContext { expansion: Expansion::SWITCHBOARD, ..VarContext::default() });
         if !s.contains("${") {
             prop_assert_eq!(e.value, s);
         }
