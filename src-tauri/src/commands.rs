@@ -194,12 +194,17 @@ pub struct SignInStatus {
 }
 
 /// Sign in (SPEC U8): the authorization page opens in the system browser
-/// (tauri-plugin-opener), never in the webview; returns once signed in and
-/// the server is connecting. Progress arrives as `sign-in` events.
+/// (tauri-plugin-opener), never in the webview, and only when it is a web
+/// page (SPEC P3); returns once signed in and the server is connecting.
+/// Progress arrives as `sign-in` events.
 #[tauri::command]
 pub async fn sign_in<R: tauri::Runtime>(app: tauri::AppHandle<R>, state: S<'_>, name: String) -> CommandResult<()> {
+    use switchboard_engine::opener::{check_link, SIGN_IN_METADATA};
     use tauri_plugin_opener::OpenerExt;
-    let open: switchboard_engine::auth::oauth::BrowserOpener = std::sync::Arc::new(move |url: &str| app.opener().open_url(url, None::<&str>).map_err(|e| e.to_string()));
+    let open: switchboard_engine::auth::oauth::BrowserOpener = std::sync::Arc::new(move |url: &str| {
+        let link = check_link(url, SIGN_IN_METADATA).map_err(|e| e.to_string())?;
+        app.opener().open_url(link.as_str(), None::<&str>).map_err(|e| e.to_string())
+    });
     Ok(state.engine.sign_in(&name, Some(open), switchboard_engine::auth::oauth::DEFAULT_SIGN_IN_TIMEOUT).await?)
 }
 

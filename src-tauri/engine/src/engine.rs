@@ -237,6 +237,8 @@ impl Engine {
     /// `timeout` for the redirect, keep the tokens in the keychain, and
     /// connect that server at once (others are not touched). Progress goes
     /// out as `SignIn` events. Also `reauth`: signing in again replaces the tokens.
+    /// An authorization page that is not https (or http on this computer)
+    /// fails the sign-in and is neither opened nor shown (SPEC P3).
     pub async fn sign_in(&self, name: &str, open: Option<crate::auth::oauth::BrowserOpener>, timeout: std::time::Duration) -> Result<(), crate::auth::oauth::SignInError> {
         use crate::auth::oauth::{self, SignInError};
         use crate::events::{EngineEvent, SignInPhase};
@@ -256,9 +258,11 @@ impl Engine {
             // location and scope) when it sent one.
             let options = oauth::SignInOptions { challenge: self.manager.auth_challenge(name), ..Default::default() };
             let pending = oauth::begin_with(name, &url, &vault, options).await?;
-            publish(SignInPhase::Waiting { url: pending.url.clone() });
+            // `begin_with` checked it already; this is the last stop before the OS (SPEC P3).
+            let link = crate::opener::check_link(&pending.url, crate::opener::SIGN_IN_METADATA)?;
+            publish(SignInPhase::Waiting { url: link.to_string() });
             if let Some(open) = &open {
-                if open(&pending.url).is_err() {
+                if open(link.as_str()).is_err() {
                     self.manager.note(name, "could not open a web browser; open the sign-in link shown in Switchboard yourself");
                 }
             }

@@ -11,6 +11,7 @@ pub mod sources;
 pub mod writer;
 pub mod naming;
 pub mod auth;
+pub mod opener;
 pub mod launch;
 pub mod events;
 pub mod manager;

@@ -72,6 +72,10 @@ struct Args {
     /// A pre-registered public client `ID=REDIRECT_URI` (repeatable).
     #[arg(long = "client", value_name = "ID=REDIRECT_URI")]
     clients: Vec<String>,
+    /// Advertise this `authorization_endpoint` instead of `BASE/authorize`
+    /// (a hostile server: `file:///etc/passwd`, `myapp://x`, ...).
+    #[arg(long, value_name = "URL")]
+    authorization_endpoint: Option<String>,
 }
 
 const SCOPE: &str = "mcp";
@@ -217,7 +221,7 @@ async fn protected_resource_metadata(State(st): State<St>) -> Response {
 async fn authorization_server_metadata(State(st): State<St>) -> Response {
     let mut m = json!({
         "issuer": st.issuer,
-        "authorization_endpoint": format!("{}/authorize", st.issuer),
+        "authorization_endpoint": st.args.authorization_endpoint.clone().unwrap_or_else(|| format!("{}/authorize", st.issuer)),
         "token_endpoint": format!("{}/token", st.issuer),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],

@@ -7,6 +7,11 @@
 //! on 127.0.0.1 (on the port the client was registered with, so the
 //! registration stays valid), the browser hand-off (a callback: the app opens
 //! the system browser, the CLI prints the link too), the messages.
+//!
+//! The authorization URL comes from metadata the server controls: [`begin`]
+//! refuses one that is not a web page ([`crate::opener::check_link`]), so no
+//! caller can open or show it. The redirect listener answers stray requests
+//! (another `state`, other paths) and keeps waiting for the real one.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +21,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::vault::{OAuthRecord, Vault, VaultError};
+use crate::opener::{check_link, RefusedLink, SIGN_IN_METADATA};
 
 /// How long a sign-in waits for the browser to come back.
 pub const DEFAULT_SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
@@ -36,6 +42,9 @@ pub enum SignInError {
     Cancelled(String),
     #[error("{0}")]
     Vault(#[from] VaultError),
+    /// The server's metadata points the browser at something that is not a web page.
+    #[error("{0}")]
+    RefusedLink(#[from] RefusedLink),
 }
 
 impl SignInError {
@@ -47,6 +56,7 @@ impl SignInError {
             SignInError::NotRemote(_) => "oauth_not_remote",
             SignInError::Cancelled(_) => "oauth_cancelled",
             SignInError::Vault(_) => "keychain",
+            SignInError::RefusedLink(_) => "oauth_refused_link",
         }
     }
 }
@@ -202,6 +212,7 @@ pub async fn begin_with(server: &str, url: &str, vault: &Vault, options: SignInO
         });
     }
     let auth_url = state.get_authorization_url().await.map_err(failed)?;
+    let auth_url = check_link(&auth_url, SIGN_IN_METADATA)?.to_string();
     let expected_state = url::Url::parse(&auth_url)
         .ok()
         .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
@@ -295,39 +306,65 @@ impl PendingSignIn {
     }
 }
 
-/// Accept connections until one brings the authorization response. Other
-/// paths (a browser's favicon request) get a 404 and the wait goes on.
+/// At most this many requests to the redirect listener are read at once;
+/// more connections wait in the accept queue.
+const MAX_VISITORS: usize = 16;
+
+/// Accept connections until one brings the authorization response for this
+/// sign-in (its `state`). Anything else is answered and the wait goes on:
+/// another `state` (a stale tab, a forged link) gets a 400 page, other paths
+/// (a browser's favicon request) a 404. Requests are read concurrently, so a
+/// connection that sends nothing (a browser's preconnect) holds up nothing.
 async fn wait_for_callback(listener: &TcpListener, expected_state: &str, server: &str) -> Result<(AuthorizationCallback, TcpStream), SignInError> {
+    // Dropped with this future (timeout, cancel): every visit in progress ends.
+    let mut visits = tokio::task::JoinSet::new();
     loop {
-        let (mut stream, peer) = listener.accept().await.map_err(failed)?;
-        if !peer.ip().is_loopback() {
-            continue;
-        }
-        let Some(target) = read_request_target(&mut stream).await else { continue };
-        let Ok(url) = url::Url::parse(&format!("http://127.0.0.1{target}")) else { continue };
-        if url.path() != "/callback" {
-            respond(&mut stream, 404, "Not found").await;
-            continue;
-        }
-        let q: std::collections::HashMap<String, String> = url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
-        if q.get("state").map(String::as_str) != Some(expected_state) {
-            let err = failed("the browser came back with a different state than this sign-in sent (possible forged or stale sign-in link); start the sign-in again");
-            respond(&mut stream, 400, &page(false, server, &err.to_string())).await;
-            return Err(err);
-        }
-        if let Some(code) = q.get("error") {
-            let detail = q.get("error_description").map(|d| format!(": {d}")).unwrap_or_default();
-            let err = failed(format!("the authorization server answered {code}{detail}"));
-            respond(&mut stream, 400, &page(false, server, &err.to_string())).await;
-            return Err(err);
-        }
-        match AuthorizationCallback::from_redirect_url(url.as_str()) {
-            Ok(cb) => return Ok((cb, stream)),
-            Err(e) => {
-                let err = failed(e);
-                respond(&mut stream, 400, &page(false, server, &err.to_string())).await;
-                return Err(err);
+        tokio::select! {
+            accepted = listener.accept(), if visits.len() < MAX_VISITORS => {
+                let (stream, peer) = accepted.map_err(failed)?;
+                if peer.ip().is_loopback() {
+                    let (expected_state, server) = (expected_state.to_string(), server.to_string());
+                    visits.spawn(async move { visit(stream, &expected_state, &server).await });
+                }
             }
+            Some(done) = visits.join_next() => {
+                if let Ok(Some(outcome)) = done {
+                    return outcome;
+                }
+            }
+        }
+    }
+}
+
+/// One request to the redirect listener: `None` when it is not this
+/// sign-in's redirect (answered here), else how the sign-in ends.
+async fn visit(mut stream: TcpStream, expected_state: &str, server: &str) -> Option<Result<(AuthorizationCallback, TcpStream), SignInError>> {
+    let target = read_request_target(&mut stream).await?;
+    let Ok(url) = url::Url::parse(&format!("http://127.0.0.1{target}")) else {
+        respond(&mut stream, 400, "Bad request").await;
+        return None;
+    };
+    if url.path() != "/callback" {
+        respond(&mut stream, 404, "Not found").await;
+        return None;
+    }
+    let q: std::collections::HashMap<String, String> = url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+    if q.get("state").map(String::as_str) != Some(expected_state) {
+        respond(&mut stream, 400, &stray_page()).await;
+        return None;
+    }
+    if let Some(code) = q.get("error") {
+        let detail = q.get("error_description").map(|d| format!(": {d}")).unwrap_or_default();
+        let err = failed(format!("the authorization server answered {code}{detail}"));
+        respond(&mut stream, 400, &page(false, server, &err.to_string())).await;
+        return Some(Err(err));
+    }
+    match AuthorizationCallback::from_redirect_url(url.as_str()) {
+        Ok(cb) => Some(Ok((cb, stream))),
+        Err(e) => {
+            let err = failed(e);
+            respond(&mut stream, 400, &page(false, server, &err.to_string())).await;
+            Some(Err(err))
         }
     }
 }
@@ -378,11 +415,24 @@ fn html_escape(s: &str) -> String {
 /// The page the browser shows when it comes back.
 fn page(ok: bool, server: &str, error: &str) -> String {
     let server = html_escape(server);
-    let (title, body) = if ok {
-        (format!("Signed in to {server}"), "You can close this tab and return to Switchboard.".to_string())
+    if ok {
+        html_page(&format!("Signed in to {server}"), "You can close this tab and return to Switchboard.")
     } else {
-        (format!("Sign-in to {server} failed"), format!("{}<br>Close this tab and try again from Switchboard.", html_escape(error)))
-    };
+        html_page(&format!("Sign-in to {server} failed"), &format!("{}<br>Close this tab and try again from Switchboard.", html_escape(error)))
+    }
+}
+
+/// The page for a request to the redirect listener with another `state`
+/// than the sign-in in progress (which goes on waiting).
+fn stray_page() -> String {
+    html_page(
+        "This sign-in link does not match the one Switchboard is waiting for",
+        "Switchboard is still waiting for the sign-in it started. Finish it in the browser tab Switchboard opened, or start the sign-in again from Switchboard.",
+    )
+}
+
+/// `title` and `body` are HTML.
+fn html_page(title: &str, body: &str) -> String {
     format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title><style>body{{font:16px system-ui,sans-serif;display:grid;place-items:center;min-height:90vh;margin:0;color:#1f2328;background:#f6f8fa}}main{{background:#fff;border:1px solid #d0d7de;border-radius:12px;padding:32px 40px;max-width:520px}}h1{{font-size:20px;margin:0 0 8px}}@media(prefers-color-scheme:dark){{body{{background:#0d1117;color:#e6edf3}}main{{background:#161b22;border-color:#30363d}}}}</style></head><body><main><h1>{title}</h1><p>{body}</p></main></body></html>"
     )

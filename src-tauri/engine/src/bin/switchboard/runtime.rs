@@ -198,8 +198,10 @@ async fn login(m: &Manager, d: &Discovery, server: &str, no_browser: bool, timeo
     let url = remote_url(d, server)?;
     let vault = m.vault().expect("the CLI always has the keychain");
     let pending = oauth::begin(server, &url, &vault).await?;
-    println!("To sign in to \"{server}\", open this link in your browser:\n\n  {}\n", pending.url);
-    if !no_browser && open::that_detached(&pending.url).is_ok() {
+    // `begin` refuses a link that is not a web page; checked again before it is shown or opened (SPEC P3).
+    let link = switchboard_engine::opener::check_link(&pending.url, switchboard_engine::opener::SIGN_IN_METADATA)?;
+    println!("To sign in to \"{server}\", open this link in your browser:\n\n  {link}\n");
+    if !no_browser && open::that_detached(link.as_str()).is_ok() {
         println!("(opened in your browser)");
     }
     println!("Waiting for the browser to come back to {} ...", pending.redirect_uri);
