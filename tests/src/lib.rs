@@ -223,3 +223,22 @@ pub async fn spawn_oauth_server<S: AsRef<str>>(args: &[S]) -> anyhow::Result<Htt
         .to_string();
     Ok(HttpFixture { child, url, stdout })
 }
+
+/// Whether process `pid` is gone, dying, or has a SIGKILL pending (Linux):
+/// true as soon as a `kill(pid, SIGKILL)` has returned, not only once the
+/// process is reaped, so a test can check that nobody sent one without
+/// waiting for it to take effect.
+pub fn killed(pid: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return true };
+    let sigkill_pending = status
+        .lines()
+        .filter(|l| l.starts_with("SigPnd:") || l.starts_with("ShdPnd:"))
+        .filter_map(|l| u64::from_str_radix(l.split_whitespace().nth(1)?, 16).ok())
+        .any(|mask| mask & (1 << 8) != 0);
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return true };
+    // After the command: state (field 3) … flags (field 9).
+    let f: Vec<&str> = stat.rsplit_once(") ").map(|x| x.1).unwrap_or("").split_whitespace().collect();
+    const PF_EXITING: u64 = 0x4;
+    let exiting = f.get(6).and_then(|x| x.parse::<u64>().ok()).is_some_and(|flags| flags & PF_EXITING != 0);
+    sigkill_pending || exiting || matches!(f.first(), Some(&"Z") | Some(&"X"))
+}

@@ -264,9 +264,11 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
             });
             // Own process group: npx/uvx grandchildren die with the server.
             cmd.wrap(ProcessGroup::leader());
-            let (transport, stderr) = TokioChildProcess::builder(cmd)
-                .stderr(Stdio::piped())
-                .spawn()
+            // ... and with Switchboard, even a crashed one (SPEC P4): forked on
+            // the keeper thread, which the parent-death signal depends on.
+            cmd.wrap(crate::manager::orphans::DiesWithSwitchboard);
+            let (transport, stderr) = crate::manager::orphans::spawn_on_keeper(move || TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn())
+                .await
                 .map_err(|e| ConnectError::Spawn(format!("cannot start {}: {e}", launch.program.display())))?;
             let pgid = transport.id();
             if let Some(stderr) = stderr {

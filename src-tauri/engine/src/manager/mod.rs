@@ -6,6 +6,7 @@
 
 pub mod connection;
 pub mod logbuf;
+pub mod orphans;
 pub mod tool_cache;
 
 use std::collections::HashMap;
@@ -57,6 +58,10 @@ pub struct ManagerOptions {
     pub ping_timeout: Duration,
     /// Connected this long, a server's restart counter starts over.
     pub healthy_after: Duration,
+    /// Folder where this process records the process groups it starts, so
+    /// the next start can end them if this one crashed (SPEC P4, see
+    /// `orphans`); `None` records nothing.
+    pub process_records: Option<PathBuf>,
 }
 
 impl Default for ManagerOptions {
@@ -72,6 +77,7 @@ impl Default for ManagerOptions {
             health_interval: DEFAULT_HEALTH_INTERVAL,
             ping_timeout: DEFAULT_PING_TIMEOUT,
             healthy_after: DEFAULT_HEALTHY_AFTER,
+            process_records: None,
         }
     }
 }
@@ -88,6 +94,7 @@ impl ManagerOptions {
             health_interval: DEFAULT_HEALTH_INTERVAL,
             ping_timeout: DEFAULT_PING_TIMEOUT,
             healthy_after: DEFAULT_HEALTHY_AFTER,
+            process_records: Some(host.join(&host.join(&host.cache_dir(), "switchboard"), "running")),
         }
     }
 }
@@ -331,6 +338,9 @@ impl Manager {
     pub fn new(opts: ManagerOptions) -> Manager {
         let (events, _) = broadcast::channel(4096);
         connection::become_subreaper();
+        if let Some(dir) = &opts.process_records {
+            orphans::start_records(dir);
+        }
         let secrets = SecretResolver::with_env(opts.env.clone());
         Manager {
             shared: Arc::new(Shared {
@@ -1270,6 +1280,8 @@ impl Manager {
         futures::future::join_all(names.iter().map(|n| self.disconnect(n))).await;
         self.shared.tracker.close();
         self.shared.tracker.wait().await;
+        // Every group is ended: forget them (this run's record goes with them).
+        orphans::settle().await;
     }
 }
 
