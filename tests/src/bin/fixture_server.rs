@@ -354,11 +354,13 @@ impl Shared {
     async fn burst(&self, peer: &rmcp::Peer<RoleServer>, n: u64) -> u64 {
         let mut sent = 0;
         for _ in 0..n {
+            // Counted before the send, so `stats` never lags what a client has received.
+            self.list_changed_sent.fetch_add(1, Ordering::SeqCst);
             if peer.notify_tool_list_changed().await.is_err() {
+                self.list_changed_sent.fetch_sub(1, Ordering::SeqCst);
                 break;
             }
             sent += 1;
-            self.list_changed_sent.fetch_add(1, Ordering::SeqCst);
         }
         sent
     }
