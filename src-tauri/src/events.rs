@@ -34,17 +34,8 @@ fn emit<R: Runtime, T: Serialize + Clone>(app: &tauri::AppHandle<R>, payload: &T
 
 /// Subscribe first, then start the engine, so no event is lost.
 pub fn start<R: Runtime>(app: tauri::AppHandle<R>, state: &AppState) {
-    let mut rx = state.engine.manager().subscribe();
-    let forward = app.clone();
-    tauri::async_runtime::spawn(async move {
-        loop {
-            match rx.recv().await {
-                Ok(ev) => emit(&forward, &ev),
-                Err(RecvError::Lagged(_)) => emit(&forward, &AppEvent::Resync),
-                Err(RecvError::Closed) => break,
-            }
-        }
-    });
+    let rx = state.engine.manager().subscribe();
+    tauri::async_runtime::spawn(forward(rx, app.clone()));
     state.engine.manager().set_elicitation_handler(Some(elicitation_handler(app.clone(), state.elicitations.clone())));
     let engine = state.engine.clone();
     tauri::async_runtime::spawn(async move {
@@ -52,16 +43,29 @@ pub fn start<R: Runtime>(app: tauri::AppHandle<R>, state: &AppState) {
         emit(&app, &AppEvent::Ready { report });
         // Then follow the config files (changes made in other apps).
         match engine.watch().await {
-            Ok(mut rx) => loop {
-                match rx.recv().await {
-                    Ok(ev) => emit(&app, &ev),
-                    Err(RecvError::Lagged(_)) => emit(&app, &AppEvent::Resync),
-                    Err(RecvError::Closed) => break,
-                }
-            },
+            Ok(rx) => forward(rx, app).await,
             Err(e) => eprintln!("switchboard: {e}; config changes made elsewhere need a restart to show"),
         }
     });
+}
+
+/// Emit every event of `rx` until it closes. When the UI falls behind and
+/// events are lost, one `Resync` follows once the backlog is drained,
+/// however many times the channel overflowed meanwhile (a flood must not
+/// turn into a stream of full reloads).
+async fn forward<R: Runtime>(mut rx: tokio::sync::broadcast::Receiver<EngineEvent>, app: tauri::AppHandle<R>) {
+    let mut behind = false;
+    loop {
+        match rx.recv().await {
+            Ok(ev) => emit(&app, &ev),
+            Err(RecvError::Lagged(_)) => behind = true,
+            Err(RecvError::Closed) => break,
+        }
+        if behind && rx.is_empty() {
+            behind = false;
+            emit(&app, &AppEvent::Resync);
+        }
+    }
 }
 
 /// Shows each request as an `Elicitation` event and waits for

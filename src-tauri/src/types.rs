@@ -355,7 +355,7 @@ pub struct SignInStatus {
 pub enum EngineEvent {
     Status { server: String, status: ServerStatus },
     Tools { server: String, count: usize, deferred: bool },
-    Log { server: String, line: LogLine },
+    Log { server: String, lines: Vec<LogLine> },
     Warning { server: String, message: String },
     Removed { server: String },
     ResourceUpdated { server: String, uri: String },
@@ -641,7 +641,7 @@ pub(crate) mod tests {
             E::Status { server: "a".into(), status: St::Restarting { attempt: 1, of: 5 } },
             E::Status { server: "a".into(), status: St::Failed { error: "x".into() } },
             E::Tools { server: "a".into(), count: 3, deferred: true },
-            E::Log { server: "a".into(), line: L { at: 1, kind: "stderr".into(), text: "hi".into() } },
+            E::Log { server: "a".into(), lines: vec![L { at: 1, kind: "stderr".into(), text: "hi".into() }] },
             E::Elicitation { id: 7, server: "a".into(), message: "m".into(), schema: serde_json::json!({"type": "object"}) },
             E::Reconciled { report: Default::default() },
             E::DiscoveryChanged { servers: 1, warnings: 0 },

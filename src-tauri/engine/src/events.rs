@@ -51,7 +51,10 @@ pub enum EngineEvent {
     Status { server: String, status: ServerStatus },
     /// A server's tool slice changed (connected, re-listed, removed).
     Tools { server: String, count: usize, deferred: bool },
-    Log { server: String, line: LogLine },
+    /// New lines of a server's log, in order: lifecycle lines at once,
+    /// stderr and the server's own log messages batched (about 20 events a
+    /// second at most per server).
+    Log { server: String, lines: Vec<LogLine> },
     Warning { server: String, message: String },
     /// A server left the registry (removed or no longer configured).
     Removed { server: String },

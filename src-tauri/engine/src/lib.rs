@@ -14,6 +14,7 @@ pub mod auth;
 pub mod opener;
 pub mod launch;
 pub mod events;
+pub mod redact;
 pub mod manager;
 pub mod sse_client;
 pub mod watch;

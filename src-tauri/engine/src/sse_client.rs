@@ -212,6 +212,20 @@ pub struct SseClientConfig {
     pub channel_capacity: usize,
     /// [`connect_with_fallback`]: timeout of the Streamable HTTP probe POST. 30 s.
     pub probe_timeout: Duration,
+    /// Largest event accepted, in bytes (16 MiB, as rmcp's Streamable HTTP
+    /// client). A bigger one closes the stream for good: the server is
+    /// refused, not buffered until memory runs out.
+    pub max_event_size: usize,
+}
+
+/// The default [`SseClientConfig::max_event_size`].
+pub const DEFAULT_MAX_EVENT_SIZE: usize = 16 * 1024 * 1024;
+
+/// A server sent an event over the size cap.
+#[derive(Debug, thiserror::Error)]
+#[error("the server sent an SSE event larger than {limit} bytes; Switchboard refuses such events and closed the connection")]
+pub struct EventTooLarge {
+    pub limit: usize,
 }
 
 impl Default for SseClientConfig {
@@ -222,6 +236,7 @@ impl Default for SseClientConfig {
             max_reconnects: 3,
             channel_capacity: 1024,
             probe_timeout: Duration::from_secs(30),
+            max_event_size: DEFAULT_MAX_EVENT_SIZE,
         }
     }
 }
@@ -247,6 +262,51 @@ impl SseClientConfig {
         self.probe_timeout = d;
         self
     }
+    pub fn max_event_size(mut self, n: usize) -> Self {
+        self.max_event_size = n.max(1);
+        self
+    }
+}
+
+/// Fails the byte stream once one event (the bytes between two blank lines)
+/// grows past `limit`, before the SSE parser buffers it.
+fn cap_events<S>(bytes: S, limit: usize) -> impl futures::Stream<Item = Result<bytes::Bytes, std::io::Error>>
+where
+    S: futures::Stream<Item = Result<bytes::Bytes, reqwest::Error>>,
+{
+    let mut in_event = 0usize;
+    let mut newline = false;
+    let mut failed = false;
+    bytes.map(move |chunk| {
+        if failed {
+            return Err(std::io::Error::other(EventTooLarge { limit }));
+        }
+        let chunk = chunk.map_err(std::io::Error::other)?;
+        for b in chunk.iter() {
+            match b {
+                b'\n' if newline => in_event = 0,
+                b'\n' => newline = true,
+                b'\r' => {}
+                _ => {
+                    newline = false;
+                    in_event += 1;
+                }
+            }
+            if in_event > limit {
+                failed = true;
+                return Err(std::io::Error::other(EventTooLarge { limit }));
+            }
+        }
+        Ok(chunk)
+    })
+}
+
+/// The size-cap error inside an SSE stream error, if that is what it is.
+fn too_large(e: &sse_stream::Error) -> Option<String> {
+    match e {
+        sse_stream::Error::Body(b) => b.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()).and_then(|inner| inner.downcast_ref::<EventTooLarge>()).map(|t| t.to_string()),
+        _ => None,
+    }
 }
 
 type EventStream = BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>;
@@ -258,6 +318,9 @@ struct Inner {
     endpoint: RwLock<Url>,
     /// Cancelled by `close()`/drop, and by the reader task when it gives up.
     ct: CancellationToken,
+    max_event_size: usize,
+    /// Why the reader stopped for good, when the server caused it.
+    closed_because: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl Inner {
@@ -276,7 +339,7 @@ impl Inner {
         if !ct.as_deref().is_some_and(|c| media_type_is(c, EVENT_STREAM)) {
             return Err(SseError::UnexpectedContentType(ct));
         }
-        Ok(sse_stream::SseStream::from_bytes_stream(resp.bytes_stream()).boxed())
+        Ok(sse_stream::SseStream::from_bytes_stream(cap_events(resp.bytes_stream(), self.max_event_size)).boxed())
     }
 
     fn resolve_endpoint(&self, data: &str) -> Result<Url, SseError> {
@@ -379,6 +442,8 @@ impl SseClientTransport {
             endpoint: RwLock::new(sse_url.clone()),
             sse_url,
             ct: CancellationToken::new(),
+            max_event_size: config.max_event_size,
+            closed_because: Default::default(),
         });
         let mut state = StreamState { last_event_id: None, retry: config.default_retry };
         let mut early = Vec::new();
@@ -396,7 +461,7 @@ impl SseClientTransport {
                             early.extend(parse_message(&ev));
                         }
                     }
-                    Some(Err(e)) => return Err(SseError::Stream(e.to_string())),
+                    Some(Err(e)) => return Err(SseError::Stream(too_large(&e).unwrap_or_else(|| e.to_string()))),
                     None => return Err(SseError::StreamEnded),
                 }
             }
@@ -450,7 +515,15 @@ async fn read_events(
             };
             let ev = match next {
                 Some(Ok(ev)) => ev,
-                Some(Err(_)) | None => break,
+                Some(Err(e)) => match too_large(&e) {
+                    // Not a network hiccup: reconnecting would only repeat it.
+                    Some(why) => {
+                        *inner.closed_because.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                        return;
+                    }
+                    None => break,
+                },
+                None => break,
             };
             failures = 0;
             state.note(&ev);
@@ -563,6 +636,15 @@ impl std::fmt::Debug for FallbackTransport {
 }
 
 impl FallbackTransport {
+    /// Where the legacy SSE transport records why it closed for good (an
+    /// event over the size cap); `None` for Streamable HTTP.
+    pub fn close_reason(&self) -> Option<Arc<std::sync::Mutex<Option<String>>>> {
+        match self {
+            Self::StreamableHttp(_) => None,
+            Self::Sse(t) => Some(t.inner.closed_because.clone()),
+        }
+    }
+
     pub fn kind(&self) -> HttpTransportKind {
         match self {
             Self::StreamableHttp(_) => HttpTransportKind::StreamableHttp,

@@ -347,8 +347,10 @@ async fn tokens_never_leak_into_the_cache_logs_or_events() -> anyhow::Result<()>
     let mut haystack = String::new();
     while let Ok(ev) = events.try_recv() {
         haystack.push_str(&serde_json::to_string(&ev)?);
-        if let EngineEvent::Log { line, .. } = ev {
-            haystack.push_str(&line.text);
+        if let EngineEvent::Log { lines, .. } = ev {
+            for line in lines {
+                haystack.push_str(&line.text);
+            }
         }
     }
     haystack.push_str(&std::fs::read_to_string(&cache).unwrap_or_default());

@@ -15,20 +15,71 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
-use tokio::io::AsyncBufReadExt;
-use tokio::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::config::{ServerDef, Transport};
-use crate::manager::logbuf::LogBuffer;
+use crate::manager::logbuf::{pump_stderr, LogSink};
 
-/// What a server tells us outside of replies.
-#[derive(Debug, Clone)]
-pub enum Signal {
-    ToolsChanged,
-    ResourcesChanged,
-    PromptsChanged,
-    ResourceUpdated(String),
-    Log { level: String, text: String },
+/// Most distinct resource URIs remembered as updated between two turns of
+/// the server's loop; more are dropped (and counted).
+pub const MAX_PENDING_UPDATES: usize = 1024;
+
+/// What a server told us outside of replies, coalesced: however many
+/// `list_changed` notifications arrive, each kind is one flag, and each
+/// updated resource URI is kept once, so a flooding server costs a bounded
+/// amount of memory and one re-list (SPEC P5).
+#[derive(Default)]
+pub struct Signals {
+    tools: AtomicBool,
+    resources: AtomicBool,
+    prompts: AtomicBool,
+    updated: std::sync::Mutex<indexmap::IndexSet<String>>,
+    dropped_updates: AtomicU64,
+    wake: tokio::sync::Notify,
+}
+
+/// What the server's loop takes from [`Signals`] in one turn.
+#[derive(Debug, Default)]
+pub struct Taken {
+    pub tools_changed: bool,
+    pub resources_changed: bool,
+    pub prompts_changed: bool,
+    pub updated: Vec<String>,
+    pub dropped_updates: u64,
+}
+
+impl Signals {
+    fn raise(&self, flag: &AtomicBool) {
+        flag.store(true, Ordering::Release);
+        self.wake.notify_one();
+    }
+
+    fn updated(&self, uri: String) {
+        {
+            let mut u = self.updated.lock().unwrap();
+            if u.len() >= MAX_PENDING_UPDATES && !u.contains(&uri) {
+                self.dropped_updates.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            u.insert(uri);
+        }
+        self.wake.notify_one();
+    }
+
+    /// Wait until something was signalled.
+    pub async fn wait(&self) {
+        self.wake.notified().await
+    }
+
+    pub fn take(&self) -> Taken {
+        Taken {
+            tools_changed: self.tools.swap(false, Ordering::AcqRel),
+            resources_changed: self.resources.swap(false, Ordering::AcqRel),
+            prompts_changed: self.prompts.swap(false, Ordering::AcqRel),
+            updated: std::mem::take(&mut *self.updated.lock().unwrap()).into_iter().collect(),
+            dropped_updates: self.dropped_updates.swap(0, Ordering::Relaxed),
+        }
+    }
 }
 
 /// A server's request for user input during a call (SPEC M13).
@@ -87,7 +138,8 @@ pub fn accept_defaults_handler(label: &'static str) -> ElicitationHandler {
 #[derive(Clone)]
 pub struct SwitchboardClient {
     server: String,
-    tx: mpsc::UnboundedSender<Signal>,
+    signals: Arc<Signals>,
+    log: Arc<LogSink>,
     info: ClientConfig,
     hooks: Arc<ClientHooks>,
 }
@@ -102,13 +154,13 @@ impl SwitchboardClient {
         .unwrap_or_default()
     }
 
-    pub fn new(server: &str, tx: mpsc::UnboundedSender<Signal>, hooks: Arc<ClientHooks>) -> Self {
+    pub fn new(server: &str, signals: Arc<Signals>, log: Arc<LogSink>, hooks: Arc<ClientHooks>) -> Self {
         let caps = Self::capabilities();
         // The handshake is `initialize`, so offer the newest version that has
         // it; servers negotiate down (2024-11-05 … 2025-11-25).
         let info = ClientConfig::new(caps, Implementation::new("switchboard", env!("CARGO_PKG_VERSION")).with_title("Switchboard"))
             .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE);
-        SwitchboardClient { server: server.into(), tx, info, hooks }
+        SwitchboardClient { server: server.into(), signals, log, info, hooks }
     }
 }
 
@@ -171,19 +223,19 @@ impl ClientHandler for SwitchboardClient {
     }
 
     async fn on_prompt_list_changed(&self, _cx: NotificationContext<RoleClient>) {
-        let _ = self.tx.send(Signal::PromptsChanged);
+        self.signals.raise(&self.signals.prompts);
     }
 
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
-        let _ = self.tx.send(Signal::ToolsChanged);
+        self.signals.raise(&self.signals.tools);
     }
 
     async fn on_resource_list_changed(&self, _cx: NotificationContext<RoleClient>) {
-        let _ = self.tx.send(Signal::ResourcesChanged);
+        self.signals.raise(&self.signals.resources);
     }
 
     async fn on_resource_updated(&self, p: ResourceUpdatedNotificationParam, _cx: NotificationContext<RoleClient>) {
-        let _ = self.tx.send(Signal::ResourceUpdated(p.uri.to_string()));
+        self.signals.updated(p.uri.to_string());
     }
 
     // Logging is deprecated in the newest protocol but still what 2025 servers send.
@@ -198,7 +250,8 @@ impl ClientHandler for SwitchboardClient {
             None => text,
         };
         let level = serde_json::to_value(p.level).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_else(|| "info".into());
-        let _ = self.tx.send(Signal::Log { level, text });
+        // Straight into the bounded, batched log: no queue of its own.
+        self.log.line(&level, &text);
     }
 }
 
@@ -213,6 +266,9 @@ pub struct Opened {
     pub binary: Option<PathBuf>,
     /// `sse` servers: which transport answered.
     pub transport_used: &'static str,
+    /// Legacy SSE: why the transport closed for good, when the server caused
+    /// it (shown instead of "the server closed the connection").
+    pub close_reason: Option<Arc<std::sync::Mutex<Option<String>>>>,
 }
 
 /// Resolved launch parameters (secrets and variables already applied).
@@ -246,7 +302,7 @@ pub enum ConnectError {
 
 /// Open the transport and run `initialize`. On failure everything opened is
 /// closed again (the child's process group killed).
-pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffer>, on_log: impl Fn(&str, &str) + Send + Sync + 'static, timeout: Duration) -> Result<Opened, ConnectError> {
+pub async fn open(launch: Launch, handler: SwitchboardClient, log: Arc<LogSink>, timeout: Duration) -> Result<Opened, ConnectError> {
     let def = &launch.def;
     match def.transport {
         Transport::Stdio => {
@@ -272,18 +328,12 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
                 .map_err(|e| ConnectError::Spawn(format!("cannot start {}: {e}", launch.program.display())))?;
             let pgid = transport.id();
             if let Some(stderr) = stderr {
-                // Always drain stderr: a chatty server would otherwise block.
-                let logs = logs.clone();
-                tokio::spawn(async move {
-                    let mut lines = tokio::io::BufReader::new(stderr).lines();
-                    while let Ok(Some(line)) = lines.next_line().await {
-                        let l = logs.push("stderr", &line);
-                        on_log("stderr", &l.text);
-                    }
-                });
+                // Always drain stderr, whatever bytes come: a server whose
+                // stderr pipe stalls blocks, and one whose pipe closes dies.
+                tokio::spawn(pump_stderr(stderr, log));
             }
             match tokio::time::timeout(timeout, handler.serve(transport)).await {
-                Ok(Ok(session)) => Ok(Opened { session, pgid, binary: Some(launch.program.clone()), transport_used: "stdio" }),
+                Ok(Ok(session)) => Ok(Opened { session, pgid, binary: Some(launch.program.clone()), transport_used: "stdio", close_reason: None }),
                 Ok(Err(e)) => {
                     kill_group(pgid);
                     Err(ConnectError::Handshake(tidy_error(&e.to_string())))
@@ -303,7 +353,7 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
                 None => tokio::time::timeout(timeout, handler.serve(StreamableHttpClientTransport::with_client(reqwest::Client::new(), config))).await,
             };
             match served {
-                Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: "streamable-http" }),
+                Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: "streamable-http", close_reason: None }),
                 Err(_) => Err(ConnectError::Timeout(timeout)),
                 Ok(Err(e)) => {
                     let msg = e.to_string();
@@ -338,9 +388,14 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, logs: Arc<LogBuffe
                 Ok(Ok(t)) => t,
             };
             let used = t.kind().as_str();
+            let close_reason = t.close_reason();
             match tokio::time::timeout(timeout, handler.serve(t)).await {
-                Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: used }),
-                Ok(Err(e)) => Err(ConnectError::Handshake(tidy_error(&e.to_string()))),
+                Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: used, close_reason }),
+                Ok(Err(e)) => {
+                    // The transport's own reason (an oversized event) beats rmcp's "connection closed".
+                    let why = close_reason.and_then(|r| r.lock().unwrap_or_else(|p| p.into_inner()).clone());
+                    Err(ConnectError::Handshake(why.unwrap_or_else(|| tidy_error(&e.to_string()))))
+                }
                 Err(_) => Err(ConnectError::Timeout(timeout)),
             }
         }

@@ -7,6 +7,7 @@
 pub mod connection;
 pub mod logbuf;
 pub mod orphans;
+pub mod pages;
 pub mod tool_cache;
 
 use std::collections::HashMap;
@@ -20,7 +21,7 @@ use rmcp::service::{Peer, PeerRequestOptions};
 use rmcp::RoleClient;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -30,9 +31,10 @@ use crate::config::{ServerDef, Transport};
 use crate::events::{EngineEvent, ServerStatus};
 use crate::launch::CommandResolver;
 use crate::naming::{assign_names, patch_schema, Collision, ToolRef};
+use futures::future::FusedFuture;
 pub use connection::{ClientHooks, ElicitAnswer, ElicitRequest, ElicitationHandler};
-use connection::{kill_group, subscribe_request, terminate_group, ConnectError, Launch, Signal, SwitchboardClient};
-use logbuf::LogBuffer;
+use connection::{kill_group, subscribe_request, terminate_group, ConnectError, Launch, Signals, SwitchboardClient};
+use logbuf::LogSink;
 use tool_cache::{config_hash, ToolCache};
 
 pub const DEFAULT_GATE: Duration = Duration::from_millis(250);
@@ -41,6 +43,11 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 pub const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(15);
 pub const DEFAULT_PING_TIMEOUT: Duration = Duration::from_secs(5);
 pub const DEFAULT_HEALTHY_AFTER: Duration = Duration::from_secs(60);
+/// Upper bound of a tool call: long-running tools are legitimate, endless
+/// ones are not; the user can always cancel sooner.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+/// Least time between two re-lists after `tools/list_changed`.
+pub const RELIST_INTERVAL: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Clone)]
 pub struct ManagerOptions {
@@ -58,6 +65,9 @@ pub struct ManagerOptions {
     pub ping_timeout: Duration,
     /// Connected this long, a server's restart counter starts over.
     pub healthy_after: Duration,
+    /// Upper bound of one `tools/call` (other requests use the server's
+    /// `timeout`, or `default_timeout`).
+    pub call_timeout: Duration,
     /// Folder where this process records the process groups it starts, so
     /// the next start can end them if this one crashed (SPEC P4, see
     /// `orphans`); `None` records nothing.
@@ -77,6 +87,7 @@ impl Default for ManagerOptions {
             health_interval: DEFAULT_HEALTH_INTERVAL,
             ping_timeout: DEFAULT_PING_TIMEOUT,
             healthy_after: DEFAULT_HEALTHY_AFTER,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
             process_records: None,
         }
     }
@@ -94,6 +105,7 @@ impl ManagerOptions {
             health_interval: DEFAULT_HEALTH_INTERVAL,
             ping_timeout: DEFAULT_PING_TIMEOUT,
             healthy_after: DEFAULT_HEALTHY_AFTER,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
             process_records: Some(host.join(&host.join(&host.cache_dir(), "switchboard"), "running")),
         }
     }
@@ -156,7 +168,8 @@ pub struct Slot {
     hash: String,
     status: watch::Sender<ServerStatus>,
     state: Mutex<SlotState>,
-    pub logs: Arc<LogBuffer>,
+    /// Its log, which also masks its secrets in every text shown.
+    pub log: Arc<LogSink>,
     control: Mutex<Control>,
     /// Resource URIs subscribed to; restored after every reconnect.
     subscriptions: Mutex<std::collections::BTreeSet<String>>,
@@ -371,17 +384,22 @@ impl Manager {
         self.shared.slots.read().unwrap().keys().cloned().collect()
     }
 
-    /// The one place a status changes: stored, logged, published.
+    /// The one place a status changes: stored, logged, published. Texts in
+    /// it have the server's secrets masked.
     fn set_status(&self, slot: &Slot, status: ServerStatus) {
+        let status = match status {
+            ServerStatus::Failed { error } => ServerStatus::Failed { error: slot.log.redactor.apply(&error) },
+            ServerStatus::NeedsAuth { message } => ServerStatus::NeedsAuth { message: slot.log.redactor.apply(&message) },
+            s => s,
+        };
         let detail = match &status {
             ServerStatus::Failed { error } => format!("failed: {error}"),
             ServerStatus::NeedsAuth { message } => format!("needs auth: {message}"),
             ServerStatus::Restarting { attempt, of } => format!("restarting (attempt {attempt}/{of})"),
             s => s.label().to_string(),
         };
-        let line = slot.logs.push("lifecycle", &detail);
+        slot.log.now("lifecycle", &detail);
         slot.status.send_replace(status.clone());
-        let _ = self.shared.events.send(EngineEvent::Log { server: slot.name.clone(), line });
         let _ = self.shared.events.send(EngineEvent::Status { server: slot.name.clone(), status });
     }
 
@@ -393,8 +411,7 @@ impl Manager {
     /// A lifecycle line in a server's log (and its event).
     pub fn note(&self, name: &str, text: &str) {
         if let Some(slot) = self.slot(name) {
-            let line = slot.logs.push("lifecycle", text);
-            let _ = self.shared.events.send(EngineEvent::Log { server: slot.name.clone(), line });
+            slot.log.now("lifecycle", text);
         }
     }
 
@@ -450,7 +467,16 @@ impl Manager {
     }
 
     pub fn logs(&self, name: &str) -> Option<Vec<crate::events::LogLine>> {
-        self.slot(name).map(|s| s.logs.snapshot())
+        self.slot(name).map(|s| s.log.snapshot())
+    }
+
+    /// `text` with `server`'s secrets masked (for errors built outside the
+    /// manager, e.g. a connection test's report).
+    pub fn redact(&self, server: &str, text: &str) -> String {
+        match self.slot(server) {
+            Some(s) => s.log.redactor.apply(text),
+            None => text.to_string(),
+        }
     }
 
     pub fn tools(&self) -> Arc<ToolIndex> {
@@ -490,13 +516,13 @@ impl Manager {
         let _ = self.shared.events.send(EngineEvent::Tools { server: slot.name.clone(), count, deferred });
     }
 
-    fn new_slot(w: Wanted) -> Arc<Slot> {
+    fn new_slot(&self, w: Wanted) -> Arc<Slot> {
         Arc::new(Slot {
             name: w.def.name.clone(),
             hash: config_hash(&w.def),
             status: watch::channel(ServerStatus::Disconnected).0,
             state: Mutex::new(SlotState::default()),
-            logs: Arc::new(LogBuffer::default()),
+            log: LogSink::new(&w.def.name, self.shared.events.clone()),
             control: Mutex::new(Control::default()),
             subscriptions: Mutex::new(Default::default()),
             op: tokio::sync::Mutex::new(()),
@@ -516,7 +542,7 @@ impl Manager {
                 if slots.contains_key(&name) {
                     continue;
                 }
-                let slot = Self::new_slot(w);
+                let slot = self.new_slot(w);
                 slots.insert(name, slot.clone());
                 slot
             };
@@ -653,6 +679,7 @@ impl Manager {
                 if crate::auth::oauth::is_signed_in(&slot.name, &url, &vault).await {
                     match crate::auth::oauth::access_token(&slot.name, &vault).await {
                         Ok(Some(t)) => {
+                            slot.log.redactor.add([t.clone()]);
                             launch.headers.insert("Authorization".into(), format!("Bearer {t}"));
                         }
                         Ok(None) => {}
@@ -665,6 +692,7 @@ impl Manager {
                 let from = auth.credential_id.clone().unwrap_or_else(|| slot.name.clone());
                 match crate::auth::oauth::access_token(&from, &vault).await {
                     Ok(Some(t)) => {
+                        slot.log.redactor.add([t.clone()]);
                         launch.env.insert("OAUTH_ACCESS_TOKEN".into(), t);
                     }
                     Ok(None) => {
@@ -681,8 +709,9 @@ impl Manager {
     }
 
     fn warn(&self, slot: &Slot, message: &str) {
+        let message = &slot.log.redactor.apply(message);
         let _ = self.shared.events.send(EngineEvent::Warning { server: slot.name.clone(), message: message.into() });
-        slot.logs.push("warning", message);
+        slot.log.now("warning", message);
         let mut st = slot.state.lock().unwrap();
         if !st.warnings.iter().any(|w| w == message) {
             st.warnings.push(message.into());
@@ -704,9 +733,12 @@ impl Manager {
         let (env, mut warnings) = self.shared.secrets.resolve_map_in("env", &def.env, &cx).await;
         let (headers, w2) = self.shared.secrets.resolve_map_in("header", &def.headers, &cx).await;
         warnings.extend(w2);
+        // Before anything about this launch is shown: its secrets are masked.
+        slot.log.redactor.set(crate::redact::secret_values(&w.def.env, &env, &headers, w.def.url.as_deref(), def.url.as_deref()));
+        let warnings: Vec<String> = warnings.iter().map(|w| slot.log.redactor.apply(w)).collect();
         for w in &warnings {
             let _ = self.shared.events.send(EngineEvent::Warning { server: slot.name.clone(), message: w.clone() });
-            slot.logs.push("warning", w);
+            slot.log.now("warning", w);
         }
         slot.state.lock().unwrap().warnings = warnings;
         if def.transport != Transport::Stdio {
@@ -753,6 +785,7 @@ impl Manager {
                 attempt = 0;
             }
             attempt += 1;
+            let error = slot.log.redactor.apply(&error);
             slot.state.lock().unwrap().last_error = Some(error.clone());
             if attempt > policy.max_restart_attempts {
                 let error = if policy.max_restart_attempts == 0 {
@@ -763,7 +796,7 @@ impl Manager {
                 return self.set_status(&slot, ServerStatus::Failed { error });
             }
             let delay = backoff(&policy, attempt);
-            slot.logs.push("lifecycle", &format!("{error}; restarting in {} ms", delay.as_millis()));
+            slot.log.now("lifecycle", &format!("{error}; restarting in {} ms", delay.as_millis()));
             slot.state.lock().unwrap().restarts += 1;
             self.set_status(&slot, ServerStatus::Restarting { attempt, of: policy.max_restart_attempts });
             tokio::select! {
@@ -785,21 +818,15 @@ impl Manager {
             Err(o) => return o,
         };
         if launch.def.transport == Transport::Stdio {
-            slot.logs.push("lifecycle", &format!("starting {}", launch.program.display()));
+            slot.log.now("lifecycle", &format!("starting {}", launch.program.display()));
             slot.state.lock().unwrap().binary = Some(launch.program.clone());
         }
         let timeout = launch.def.timeout.map(Duration::from_millis).unwrap_or(self.shared.opts.default_timeout);
         let started = tokio::time::Instant::now();
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let events = self.shared.events.clone();
-        let name = slot.name.clone();
-        let on_log = move |kind: &str, text: &str| {
-            let line = crate::events::LogLine { at: crate::events::now_ms(), kind: kind.into(), text: text.into() };
-            let _ = events.send(EngineEvent::Log { server: name.clone(), line });
-        };
-        let handler = SwitchboardClient::new(&slot.name, tx, self.shared.client_hooks.clone());
+        let signals = Arc::new(Signals::default());
+        let handler = SwitchboardClient::new(&slot.name, signals.clone(), slot.log.clone(), self.shared.client_hooks.clone());
         let opened = tokio::select! {
-            r = connection::open(launch, handler, slot.logs.clone(), on_log, timeout) => r,
+            r = connection::open(launch, handler, slot.log.clone(), timeout) => r,
             _ = stop.cancelled() => return Outcome::Stopped,
         };
         let opened = match opened {
@@ -816,7 +843,7 @@ impl Manager {
         slot.state.lock().unwrap().pgid = pgid;
         let remaining = timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(100));
         let tools = tokio::select! {
-            r = tokio::time::timeout(remaining, peer.list_all_tools()) => r,
+            r = tokio::time::timeout(remaining, pages::tools(&peer)) => r,
             _ = stop.cancelled() => Ok(Err(rmcp::ServiceError::Cancelled { reason: None })),
         };
         let tools = match tools {
@@ -834,6 +861,10 @@ impl Manager {
                 });
             }
         };
+        if let Some(w) = &tools.warning {
+            self.warn(slot, w);
+        }
+        let tools = tools.items;
         {
             let mut st = slot.state.lock().unwrap();
             st.peer = Some(peer.clone());
@@ -846,7 +877,7 @@ impl Manager {
         // Names first, then the status: whoever sees "connected" finds the tools.
         self.publish_tools(slot);
         self.set_status(slot, ServerStatus::Connected);
-        self.restore_subscriptions(slot, &peer).await;
+        self.restore_subscriptions(slot, &peer, timeout).await;
         self.shared.cache.put(&slot.name, &slot.hash, &tools).await;
         let connected_at = Instant::now();
 
@@ -856,9 +887,33 @@ impl Manager {
         let mut health = tokio::time::interval_at(tokio::time::Instant::now() + self.shared.opts.health_interval, self.shared.opts.health_interval);
         let mut missed_pings = 0u32;
         let mut ping_supported = true;
+        // `tools/list_changed` (SPEC M7), however often it comes: one re-list
+        // in flight and at most one more after it. The re-list runs beside
+        // the loop, so a server that hangs it never delays a stop or a ping.
+        type Relist = futures::future::Fuse<futures::future::BoxFuture<'static, Result<Result<pages::Listed<Tool>, rmcp::ServiceError>, tokio::time::error::Elapsed>>>;
+        let mut relist = std::pin::pin!(Relist::terminated());
+        let mut relist_again = false;
+        let mut last_relist: Option<tokio::time::Instant> = None;
+        // At most one re-list per RELIST_INTERVAL: the first change is
+        // re-listed at once, a storm of them every half second.
+        let start_relist = |peer: Peer<RoleClient>, last: &mut Option<tokio::time::Instant>| {
+            use futures::FutureExt;
+            let now = tokio::time::Instant::now();
+            let at = last.map(|l| (l + RELIST_INTERVAL).max(now)).unwrap_or(now);
+            *last = Some(at);
+            async move {
+                tokio::time::sleep_until(at).await;
+                tokio::time::timeout(timeout, pages::tools(&peer)).await
+            }
+            .boxed()
+            .fuse()
+        };
         let end: Option<String> = loop {
             tokio::select! {
-                _ = &mut waiting => break Some("the server closed the connection".to_string()),
+                _ = &mut waiting => {
+                    let why = opened.close_reason.as_ref().and_then(|r| r.lock().unwrap_or_else(|p| p.into_inner()).clone());
+                    break Some(why.unwrap_or_else(|| "the server closed the connection".to_string()));
+                }
                 _ = stop.cancelled() => break None,
                 _ = health.tick(), if ping_supported => {
                     let ping = peer.send_request(ClientRequest::PingRequest(Default::default()));
@@ -868,36 +923,52 @@ impl Manager {
                         Ok(Err(e)) => break Some(format!("ping failed: {e}")),
                         Err(_) => {
                             missed_pings += 1;
-                            slot.logs.push("lifecycle", &format!("ping timed out ({missed_pings} in a row)"));
+                            slot.log.now("lifecycle", &format!("ping timed out ({missed_pings} in a row)"));
                             if missed_pings >= 2 {
                                 break Some("the server stopped answering pings".to_string());
                             }
                         }
                     }
                 }
-                sig = rx.recv() => match sig {
-                    Some(Signal::ToolsChanged) => {
-                        if let Ok(Ok(t)) = tokio::time::timeout(timeout, peer.list_all_tools()).await {
-                            slot.state.lock().unwrap().tools = Arc::new(t.clone());
+                listed = &mut relist => {
+                    match listed {
+                        Ok(Ok(l)) => {
+                            if let Some(w) = &l.warning {
+                                self.warn(slot, w);
+                            }
+                            slot.state.lock().unwrap().tools = Arc::new(l.items.clone());
                             self.publish_tools(slot);
-                            self.shared.cache.put(&slot.name, &slot.hash, &t).await;
+                            self.shared.cache.put(&slot.name, &slot.hash, &l.items).await;
+                        }
+                        Ok(Err(e)) => { slot.log.now("warning", &format!("re-listing tools after tools/list_changed failed: {e}")); }
+                        Err(_) => { slot.log.now("warning", &format!("re-listing tools after tools/list_changed timed out after {timeout:?}; keeping the previous list")); }
+                    }
+                    if std::mem::take(&mut relist_again) {
+                        relist.set(start_relist(peer.clone(), &mut last_relist));
+                    }
+                }
+                _ = signals.wait() => {
+                    let taken = signals.take();
+                    if taken.tools_changed {
+                        if relist.is_terminated() {
+                            relist.set(start_relist(peer.clone(), &mut last_relist));
+                        } else {
+                            relist_again = true;
                         }
                     }
-                    Some(Signal::Log { level, text }) => {
-                        let line = slot.logs.push(&level, &text);
-                        let _ = self.shared.events.send(EngineEvent::Log { server: slot.name.clone(), line });
-                    }
-                    Some(Signal::ResourceUpdated(uri)) => {
-                        let _ = self.shared.events.send(EngineEvent::ResourceUpdated { server: slot.name.clone(), uri });
-                    }
-                    Some(Signal::ResourcesChanged) => {
+                    if taken.resources_changed {
                         let _ = self.shared.events.send(EngineEvent::ResourcesChanged { server: slot.name.clone() });
                     }
-                    Some(Signal::PromptsChanged) => {
+                    if taken.prompts_changed {
                         let _ = self.shared.events.send(EngineEvent::PromptsChanged { server: slot.name.clone() });
                     }
-                    None => {}
-                },
+                    for uri in taken.updated {
+                        let _ = self.shared.events.send(EngineEvent::ResourceUpdated { server: slot.name.clone(), uri });
+                    }
+                    if taken.dropped_updates > 0 {
+                        slot.log.line("warning", &format!("{} resource updates dropped: the server sent more than {} at once", taken.dropped_updates, connection::MAX_PENDING_UPDATES));
+                    }
+                }
             }
         };
         let healthy_for = connected_at.elapsed();
@@ -928,11 +999,17 @@ impl Manager {
         }
     }
 
-    async fn restore_subscriptions(&self, slot: &Slot, peer: &Peer<RoleClient>) {
+    async fn restore_subscriptions(&self, slot: &Slot, peer: &Peer<RoleClient>, timeout: Duration) {
         let uris: Vec<String> = slot.subscriptions.lock().unwrap().iter().cloned().collect();
         for uri in uris {
-            if let Err(e) = subscribe_request(peer, &uri, true).await {
-                slot.logs.push("warning", &format!("could not restore the subscription to {uri}: {e}"));
+            match tokio::time::timeout(timeout, subscribe_request(peer, &uri, true)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    slot.log.now("warning", &format!("could not restore the subscription to {uri}: {e}"));
+                }
+                Err(_) => {
+                    slot.log.now("warning", &format!("could not restore the subscription to {uri}: no answer within {timeout:?}"));
+                }
             }
         }
     }
@@ -962,11 +1039,16 @@ impl Manager {
             .send_cancellable_request(req, PeerRequestOptions::no_options())
             .await
             .map_err(|e| CallError::Mcp(e.to_string()))?;
+        let limit = self.shared.opts.call_timeout;
         let resp = tokio::select! {
             r = &mut handle.rx => r,
             _ = cancel.cancelled() => {
                 let _ = handle.cancel(Some("cancelled by the user".into())).await;
                 return Err(CallError::Aborted);
+            }
+            _ = tokio::time::sleep(limit) => {
+                let _ = handle.cancel(Some("timed out".into())).await;
+                return Err(CallError::Mcp(format!("server \"{server}\" did not answer tools/call {tool} within {limit:?} (the call was cancelled)")));
             }
         };
         // Never replayed: an ambiguous failure is reported, not retried.
@@ -1025,16 +1107,49 @@ impl Manager {
         peer.ok_or_else(|| RegistryError::NotConnected(server.into()))
     }
 
+    /// One request to `server` under its timeout (the server's `timeout`,
+    /// else `default_timeout`): a server that never answers gets an error
+    /// naming it and the request, and blocks nobody else (SPEC P5). Error
+    /// texts have the server's secrets masked.
+    async fn ask<T>(&self, server: &str, what: &str, req: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>) -> Result<T, RegistryError> {
+        let limit = self.request_timeout(server);
+        let answer = tokio::time::timeout(limit, req).await;
+        self.answer(server, what, limit, answer)
+    }
+
+    fn request_timeout(&self, server: &str) -> Duration {
+        self.slot(server).and_then(|s| s.wanted.def.timeout).map(Duration::from_millis).unwrap_or(self.shared.opts.default_timeout)
+    }
+
+    fn answer<T>(&self, server: &str, what: &str, limit: Duration, answer: Result<Result<T, rmcp::ServiceError>, tokio::time::error::Elapsed>) -> Result<T, RegistryError> {
+        match answer {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(RegistryError::Mcp(self.redact(server, &e.to_string()))),
+            Err(_) => Err(RegistryError::Mcp(format!("server \"{server}\" did not answer {what} within {limit:?}"))),
+        }
+    }
+
+    /// A list's "stopped early" warning goes to the server's log.
+    fn note_listed<T>(&self, server: &str, l: pages::Listed<T>) -> Vec<T> {
+        if let (Some(w), Some(slot)) = (&l.warning, self.slot(server)) {
+            self.warn(&slot, w);
+        }
+        l.items
+    }
+
     /// Resources and resource templates, all pages.
     pub async fn list_resources(&self, server: &str) -> Result<Value, RegistryError> {
         let peer = self.peer_of(server)?;
-        let mcp = |e: rmcp::ServiceError| RegistryError::Mcp(e.to_string());
-        let resources = peer.list_all_resources().await.map_err(mcp)?;
-        let templates = match peer.list_all_resource_templates().await {
-            Ok(t) => t,
+        let resources = self.ask(server, "resources/list", pages::resources(&peer)).await?;
+        let resources = self.note_listed(server, resources);
+        let limit = self.request_timeout(server);
+        let templates = match tokio::time::timeout(limit, pages::resource_templates(&peer)).await {
             // Servers without templates answer "method not found".
-            Err(rmcp::ServiceError::McpError(e)) if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => vec![],
-            Err(e) => return Err(mcp(e)),
+            Ok(Err(rmcp::ServiceError::McpError(e))) if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => vec![],
+            other => {
+                let t = self.answer(server, "resources/templates/list", limit, other)?;
+                self.note_listed(server, t)
+            }
         };
         Ok(serde_json::json!({ "resources": resources, "resourceTemplates": templates }))
     }
@@ -1042,14 +1157,14 @@ impl Manager {
     pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, RegistryError> {
         let peer = self.peer_of(server)?;
         let p: rmcp::model::ReadResourceRequestParams = serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
-        let r = peer.read_resource(p).await.map_err(|e| RegistryError::Mcp(e.to_string()))?;
+        let r = self.ask(server, "resources/read", peer.read_resource(p)).await?;
         Ok(serde_json::to_value(r).unwrap_or_default())
     }
 
     pub async fn list_prompts(&self, server: &str) -> Result<Value, RegistryError> {
         let peer = self.peer_of(server)?;
-        let p = peer.list_all_prompts().await.map_err(|e| RegistryError::Mcp(e.to_string()))?;
-        Ok(serde_json::json!({ "prompts": p }))
+        let p = self.ask(server, "prompts/list", pages::prompts(&peer)).await?;
+        Ok(serde_json::json!({ "prompts": self.note_listed(server, p) }))
     }
 
     pub async fn get_prompt(&self, server: &str, name: &str, args: Option<Map<String, Value>>) -> Result<Value, RegistryError> {
@@ -1064,7 +1179,7 @@ impl Manager {
                 .collect()
         });
         let p: rmcp::model::GetPromptRequestParams = serde_json::from_value(serde_json::json!({ "name": name, "arguments": args })).expect("params");
-        let r = peer.get_prompt(p).await.map_err(|e| RegistryError::Mcp(e.to_string()))?;
+        let r = self.ask(server, "prompts/get", peer.get_prompt(p)).await?;
         Ok(serde_json::to_value(r).unwrap_or_default())
     }
 
@@ -1072,7 +1187,7 @@ impl Manager {
     /// `EngineEvent::ResourceUpdated`.
     pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<(), RegistryError> {
         let peer = self.peer_of(server)?;
-        subscribe_request(&peer, uri, true).await.map_err(|e| RegistryError::Mcp(e.to_string()))?;
+        self.ask(server, "resources/subscribe", subscribe_request(&peer, uri, true)).await?;
         if let Some(s) = self.slot(server) {
             s.subscriptions.lock().unwrap().insert(uri.to_string());
         }
@@ -1084,7 +1199,7 @@ impl Manager {
             s.subscriptions.lock().unwrap().remove(uri);
         }
         let peer = self.peer_of(server)?;
-        subscribe_request(&peer, uri, false).await.map_err(|e| RegistryError::Mcp(e.to_string()))
+        self.ask(server, "resources/unsubscribe", subscribe_request(&peer, uri, false)).await
     }
 
     /// The folders offered to servers as roots (SPEC M13); connected servers
@@ -1207,7 +1322,7 @@ impl Manager {
         let old = self.slot(&name).ok_or_else(|| RegistryError::Unknown(name.clone()))?;
         let _op = old.op.lock().await;
         self.stop_slot(&old).await;
-        let new = Self::new_slot(wanted);
+        let new = self.new_slot(wanted);
         self.shared.slots.write().unwrap().insert(name.clone(), new.clone());
         if !new.wanted.def.enabled {
             self.set_status(&new, ServerStatus::Disabled);
@@ -1226,7 +1341,7 @@ impl Manager {
                     _ => new.state.lock().unwrap().last_error.clone().unwrap_or_else(|| "the new definition did not connect".into()),
                 };
                 self.stop_slot(&new).await;
-                let restored = Self::new_slot(old.wanted.clone());
+                let restored = self.new_slot(old.wanted.clone());
                 self.shared.slots.write().unwrap().insert(name.clone(), restored.clone());
                 if restored.wanted.def.enabled {
                     self.launch(&restored);

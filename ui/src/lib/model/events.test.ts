@@ -64,10 +64,21 @@ describe('applyEvent', () => {
 
   it('appends log lines, bounded', () => {
     const d = emptyData();
-    for (let i = 0; i < 2100; i++) applyEvent(d, { type: 'log', server: 'a', line: { at: i, kind: 'stderr', text: `l${i}` } });
+    for (let i = 0; i < 2100; i++) applyEvent(d, { type: 'log', server: 'a', lines: [{ at: i, kind: 'stderr', text: `l${i}` }] });
     expect(d.logs.a.length).toBe(2000);
     expect(d.logs.a[0].text).toBe('l100');
     expect(d.logs.a.at(-1)?.text).toBe('l2099');
+  });
+
+  it('appends a batch of lines in order, and only the newest of a batch larger than the bound', () => {
+    const d = emptyData();
+    const line = (i: number) => ({ at: i, kind: 'stderr', text: `l${i}` });
+    applyEvent(d, { type: 'log', server: 'a', lines: [line(0), line(1), line(2)] });
+    expect(d.logs.a.map((l) => l.text)).toEqual(['l0', 'l1', 'l2']);
+    applyEvent(d, { type: 'log', server: 'a', lines: Array.from({ length: 2500 }, (_, i) => line(i + 3)) });
+    expect(d.logs.a.length).toBe(2000);
+    expect(d.logs.a[0].text).toBe('l503');
+    expect(d.logs.a.at(-1)?.text).toBe('l2502');
   });
 
   it('queues elicitations and reloads everything on reconcile, ready and resync', () => {

@@ -65,7 +65,7 @@ export function applyEvent(data: EngineData, ev: EngineEvent, now: number = Date
       break;
     }
     case 'log':
-      appendBounded((data.logs[ev.server] ??= []), ev.line);
+      appendBounded((data.logs[ev.server] ??= []), ev.lines);
       break;
     case 'warning': {
       const rt = runtimeOf(ev.server);

@@ -5,8 +5,9 @@ import type { LogLine } from '../types';
 export const MAX_LINES = 2000;
 
 /** Appends and drops the oldest lines beyond `max`, in place. */
-export function appendBounded(lines: LogLine[], line: LogLine, max = MAX_LINES): LogLine[] {
-  lines.push(line);
+export function appendBounded(lines: LogLine[], added: LogLine[], max = MAX_LINES): LogLine[] {
+  // A batch may be larger than the bound: only its newest lines are kept.
+  lines.push(...(added.length > max ? added.slice(added.length - max) : added));
   if (lines.length > max) lines.splice(0, lines.length - max);
   return lines;
 }

@@ -126,7 +126,7 @@ class EngineStore {
       const live = this.data.logs[server] ?? [];
       const last = lines.at(-1)?.at ?? 0;
       const merged = lines.slice(-MAX_LINES);
-      for (const l of live) if (l.at > last) appendBounded(merged, l);
+      appendBounded(merged, live.filter((l) => l.at > last));
       this.data.logs[server] = merged;
     } catch {
       // Not managed (invalid or client-only): nothing logged.

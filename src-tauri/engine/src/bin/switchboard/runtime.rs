@@ -146,9 +146,11 @@ async fn work(m: &Manager, d: &Discovery, cmd: Command) -> anyhow::Result<()> {
             if follow {
                 let mut rx = m.subscribe();
                 while let Ok(ev) = rx.recv().await {
-                    if let switchboard_engine::events::EngineEvent::Log { server: s, line } = ev {
+                    if let switchboard_engine::events::EngineEvent::Log { server: s, lines } = ev {
                         if s == server {
-                            println!("{} {:<9} {}", line.at, line.kind, line.text);
+                            for line in lines {
+                                println!("{} {:<9} {}", line.at, line.kind, line.text);
+                            }
                         }
                     }
                 }
