@@ -163,10 +163,12 @@ pub async fn unsubscribe_resource(state: S<'_>, server: String, uri: String) -> 
     Ok(state.engine.manager().unsubscribe_resource(&server, &uri).await?)
 }
 
-/// Connect `def` in a throwaway manager; the error is the exact message to show.
+/// Connect `def` in a throwaway manager, as it would run from `source`
+/// (its client's variable rules); the error is the exact message to show.
 #[tauri::command]
-pub async fn test_connection(state: S<'_>, def: ServerDef) -> CommandResult<ProbeReport> {
-    probe(state.engine.host(), def).await
+pub async fn test_connection(state: S<'_>, def: ServerDef, source: Option<String>) -> CommandResult<ProbeReport> {
+    let wanted = state.engine.wanted_for(def, source.as_deref());
+    probe(state.engine.host(), wanted).await
 }
 
 /// The user's answer to an `Elicitation` event: `accept` (with `content`), `decline` or `cancel`.

@@ -21,7 +21,8 @@ pub struct ProbeReport {
     pub tools: Vec<String>,
 }
 
-pub async fn probe(host: &Host, mut def: ServerDef) -> Result<ProbeReport, CommandError> {
+pub async fn probe(host: &Host, wanted: Wanted) -> Result<ProbeReport, CommandError> {
+    let Wanted { def: mut def, .. } = wanted.clone();
     let name = def.name.clone();
     def.enabled = true;
     // One attempt: a test that restarts with backoff would look like a hang.
@@ -29,7 +30,7 @@ pub async fn probe(host: &Host, mut def: ServerDef) -> Result<ProbeReport, Comma
     let limit = def.timeout.map(Duration::from_millis).unwrap_or(DEFAULT_TIMEOUT) + Duration::from_secs(2);
     let manager = Manager::new(ManagerOptions { cache_path: None, ..ManagerOptions::for_host(host) });
     let outcome = tokio::time::timeout(limit, async {
-        manager.start(vec![Wanted::new(def)]).await;
+        manager.start(vec![Wanted { def, ..wanted }]).await;
         manager.settle().await;
         manager.state(&name)
     })

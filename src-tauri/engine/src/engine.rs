@@ -7,6 +7,7 @@ use std::sync::{Arc, RwLock};
 
 use serde::Serialize;
 
+use crate::config::ServerDef;
 use crate::discovery::{absolute, discover, DiscoverOptions, DiscoveredServer, Discovery};
 use crate::host::Host;
 use crate::manager::{Manager, ManagerOptions, ReconcileReport, ServerState, StartupReport, Wanted};
@@ -92,6 +93,20 @@ impl Engine {
         let d = Arc::new(discover(&self.host, &settings, &self.options()));
         *self.discovery.write().unwrap() = d.clone();
         d
+    }
+
+    /// `def` as the manager would run it from `source` (Switchboard's own file
+    /// when `None`): that client's variable rules and project folder, so a
+    /// definition is tested exactly as it would start.
+    pub fn wanted_for(&self, def: ServerDef, source: Option<&str>) -> Wanted {
+        let d = self.snapshot();
+        let src = source.and_then(|id| d.source(id));
+        Wanted {
+            source: src.map(|s| s.id.clone()),
+            project: src.and_then(|s| s.project.clone()),
+            expansion: src.map(|s| s.client.expansion()).unwrap_or(crate::config::vars::Expansion::SWITCHBOARD),
+            ..Wanted::new(def)
+        }
     }
 
     /// Discover and start every server behind the startup gate.

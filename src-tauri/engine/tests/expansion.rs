@@ -282,3 +282,19 @@ async fn vscode_inputs_are_reported_as_needing_input() -> anyhow::Result<()> {
     assert!(warnings[0].starts_with("env KEY resolved to nothing (${input:api-key} needs input"), "{}", warnings[0]);
     Ok(())
 }
+
+/// "Test connection" in the app tests a definition as it would run from the
+/// file it is being saved to: a Codex server's `!cmd` stays text there too.
+#[test]
+fn a_definition_is_tested_with_its_target_clients_rules() {
+    let m = machine();
+    write_configs(&m);
+    let engine = switchboard_engine::engine::Engine::new(m.host.clone(), ManagerOptions::default(), vec![]);
+    engine.rediscover();
+    let def = switchboard_engine::config::ServerDef::stdio("probe", "true", &[]);
+    assert_eq!(engine.wanted_for(def.clone(), Some("codex-user")).expansion, Client::Codex.expansion());
+    let codex = engine.wanted_for(def.clone(), Some("codex-user")).expansion;
+    assert!(!codex.commands && !codex.env_names && !codex.braced, "Codex runs no !cmd and expands no ${{VAR}}: {codex:?}");
+    assert_eq!(engine.wanted_for(def.clone(), None).expansion, Expansion::SWITCHBOARD);
+    assert_eq!(engine.wanted_for(def, Some("no-such-source")).expansion, Expansion::SWITCHBOARD);
+}

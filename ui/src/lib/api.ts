@@ -124,7 +124,7 @@ export const api = {
   getPrompt: (server: string, name: string, args: Json) => call<PromptResult>('get_prompt', { server, name, args }),
   subscribeResource: (server: string, uri: string) => call<void>('subscribe_resource', { server, uri }),
   unsubscribeResource: (server: string, uri: string) => call<void>('unsubscribe_resource', { server, uri }),
-  testConnection: (def: ServerDef) => call<ProbeReport>('test_connection', { def }),
+  testConnection: (def: ServerDef, source?: string) => call<ProbeReport>('test_connection', { def, source }),
   answerElicitation: (id: number, action: ElicitationAction, content?: Json) =>
     call<void>('answer_elicitation', { id, action, content: content ?? null }),
   /** Opens the authorization page in the system browser; resolves once signed in. */
