@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use switchboard_engine::auth::vault::{Keychain, SecretBackend, Vault};
+use switchboard_engine::auth::vault::{account, part_account, Keychain, OAuthRecord, SecretBackend, Vault};
 use switchboard_tests::spawn_oauth_server;
 
 const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
@@ -81,6 +81,27 @@ fn the_keychain_backend_stores_reads_and_deletes_a_secret() {
     k.delete(&account).expect("deleting what is gone is fine");
 }
 
+/// Issue 11: a record larger than one item may hold (Windows: 2,560 bytes)
+/// is split across items; here a 1,000-byte limit is forced on a 6 KB record.
+#[test]
+fn a_record_larger_than_one_item_is_split_across_keychain_items_and_read_back_whole() {
+    Keychain::status().expect("a Secret Service is running (see .ci/test's with_keychain)");
+    let server = format!("split-test-{}", std::process::id());
+    let token = "t".repeat(6 * 1024);
+    let credentials = json!({ "client_id": "c1", "token_response": { "access_token": token, "token_type": "bearer", "expires_in": 3600 } });
+    let rec = OAuthRecord { resource: "https://mcp.example.com/mcp".into(), redirect_port: Some(40000), credentials: Some(serde_json::from_value(credentials).unwrap()) };
+    let split = || Vault::with_item_limit(std::sync::Arc::new(Keychain), 1000);
+    split().put(&server, &rec).unwrap();
+    let head = Keychain.get(&account(&server)).unwrap().expect("the head item");
+    assert!(head.starts_with("switchboard-parts:7:"), "{head}");
+    assert!((1..=7).all(|i| Keychain.get(&part_account(&server, i)).unwrap().is_some_and(|p| p.len() <= 1000)));
+    let back = split().record(&server).unwrap().expect("read back");
+    assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&rec).unwrap());
+    split().remove(&server).unwrap();
+    assert_eq!(Keychain.get(&account(&server)).unwrap(), None);
+    assert!((1..=8).all(|i| Keychain.get(&part_account(&server, i)).unwrap().is_none()), "every part is gone");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn login_then_a_new_process_uses_the_server_without_a_browser_then_logout() {
     let server = spawn_oauth_server::<&str>(&[]).await.unwrap();
@@ -135,6 +156,19 @@ async fn login_then_a_new_process_uses_the_server_without_a_browser_then_logout(
     let o = cli(&h, &["status", "--server", "remote"]).output().unwrap();
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(text.contains("needs-auth") || text.contains("needs auth"), "{text}");
+}
+
+/// SPEC P3: a sign-in page that is not a web page is neither opened nor
+/// printed; `login` fails naming the scheme.
+#[tokio::test(flavor = "multi_thread")]
+async fn login_refuses_a_sign_in_page_that_is_not_a_web_page_and_prints_no_link() {
+    let server = spawn_oauth_server(&["--authorization-endpoint", "file:///etc/passwd"]).await.unwrap();
+    let home = home_with(json!({ "remote": { "type": "http", "url": server.url } }));
+    let o = cli(home.path(), &["login", "remote", "--no-browser", "--timeout", "5"]).output().unwrap();
+    assert!(!o.status.success());
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(err.contains("Refusing to open \"file:\" link from the server's sign-in metadata: only https (or http on this computer) is opened."), "{err}");
+    assert!(!out.contains("file:") && !err.contains("/etc/passwd") && !out.contains("open this link"), "no link is offered: {out}{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

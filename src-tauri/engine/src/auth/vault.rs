@@ -7,6 +7,14 @@
 //! longer matches the server's definition is treated as absent, so a changed
 //! server never receives tokens meant for another one.
 //!
+//! A record larger than one item may hold (Windows Credential Manager takes
+//! at most 2,560 bytes; tokens plus a client registration can be more) is
+//! split: the item `oauth:<server>` then holds only a head,
+//! `switchboard-parts:<N>:<sha256 of the record>`, and the record itself is
+//! in `oauth-part:<server>#1` .. `#N` (its own prefix, so no server's name
+//! can collide with a part). Records that fit keep the one-item format, and
+//! sign-out deletes the head first, then every part.
+//!
 //! The [`Vault`] keeps what it read in memory (rmcp asks for the token on
 //! every request; the keychain is asked once) and writes through. When the
 //! keychain is unavailable, reads find nothing and writes fail with a clear
@@ -17,9 +25,23 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 /// The keychain service name every item is stored under.
 pub const KEYCHAIN_SERVICE: &str = "Switchboard MCP sign-in";
+
+/// The most one keychain item holds on this platform, in bytes as the
+/// platform stores the secret (see [`Vault::with_item_limit`]): Windows
+/// Credential Manager refuses credential blobs over 2,560 bytes, and the
+/// keyring store writes passwords there as UTF-16. Secret Service and the
+/// macOS Keychain have no limit a sign-in record reaches.
+pub const PLATFORM_ITEM_LIMIT: Option<usize> = if cfg!(windows) { Some(2560) } else { None };
+
+/// The smallest item limit a vault accepts: a head item must fit.
+const MIN_ITEM_LIMIT: usize = 128;
+
+/// What the head item of a split record starts with.
+const PARTS_HEAD: &str = "switchboard-parts:";
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum VaultError {
@@ -167,15 +189,59 @@ impl OAuthRecord {
     }
 }
 
-/// Keychain account name of a server's record.
+/// Keychain account name of a server's record (or of its head, when split).
 pub fn account(server: &str) -> String {
     format!("oauth:{server}")
+}
+
+/// Keychain account name of part `i` (from 1) of a server's split record.
+pub fn part_account(server: &str, i: usize) -> String {
+    format!("oauth-part:{server}#{i}")
+}
+
+/// Size of `s` as the platform's keychain stores it.
+fn stored_len(s: &str) -> usize {
+    if cfg!(windows) {
+        s.encode_utf16().count() * 2
+    } else {
+        s.len()
+    }
+}
+
+/// `text` cut into pieces of at most `limit` stored bytes, on char boundaries.
+fn split_text(text: &str, limit: usize) -> Vec<&str> {
+    let mut parts = vec![];
+    let (mut start, mut size) = (0, 0);
+    for (at, c) in text.char_indices() {
+        let n = stored_len(c.encode_utf8(&mut [0; 4]));
+        if size + n > limit && at > start {
+            parts.push(&text[start..at]);
+            (start, size) = (at, 0);
+        }
+        size += n;
+    }
+    if start < text.len() {
+        parts.push(&text[start..]);
+    }
+    parts
+}
+
+fn digest(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// The part count and digest a head item names; `None` for a one-item record.
+fn parse_head(head: &str) -> Option<(usize, &str)> {
+    let (n, hash) = head.strip_prefix(PARTS_HEAD)?.split_once(':')?;
+    Some((n.parse().ok()?, hash))
 }
 
 /// The sign-in records, cached in memory, written through to a backend.
 #[derive(Clone)]
 pub struct Vault {
     backend: Arc<dyn SecretBackend>,
+    /// Records larger than this (stored bytes) are split across items.
+    item_limit: Option<usize>,
     /// `None` inside: known absent.
     cache: Arc<Mutex<HashMap<String, Option<OAuthRecord>>>>,
     /// One refresh at a time per server, across every connection using it.
@@ -183,8 +249,15 @@ pub struct Vault {
 }
 
 impl Vault {
+    /// Items as large as this platform's keychain takes ([`PLATFORM_ITEM_LIMIT`]).
     pub fn new(backend: Arc<dyn SecretBackend>) -> Self {
-        Vault { backend, cache: Default::default(), refreshing: Default::default() }
+        Vault { backend, item_limit: PLATFORM_ITEM_LIMIT, cache: Default::default(), refreshing: Default::default() }
+    }
+
+    /// Items of at most `limit` bytes as the platform stores them (at least
+    /// 128): a larger record is split. Tests force a small one anywhere.
+    pub fn with_item_limit(backend: Arc<dyn SecretBackend>, limit: usize) -> Self {
+        Vault { item_limit: Some(limit.max(MIN_ITEM_LIMIT)), ..Self::new(backend) }
     }
 
     /// The OS keychain.
@@ -206,7 +279,7 @@ impl Vault {
         if let Some(hit) = self.cache.lock().unwrap().get(server) {
             return Ok(hit.clone());
         }
-        let rec = match self.backend.get(&account(server))? {
+        let rec = match self.read_text(server)? {
             None => None,
             Some(text) => Some(serde_json::from_str::<OAuthRecord>(&text).map_err(|_| VaultError::Damaged(server.into()))?),
         };
@@ -221,15 +294,66 @@ impl Vault {
 
     pub fn put(&self, server: &str, rec: &OAuthRecord) -> Result<(), VaultError> {
         let text = serde_json::to_string(rec).expect("records serialize");
-        self.backend.set(&account(server), &text)?;
+        self.write_text(server, &text)?;
         self.cache.lock().unwrap().insert(server.into(), Some(rec.clone()));
         Ok(())
     }
 
-    /// Sign out: the record (tokens and client registration) is deleted.
+    /// Sign out: the record (tokens and client registration) is deleted,
+    /// every part of it too.
     pub fn remove(&self, server: &str) -> Result<(), VaultError> {
+        let parts = self.backend.get(&account(server))?.as_deref().and_then(parse_head).map_or(0, |(n, _)| n);
+        // The head goes first: a sign-out cut short leaves no record to read.
         self.backend.delete(&account(server))?;
+        self.delete_parts(server, 1, parts)?;
         self.cache.lock().unwrap().insert(server.into(), None);
+        Ok(())
+    }
+
+    /// The record's text, whole again if it was split.
+    fn read_text(&self, server: &str) -> Result<Option<String>, VaultError> {
+        let Some(head) = self.backend.get(&account(server))? else { return Ok(None) };
+        let Some((n, hash)) = parse_head(&head) else { return Ok(Some(head)) };
+        let mut text = String::new();
+        for i in 1..=n {
+            text.push_str(&self.backend.get(&part_account(server, i))?.ok_or_else(|| VaultError::Damaged(server.into()))?);
+        }
+        // A write cut short between its parts and its head mixes two records.
+        if digest(&text) != hash {
+            return Err(VaultError::Damaged(server.into()));
+        }
+        Ok(Some(text))
+    }
+
+    /// Store the record's text in one item, or in parts behind a head when
+    /// it is larger than an item may be; parts the record no longer needs go.
+    fn write_text(&self, server: &str, text: &str) -> Result<(), VaultError> {
+        let had = self.backend.get(&account(server))?.as_deref().and_then(parse_head).map_or(0, |(n, _)| n);
+        let parts = match self.item_limit {
+            Some(limit) if stored_len(text) > limit => split_text(text, limit),
+            _ => vec![],
+        };
+        // Parts first, then the head that names them: until the head is
+        // written, the previous record (or its damaged mix) is what reads.
+        for (i, part) in parts.iter().enumerate() {
+            self.backend.set(&part_account(server, i + 1), part)?;
+        }
+        let head = if parts.is_empty() { text.to_string() } else { format!("{PARTS_HEAD}{}:{}", parts.len(), digest(text)) };
+        self.backend.set(&account(server), &head)?;
+        self.delete_parts(server, parts.len() + 1, had)
+    }
+
+    /// Delete parts `from..=to`, then any further ones a write cut short
+    /// left behind (up to the first that is absent).
+    fn delete_parts(&self, server: &str, from: usize, to: usize) -> Result<(), VaultError> {
+        for i in from..=to {
+            self.backend.delete(&part_account(server, i))?;
+        }
+        let mut i = from.max(to + 1);
+        while self.backend.get(&part_account(server, i))?.is_some() {
+            self.backend.delete(&part_account(server, i))?;
+            i += 1;
+        }
         Ok(())
     }
 
