@@ -70,18 +70,23 @@ impl Drop for Leftovers {
 fn servers(fixture: &Path) -> Value {
     let fx = fixture.to_string_lossy();
     let mut servers = serde_json::Map::new();
-    for i in 0..6 {
-        servers.insert(format!("plain{i}"), json!({ "command": fx, "args": ["--name", format!("plain{i}")] }));
+    let mut add = |name: &str, v: Value| servers.insert(name.to_string(), v);
+    for i in 0..5 {
+        add(&format!("plain{i}"), json!({ "command": fx, "args": ["--name", format!("plain{i}")] }));
     }
-    // Grandchildren in the server's group: a sleep beside the server.
-    for i in 0..2 {
-        servers.insert(format!("forks{i}"), json!({ "command": "sh", "args": ["-c", "sleep 1000 >/dev/null 2>&1 & exec \"$0\" --name forks", fx] }));
-    }
+    // Outlives end of input on stdin and ignores SIGTERM (the leader itself;
+    // stderr on /dev/null, or its "staying alive" line would die of EPIPE
+    // once Switchboard, the reader, is gone).
+    let stubborn = "exec \"$0\" \"$@\" 2>/dev/null";
+    add("stubborn", json!({ "command": "sh", "args": ["-c", stubborn, fx, "--name", "stubborn", "--ignore-sigterm", "--ignore-stdin-eof"] }));
+    // The same, with a `sleep` grandchild in its group.
+    add("stubborn-forks", json!({ "command": "sh", "args": ["-c", stubborn, fx, "--name", "stubborn-forks", "--ignore-sigterm", "--ignore-stdin-eof", "--spawn-grandchild"] }));
+    add("forks", json!({ "command": fx, "args": ["--name", "forks", "--spawn-grandchild"] }));
+    // A shell that starts a sleep beside the server, then becomes the server.
+    add("sh-forks", json!({ "command": "sh", "args": ["-c", "sleep 1000 >/dev/null 2>&1 & exec \"$0\" --name sh-forks", fx] }));
     // The server itself a grandchild (npx style), its shell waiting on a
     // sleep. (A background job's stdin is /dev/null unless passed by hand.)
-    servers.insert("wrapped".into(), json!({ "command": "sh", "args": ["-c", "exec 3<&0; \"$0\" --name wrapped <&3 3<&- & exec 3<&-; sleep 1000; wait", fx] }));
-    // Ignores SIGTERM, and outlives end of input on stdin.
-    servers.insert("stubborn".into(), json!({ "command": "sh", "args": ["-c", "trap '' TERM; \"$0\" --name stubborn; exec sleep 1000", fx] }));
+    add("wrapped", json!({ "command": "sh", "args": ["-c", "exec 3<&0; \"$0\" --name wrapped <&3 3<&- & exec 3<&-; sleep 1000; wait", fx] }));
     Value::Object(servers)
 }
 
@@ -132,17 +137,17 @@ fn kill_dash_nine_of_watch_leaves_no_server_process() -> anyhow::Result<()> {
         }
     }
 
-    // The three sleeps beside servers are up too (started with them, maybe a moment later).
+    // The four sleeps beside servers are up too (started with them, maybe a moment later).
     let procs = loop {
         let d = descendants(pid);
         guard.0 = d.clone();
-        if d.iter().filter(|(p, _)| comm(*p) == "sleep").count() >= 3 {
+        if d.iter().filter(|(p, _)| comm(*p) == "sleep").count() >= 4 {
             break d;
         }
         assert!(Instant::now() < until, "the sleeps beside the servers never started: {:?}", d.iter().map(|(p, _)| comm(*p)).collect::<Vec<_>>());
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert!(procs.len() >= 10 + 3 + 2, "ten leaders, three sleeps, two servers under shells: {procs:?}");
+    assert!(procs.len() >= 10 + 4 + 1, "ten leaders, four sleeps, a server under a shell: {procs:?}");
 
     unsafe {
         libc::kill(pid as i32, libc::SIGKILL);
