@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BOTH_ERROR, emptyForm, fromDef, nameError, parseQuickAdd, splitCommandLine, toDef, TOKEN_ERROR, validateForm } from './serverForm';
+import { BOTH_ERROR, emptyForm, fromDef, nameError, parseQuickAdd, splitCommandLine, startFrom, toDef, TOKEN_ERROR, validateForm } from './serverForm';
+import type { ServerDef } from '../types';
 import { moveItem } from './sources';
 
 describe('server form', () => {
@@ -44,6 +45,69 @@ describe('server form', () => {
   it('round-trips a definition through the form', () => {
     const def = { name: 'n', transport: 'stdio' as const, command: 'node', args: ['a b', 'c'], env: { K: 'v' }, enabled: false, timeout: 5000 };
     expect(toDef(fromDef(def))).toEqual(def);
+  });
+
+  // A Cline entry as the engine reads it: fields the form shows, and fields it
+  // does not (auth, restartPolicy, a field newer than this UI).
+  const cline = (): ServerDef =>
+    ({
+      name: 'notes',
+      transport: 'stdio',
+      command: 'python',
+      args: ['-m', 'mcp_server_notes', ''],
+      cwd: '/home/me/notes',
+      env: { NOTES_DIR: '/home/me/notes' },
+      enabled: true,
+      timeout: 120000,
+      autoApprove: ['list_notes', 'search_notes'],
+      auth: { type: 'oauth', credentialId: 'notes' },
+      restartPolicy: { initialDelayMs: 1, maxDelayMs: 2, backoffMultiplier: 2, maxRestartAttempts: 3 },
+      envFile: '.env',
+    }) as ServerDef;
+
+  it('an edit changes only the field the user changed and keeps every other field', () => {
+    const start = startFrom(cline());
+    const f = fromDef(cline());
+    f.args = '-m\nmcp_server_notes\n--verbose';
+    const def = toDef(f, start);
+    expect(def).toEqual({ ...cline(), args: ['-m', 'mcp_server_notes', '--verbose'] });
+  });
+
+  it('an untouched form gives back the definition it was opened with, byte for byte', () => {
+    // The empty argument would be lost by rebuilding args from the textarea.
+    expect(toDef(fromDef(cline()), startFrom(cline()))).toEqual(cline());
+  });
+
+  it('clearing a field removes it; cwd, timeout and auto-approve are edited like the rest', () => {
+    const f = fromDef(cline());
+    f.cwd = '';
+    f.timeout = '30000';
+    f.autoApprove = 'list_notes\n  read_note \n';
+    const def = toDef(f, startFrom(cline()));
+    expect(def.cwd).toBeUndefined();
+    expect(def.timeout).toBe(30000);
+    expect(def.autoApprove).toEqual(['list_notes', 'read_note']);
+    expect(def.auth).toEqual(cline().auth);
+  });
+
+  it('never writes a field the client cannot store', () => {
+    const f = fromDef(cline());
+    f.timeout = '5000';
+    f.cwd = '/tmp';
+    const def = toDef(f, startFrom(cline()), ['command', 'args', 'env', 'cwd']);
+    expect(def.timeout).toBe(120000);
+    expect(def.cwd).toBe('/tmp');
+    expect(validateForm({ ...f, timeout: 'soon' }, [], ['command']).timeout).toBeUndefined();
+    expect(validateForm({ ...f, timeout: 'soon' }).timeout).toMatch(/Milliseconds/);
+  });
+
+  it('switching a command to a URL drops the command fields and keeps the rest', () => {
+    const f = fromDef(cline());
+    f.transport = 'http';
+    f.url = 'https://notes.example.com/mcp';
+    const def = toDef(f, startFrom(cline()));
+    expect(def).toMatchObject({ transport: 'http', url: 'https://notes.example.com/mcp', timeout: 120000, envFile: '.env' });
+    for (const gone of ['command', 'args', 'env', 'cwd'] as const) expect(def[gone]).toBeUndefined();
   });
 
   it('moves sources for the priority list', () => {

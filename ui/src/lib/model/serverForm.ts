@@ -1,5 +1,9 @@
 // The Add / Edit server form (SPEC U6): its fields, inline validation (C3),
 // and quick-add from a pasted command line or URL (C10).
+//
+// An edit starts from the definition as the file had it and changes only the
+// fields the user touched: everything the form does not show (auth,
+// restartPolicy, fields only the client knows) travels along untouched.
 
 import type { ServerDef, Transport } from '../types';
 
@@ -15,15 +19,19 @@ export interface ServerForm {
   /** Arguments, one per line (spaces inside an argument are kept). */
   args: string;
   env: Pair[];
+  /** Working folder of a local command. */
+  cwd: string;
   url: string;
   headers: Pair[];
   /** Milliseconds, empty for the default (30 s). */
   timeout: string;
   enabled: boolean;
+  /** Tool names the client runs without asking, one per line. */
+  autoApprove: string;
 }
 
 export function emptyForm(): ServerForm {
-  return { name: '', transport: 'stdio', command: '', args: '', env: [], url: '', headers: [], timeout: '', enabled: true };
+  return { name: '', transport: 'stdio', command: '', args: '', env: [], cwd: '', url: '', headers: [], timeout: '', enabled: true, autoApprove: '' };
 }
 
 export const NAME_RULE = /^[A-Za-z0-9_.-]{1,100}$/;
@@ -39,7 +47,7 @@ export function nameError(name: string): string | null {
 }
 
 /** Field → message; empty when the form can be saved. */
-export function validateForm(f: ServerForm, existingNames: string[] = []): Record<string, string> {
+export function validateForm(f: ServerForm, existingNames: string[] = [], fields?: readonly string[]): Record<string, string> {
   const errors: Record<string, string> = {};
   const n = nameError(f.name);
   if (n) errors.name = n;
@@ -54,30 +62,117 @@ export function validateForm(f: ServerForm, existingNames: string[] = []): Recor
     if (!hasUrl) errors.url = 'A URL is required for a remote server.';
     else if (!/^https?:\/\/[^\s/]+/i.test(f.url.trim())) errors.url = 'Use an absolute http:// or https:// URL.';
   }
-  if (f.timeout.trim() !== '' && !/^\d+$/.test(f.timeout.trim())) errors.timeout = 'Milliseconds, a whole number.';
+  if (supports(fields, 'timeout') && f.timeout.trim() !== '' && !/^\d+$/.test(f.timeout.trim())) errors.timeout = 'Milliseconds, a whole number.';
   for (const [field, pairs] of [['env', f.env], ['headers', f.headers]] as const) {
     if (pairs.some((p) => p.key.trim() === '' && p.value.trim() !== '')) errors[field] = 'Every value needs a name.';
   }
   return errors;
 }
 
+/** Fields a client may lack; the form shows them disabled there (never "saved" to nowhere). */
+export type OptionalField = 'cwd' | 'timeout' | 'autoApprove' | 'env' | 'headers';
+const OPTIONAL: readonly string[] = ['cwd', 'timeout', 'autoApprove', 'env', 'headers'] satisfies OptionalField[];
+
+/** Whether a source's client can store `field` (`fields` unknown: assume it can). */
+export function supports(fields: readonly string[] | undefined, field: OptionalField): boolean {
+  return !fields || fields.includes(field);
+}
+
+/** The definition a form was filled from, and the form values it gave. */
+export interface FormStart {
+  def: ServerDef;
+  form: ServerForm;
+}
+
+export function startFrom(def: ServerDef): FormStart {
+  return { def: cloneDef(def), form: fromDef(def) };
+}
+
+/** Where the Add form starts: nothing but the defaults. */
+export function blankStart(): FormStart {
+  return { def: { name: '', transport: 'stdio', enabled: true }, form: emptyForm() };
+}
+
+export function cloneDef<T extends ServerDef>(def: T): T {
+  return JSON.parse(JSON.stringify(def)) as T;
+}
+
+type FormKey = 'name' | 'transport' | 'enabled' | 'timeout' | 'autoApprove' | 'command' | 'args' | 'env' | 'cwd' | 'url' | 'headers';
+const SHARED: FormKey[] = ['name', 'transport', 'enabled', 'timeout', 'autoApprove'];
+const STDIO_ONLY: FormKey[] = ['command', 'args', 'env', 'cwd'];
+const REMOTE_ONLY: FormKey[] = ['url', 'headers'];
+
 const pairsToRecord = (pairs: Pair[]) =>
   Object.fromEntries(pairs.filter((p) => p.key.trim() !== '').map((p) => [p.key.trim(), p.value]));
+const orUnset = <T>(v: T, empty: boolean) => (empty ? undefined : v);
 
-export function toDef(f: ServerForm): ServerDef {
-  const def: ServerDef = { name: f.name.trim(), transport: f.transport, enabled: f.enabled };
-  if (f.transport === 'stdio') {
-    def.command = f.command.trim();
-    const args = f.args.split('\n').filter((a) => a.trim() !== '');
-    if (args.length) def.args = args;
-    const env = pairsToRecord(f.env);
-    if (Object.keys(env).length) def.env = env;
-  } else {
-    def.url = f.url.trim();
-    const headers = pairsToRecord(f.headers);
-    if (Object.keys(headers).length) def.headers = headers;
+/** What the form says for one ServerDef field (undefined: not set). */
+function formValue(f: ServerForm, key: FormKey): unknown {
+  switch (key) {
+    case 'name':
+      return f.name.trim();
+    case 'transport':
+      return f.transport;
+    case 'enabled':
+      return f.enabled;
+    case 'command':
+    case 'cwd':
+    case 'url':
+      return orUnset(f[key].trim(), f[key].trim() === '');
+    case 'args': {
+      const args = f.args.split('\n').filter((a) => a.trim() !== '');
+      return orUnset(args, args.length === 0);
+    }
+    case 'autoApprove': {
+      const tools = f.autoApprove.split('\n').map((t) => t.trim()).filter((t) => t !== '');
+      return orUnset(tools, tools.length === 0);
+    }
+    case 'env':
+    case 'headers': {
+      const r = pairsToRecord(f[key]);
+      return orUnset(r, Object.keys(r).length === 0);
+    }
+    case 'timeout':
+      return orUnset(Number(f.timeout.trim()), f.timeout.trim() === '');
   }
-  if (f.timeout.trim() !== '') def.timeout = Number(f.timeout.trim());
+}
+
+/** Deep equality; object keys in any order, arrays in order. */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  const keys = new Set([...Object.keys(ra), ...Object.keys(rb)].filter((k) => ra[k] !== undefined || rb[k] !== undefined));
+  return [...keys].every((k) => sameValue(ra[k], rb[k]));
+}
+
+/** Sets `key` on `def`, or removes it for undefined. */
+export function setField(def: ServerDef, key: string, value: unknown) {
+  const r = def as unknown as Record<string, unknown>;
+  if (value === undefined) delete r[key];
+  else r[key] = value;
+}
+
+/**
+ * The definition to save: `start.def` with only the fields whose form value
+ * differs from `start.form` replaced. Fields the client cannot store
+ * (`fields`) are never written; switching between a command and a URL drops
+ * the other kind's fields.
+ */
+export function toDef(f: ServerForm, start: FormStart = blankStart(), fields?: readonly string[]): ServerDef {
+  const def = cloneDef(start.def);
+  const stdio = f.transport === 'stdio';
+  if (stdio !== (start.form.transport === 'stdio')) {
+    for (const k of stdio ? REMOTE_ONLY : STDIO_ONLY) setField(def, k, undefined);
+  }
+  for (const key of [...SHARED, ...(stdio ? STDIO_ONLY : REMOTE_ONLY)]) {
+    if (OPTIONAL.includes(key) && !supports(fields, key as OptionalField)) continue;
+    const value = formValue(f, key);
+    if (!sameValue(value, formValue(start.form, key))) setField(def, key, value);
+  }
   return def;
 }
 
@@ -89,10 +184,12 @@ export function fromDef(d: ServerDef): ServerForm {
     command: d.command ?? '',
     args: (d.args ?? []).join('\n'),
     env: pairs(d.env),
+    cwd: d.cwd ?? '',
     url: d.url ?? '',
     headers: pairs(d.headers),
     timeout: d.timeout === undefined ? '' : String(d.timeout),
     enabled: d.enabled,
+    autoApprove: (d.autoApprove ?? []).join('\n'),
   };
 }
 
