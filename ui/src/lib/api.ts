@@ -7,6 +7,7 @@ import { listen, type EventCallback, type UnlistenFn } from '@tauri-apps/api/eve
 import type {
   AppInfo,
   CallOutcome,
+  Format,
   CommandErrorPayload,
   EngineEvent,
   LogLine,
@@ -91,6 +92,12 @@ export function onEngineEvent(handler: (event: EngineEvent) => void): Promise<Un
 
 type Json = Record<string, unknown>;
 
+/** One server's entry as its client's file spells it (`entry_text`). */
+export interface EntryText {
+  format: Format;
+  text: string;
+}
+
 export type ElicitationAction = 'accept' | 'decline' | 'cancel';
 
 export const api = {
@@ -110,9 +117,20 @@ export const api = {
   restartServer: (name: string) => call<void>('restart_server', { name }),
   setEnabled: (source: string, name: string, enabled: boolean) =>
     call<ReconcileReport>('set_enabled', { source, name, enabled }),
-  addServer: (source: string, def: ServerDef) => call<ReconcileReport>('add_server', { source, def }),
-  updateServer: (source: string, name: string, def: ServerDef) =>
-    call<ReconcileReport>('update_server', { source, name, def }),
+  /**
+   * `contentHash`: the source's hash as the user saw it; when the file has
+   * changed since, the edit is refused with code `conflict`.
+   */
+  addServer: (source: string, def: ServerDef, contentHash?: string) =>
+    call<ReconcileReport>('add_server', { source, def, contentHash: contentHash ?? null }),
+  /** Writes only the fields where `def` differs from `original` (what the form was opened with). */
+  updateServer: (source: string, name: string, def: ServerDef, original: ServerDef, contentHash?: string) =>
+    call<ReconcileReport>('update_server', { source, name, def, original, contentHash: contentHash ?? null }),
+  /** `def` as an entry of `source`'s file, in that client's format and field names. */
+  entryText: (source: string, def: ServerDef) => call<EntryText>('entry_text', { source, def }),
+  /** Reads an entry typed by the user; the error names the line or field. */
+  parseEntryText: (source: string, name: string, text: string) =>
+    call<ServerDef>('parse_entry_text', { source, name, text }),
   removeServer: (source: string, name: string) => call<ReconcileReport>('remove_server', { source, name }),
   setPriority: (ids: string[]) => call<ReconcileReport>('set_priority', { ids }),
   promote: (name: string, source: string) => call<ReconcileReport>('promote', { name, source }),
