@@ -260,7 +260,7 @@ fn a_file_changed_since_discovery_is_not_overwritten() {
     let mut settings = f.settings();
     let e = Writer::new(&f.host, &mut settings).apply(&s, ServerEdit::Remove { name: "cursor-user-only".into() }, seen).unwrap_err();
     assert_eq!(e.code(), "conflict", "{e}");
-    assert!(e.to_string().contains("changed on disk"), "{e}");
+    assert_eq!(e.to_string(), format!("{} changed since you opened it; your edit was not saved", s.path.display()));
     assert_eq!(std::fs::read_to_string(&s.path).unwrap(), external, "the other app's save survives");
 }
 

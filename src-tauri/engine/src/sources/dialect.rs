@@ -1,11 +1,18 @@
-//! Dialects: how each client spells a server entry. Parsing maps a client's
-//! entry onto `ServerDef`; `to_entry` writes a `ServerDef` back in the
-//! client's own field names, and `merge_entry` keeps every key we do not own.
+//! Dialects: how each client spells a server entry.
+//!
+//! Each client is described once, as data (`Spelling`): the key of every
+//! canonical field, the unit of its timeout, how it names the transport, where
+//! it keeps "off". Parsing an entry, writing one, the keys Switchboard owns in
+//! an entry and the fields a client can store are all derived from that one
+//! description, so they cannot disagree (three hand-kept lists once did, and
+//! edits dropped users' fields). The few shapes that are not a key per field
+//! (Zed's legacy command object, Codex's header variables, goose's extension
+//! types) are small hooks beside it.
 
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
-use crate::config::{AuthConfig, RestartPolicy, ServerDef, Transport};
+use crate::config::{AuthConfig, Field, RestartPolicy, ServerDef, ServerPatch, Transport};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {
@@ -23,6 +30,326 @@ pub enum Dialect {
     Codex,
     Goose,
     Continue,
+}
+
+impl Dialect {
+    pub const ALL: [Dialect; 12] = [
+        Dialect::Switchboard,
+        Dialect::Standard,
+        Dialect::ClaudeCode,
+        Dialect::Vscode,
+        Dialect::Windsurf,
+        Dialect::Zed,
+        Dialect::Cline,
+        Dialect::Roo,
+        Dialect::Gemini,
+        Dialect::Codex,
+        Dialect::Goose,
+        Dialect::Continue,
+    ];
+}
+
+/// How a client measures a timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Milliseconds,
+    /// Seconds, fractions allowed.
+    Seconds,
+    /// Seconds as an integer: a timeout that is not whole seconds cannot be stored.
+    WholeSeconds,
+}
+
+impl Unit {
+    fn ms(self) -> u64 {
+        match self {
+            Unit::Milliseconds => 1,
+            Unit::Seconds | Unit::WholeSeconds => 1000,
+        }
+    }
+    /// `ms` in this unit, or `None` when the unit cannot hold it exactly.
+    fn write(self, ms: u64) -> Option<Value> {
+        match self {
+            Unit::Milliseconds => Some(Value::from(ms)),
+            _ if ms % 1000 == 0 => Some(Value::from(ms / 1000)),
+            Unit::Seconds => Some(Value::from(ms as f64 / 1000.0)),
+            Unit::WholeSeconds => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeoutKey {
+    pub key: &'static str,
+    pub unit: Unit,
+}
+
+/// When a client's entry carries its transport key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeWhen {
+    Always,
+    /// Only for http and sse (stdio is implied by `command`).
+    Remote,
+    /// Only for sse (http is implied by `url`).
+    Sse,
+    /// The client has no transport key; the other keys imply it.
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeSpelling {
+    /// Keys read, in order; the first is written (an entry keeps the key it has).
+    pub keys: &'static [&'static str],
+    pub stdio: &'static str,
+    /// `None`: the client has no such transport.
+    pub http: Option<&'static str>,
+    pub sse: Option<&'static str>,
+    pub when: TypeWhen,
+}
+
+impl TypeSpelling {
+    fn value(&self, t: Transport) -> Option<&'static str> {
+        match t {
+            Transport::Stdio => Some(self.stdio),
+            Transport::Http => self.http,
+            Transport::Sse => self.sse,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UrlSpelling {
+    /// Keys read, in order; the first is written.
+    Keys(&'static [&'static str]),
+    /// The key says the transport (Gemini: `httpUrl` is http, `url` is sse).
+    ByTransport { http: &'static str, sse: &'static str },
+}
+
+/// Shapes that are not "one key per field".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hook {
+    /// Zed's legacy `"command": {"path", "args", "env"}`; and an entry with
+    /// only `settings` is an extension only Zed can run.
+    ZedCommandObject,
+    /// Codex's `env_http_headers` (header → variable name) and
+    /// `bearer_token_env_var` beside `http_headers`.
+    CodexHeaderVars,
+    /// goose's `type` also names extensions that are not MCP servers
+    /// (builtin, platform, …): listed, never started.
+    GooseExtensionTypes,
+}
+
+/// One client's entry format.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spelling {
+    /// Key that repeats the server's name inside the entry.
+    pub name: Option<&'static str>,
+    pub transport: TypeSpelling,
+    /// A url with no transport key means this (C2 says http; Cline reads sse).
+    pub bare_url: Transport,
+    /// Keys read, in order; the first is written.
+    pub command: &'static [&'static str],
+    pub args: &'static str,
+    pub env: &'static str,
+    pub cwd: Option<&'static str>,
+    pub url: UrlSpelling,
+    pub headers: Option<&'static str>,
+    /// Read in order; written to the key the entry has, else the first that
+    /// holds the value exactly.
+    pub timeout: &'static [TimeoutKey],
+    pub auto_approve: Option<&'static str>,
+    pub auth: Option<&'static str>,
+    pub restart_policy: Option<&'static str>,
+    pub enable: EnableFlag,
+    pub hook: Option<Hook>,
+}
+
+const TYPE_OR_TRANSPORT: &[&str] = &["type", "transport"];
+const CANONICAL_TYPES: TypeSpelling = TypeSpelling { keys: TYPE_OR_TRANSPORT, stdio: "stdio", http: Some("http"), sse: Some("sse"), when: TypeWhen::Sse };
+
+/// Claude Desktop, Cursor, LM Studio: `mcpServers` entries as the MCP docs show them.
+const STANDARD: Spelling = Spelling {
+    name: None,
+    transport: CANONICAL_TYPES,
+    bare_url: Transport::Http,
+    command: &["command"],
+    args: "args",
+    env: "env",
+    cwd: Some("cwd"),
+    url: UrlSpelling::Keys(&["url"]),
+    headers: Some("headers"),
+    timeout: &[],
+    auto_approve: None,
+    auth: None,
+    restart_policy: None,
+    enable: EnableFlag::Park,
+    hook: None,
+};
+
+const TIMEOUT_MS: &[TimeoutKey] = &[TimeoutKey { key: "timeout", unit: Unit::Milliseconds }];
+const TIMEOUT_SECONDS: &[TimeoutKey] = &[TimeoutKey { key: "timeout", unit: Unit::Seconds }];
+
+impl Dialect {
+    /// The one description of this client's entries.
+    pub fn spelling(self) -> Spelling {
+        match self {
+            Dialect::Switchboard => Spelling {
+                timeout: TIMEOUT_MS,
+                auto_approve: Some("autoApprove"),
+                auth: Some("auth"),
+                restart_policy: Some("restartPolicy"),
+                enable: EnableFlag::InEntry { key: "enabled", inverted: false },
+                ..STANDARD
+            },
+            Dialect::Standard => STANDARD,
+            Dialect::ClaudeCode | Dialect::Vscode => Spelling { transport: TypeSpelling { when: TypeWhen::Always, ..CANONICAL_TYPES }, ..STANDARD },
+            Dialect::Continue => Spelling {
+                name: Some("name"),
+                transport: TypeSpelling { http: Some("streamable-http"), when: TypeWhen::Always, ..CANONICAL_TYPES },
+                ..STANDARD
+            },
+            Dialect::Windsurf => Spelling {
+                cwd: None,
+                url: UrlSpelling::Keys(&["serverUrl", "url"]),
+                enable: EnableFlag::InEntry { key: "disabled", inverted: true },
+                ..STANDARD
+            },
+            Dialect::Zed => Spelling {
+                // Untagged: `command` means stdio, `url` means http.
+                transport: TypeSpelling { keys: &[], sse: None, when: TypeWhen::Never, ..CANONICAL_TYPES },
+                cwd: None,
+                // Zed's per-server timeout is in milliseconds.
+                timeout: TIMEOUT_MS,
+                enable: EnableFlag::InEntry { key: "enabled", inverted: false },
+                hook: Some(Hook::ZedCommandObject),
+                ..STANDARD
+            },
+            Dialect::Cline => Spelling {
+                transport: TypeSpelling { keys: &["type", "transportType"], http: Some("streamableHttp"), when: TypeWhen::Remote, ..CANONICAL_TYPES },
+                bare_url: Transport::Sse,
+                timeout: TIMEOUT_SECONDS,
+                auto_approve: Some("autoApprove"),
+                enable: EnableFlag::InEntry { key: "disabled", inverted: true },
+                ..STANDARD
+            },
+            Dialect::Roo => Spelling {
+                // Roo refuses a url without an explicit type.
+                transport: TypeSpelling { http: Some("streamable-http"), when: TypeWhen::Remote, ..CANONICAL_TYPES },
+                timeout: TIMEOUT_SECONDS,
+                auto_approve: Some("alwaysAllow"),
+                enable: EnableFlag::InEntry { key: "disabled", inverted: true },
+                ..STANDARD
+            },
+            Dialect::Gemini => Spelling {
+                transport: TypeSpelling { keys: &["type"], when: TypeWhen::Never, ..CANONICAL_TYPES },
+                url: UrlSpelling::ByTransport { http: "httpUrl", sse: "url" },
+                timeout: TIMEOUT_MS,
+                enable: EnableFlag::GeminiEnablementFile,
+                ..STANDARD
+            },
+            Dialect::Codex => Spelling {
+                // `command` means stdio, `url` streamable HTTP; Codex has no SSE.
+                transport: TypeSpelling { keys: &[], sse: None, when: TypeWhen::Never, ..CANONICAL_TYPES },
+                headers: Some("http_headers"),
+                timeout: &[TimeoutKey { key: "startup_timeout_sec", unit: Unit::WholeSeconds }, TimeoutKey { key: "startup_timeout_ms", unit: Unit::Milliseconds }],
+                enable: EnableFlag::InEntry { key: "enabled", inverted: false },
+                hook: Some(Hook::CodexHeaderVars),
+                ..STANDARD
+            },
+            Dialect::Goose => Spelling {
+                name: Some("name"),
+                transport: TypeSpelling { keys: &["type"], stdio: "stdio", http: Some("streamable_http"), sse: Some("sse"), when: TypeWhen::Always },
+                command: &["cmd", "command"],
+                env: "envs",
+                cwd: None,
+                url: UrlSpelling::Keys(&["uri", "url"]),
+                timeout: &[TimeoutKey { key: "timeout", unit: Unit::WholeSeconds }],
+                enable: EnableFlag::InEntry { key: "enabled", inverted: false },
+                hook: Some(Hook::GooseExtensionTypes),
+                ..STANDARD
+            },
+        }
+    }
+
+    pub fn enable_flag(self) -> EnableFlag {
+        self.spelling().enable
+    }
+
+    /// Whether this client can store `field` (Name, Transport and Enabled
+    /// always: the key, the shape of the entry, the enable flag).
+    pub fn can_store(self, field: Field) -> bool {
+        let s = self.spelling();
+        match field {
+            Field::Name | Field::Transport | Field::Enabled | Field::Command | Field::Args | Field::Env | Field::Url => true,
+            Field::Cwd => s.cwd.is_some(),
+            Field::Headers => s.headers.is_some(),
+            Field::Timeout => !s.timeout.is_empty(),
+            Field::AutoApprove => s.auto_approve.is_some(),
+            Field::Auth => s.auth.is_some(),
+            Field::RestartPolicy => s.restart_policy.is_some(),
+        }
+    }
+
+    /// The canonical fields this client can store, in `ServerDef` order.
+    pub fn fields(self) -> Vec<Field> {
+        Field::ALL.into_iter().filter(|f| self.can_store(*f)).collect()
+    }
+
+    /// Every key of an entry this dialect reads; everything else is the
+    /// user's (or the client's) and is never touched.
+    pub fn owned_keys(self) -> Vec<&'static str> {
+        let s = self.spelling();
+        let mut keys: Vec<&'static str> = s.name.into_iter().collect();
+        for f in Field::ALL {
+            keys.extend(self.field_keys(f));
+        }
+        match s.enable {
+            EnableFlag::InEntry { key, .. } => keys.push(key),
+            // An explicit off is honoured where the client has no switch of its own.
+            _ => keys.extend(["disabled", "enabled"]),
+        }
+        let mut seen = std::collections::HashSet::new();
+        keys.retain(|k| seen.insert(*k));
+        keys
+    }
+
+    /// The top-level keys `field` may be read from.
+    fn field_keys(self, field: Field) -> Vec<&'static str> {
+        let s = self.spelling();
+        match field {
+            Field::Name | Field::Enabled => vec![],
+            Field::Transport => s.transport.keys.to_vec(),
+            Field::Command => s.command.to_vec(),
+            Field::Args => vec![s.args],
+            Field::Env => vec![s.env],
+            Field::Cwd => s.cwd.into_iter().collect(),
+            Field::Url => match s.url {
+                UrlSpelling::Keys(k) => k.to_vec(),
+                UrlSpelling::ByTransport { http, sse } => vec![http, sse],
+            },
+            Field::Headers => {
+                let mut k: Vec<&'static str> = s.headers.into_iter().collect();
+                if s.hook == Some(Hook::CodexHeaderVars) {
+                    k.extend(["env_http_headers", "bearer_token_env_var"]);
+                }
+                k
+            }
+            Field::Timeout => s.timeout.iter().map(|t| t.key).collect(),
+            Field::AutoApprove => s.auto_approve.into_iter().collect(),
+            Field::Auth => s.auth.into_iter().collect(),
+            Field::RestartPolicy => s.restart_policy.into_iter().collect(),
+        }
+    }
+
+    /// Where `key` (a top-level key of `field`) lives in `existing`: Zed's
+    /// legacy command object holds the command, args and env inside it.
+    fn locate(self, existing: Option<&Map<String, Value>>, field: Field, key: &'static str) -> Vec<String> {
+        let legacy = self.spelling().hook == Some(Hook::ZedCommandObject) && existing.and_then(|e| e.get("command")).is_some_and(Value::is_object);
+        match (legacy, field) {
+            (true, Field::Command) => vec!["command".into(), "path".into()],
+            (true, Field::Args | Field::Env) => vec!["command".into(), key.into()],
+            _ => vec![key.into()],
+        }
+    }
 }
 
 /// Where a dialect keeps "this server is off".
@@ -118,33 +445,17 @@ impl<'a> Cx<'a> {
             }
         }
     }
-    /// A timeout in `unit_ms` milliseconds per unit (1 for ms, 1000 for s).
-    fn timeout(&mut self, key: &str, unit_ms: u64) -> Option<u64> {
+    /// A timeout in `unit`, as milliseconds.
+    fn timeout(&mut self, key: &str, unit: Unit) -> Option<u64> {
         match self.entry.get(key) {
             None | Some(Value::Null) => None,
-            Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f >= 0.0) => {
-                Some((n.as_f64().unwrap_or(0.0) * unit_ms as f64) as u64)
-            }
+            Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f >= 0.0) => Some((n.as_f64().unwrap_or(0.0) * unit.ms() as f64).round() as u64),
             Some(other) => {
-                let unit = if unit_ms == 1 { "milliseconds" } else { "seconds" };
+                let unit = if unit == Unit::Milliseconds { "milliseconds" } else { "seconds" };
                 self.warn(key, format!("\"{key}\" should be a number of {unit}, found {}; the default is used", kind(other)));
                 None
             }
         }
-    }
-    fn transport(&mut self, keys: &[&str]) -> Option<Transport> {
-        for key in keys {
-            if let Some(t) = self.str(key) {
-                match Transport::parse_alias(&t) {
-                    Some(t) => return Some(t),
-                    None => {
-                        self.error(Some(key), format!("Invalid server config: unknown {key} \"{t}\" (expected stdio, http or sse)"));
-                        return None;
-                    }
-                }
-            }
-        }
-        None
     }
 }
 
@@ -191,21 +502,81 @@ pub fn kind(v: &Value) -> &'static str {
     }
 }
 
-impl Dialect {
-    pub fn enable_flag(self) -> EnableFlag {
+
+/// A value a client cannot store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unstorable {
+    /// The client has no key for this field.
+    Field(Field),
+    /// The client has no such transport.
+    Transport(Transport),
+    /// The client keeps this timeout key in whole seconds.
+    WholeSeconds { key: &'static str },
+}
+
+impl Unstorable {
+    /// The message users see, naming the client (`Cursor`, `goose`).
+    pub fn message(&self, client: &str) -> String {
         match self {
-            Dialect::Switchboard | Dialect::Zed | Dialect::Codex | Dialect::Goose => {
-                EnableFlag::InEntry { key: "enabled", inverted: false }
-            }
-            Dialect::Windsurf | Dialect::Cline | Dialect::Roo => EnableFlag::InEntry { key: "disabled", inverted: true },
-            Dialect::Gemini => EnableFlag::GeminiEnablementFile,
-            Dialect::Standard | Dialect::ClaudeCode | Dialect::Vscode | Dialect::Continue => EnableFlag::Park,
+            Unstorable::Field(f) => format!("Invalid server config: {client} has no field for {}", f.as_str()),
+            Unstorable::Transport(t) => format!("Invalid server config: {client} has no {} transport; use http", t.as_str().to_uppercase()),
+            Unstorable::WholeSeconds { key } => format!("Invalid server config: {client} stores \"{key}\" in whole seconds; use a timeout that is a whole number of seconds"),
         }
     }
+}
 
+/// One change inside an entry, at a path relative to the entry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryEdit {
+    Set(Vec<String>, Value),
+    Remove(Vec<String>),
+}
+
+fn get_in<'a>(entry: &'a Map<String, Value>, path: &[String]) -> Option<&'a Value> {
+    let (first, rest) = path.split_first()?;
+    rest.iter().try_fold(entry.get(first)?, |v, k| v.get(k))
+}
+
+fn strings(v: &[String]) -> Value {
+    Value::Array(v.iter().map(|x| Value::String(x.clone())).collect())
+}
+
+fn string_map(v: &IndexMap<String, String>) -> Value {
+    Value::Object(v.iter().map(|(k, x)| (k.clone(), Value::String(x.clone()))).collect())
+}
+
+/// Codex headers in its three keys: `Authorization: Bearer ${VAR}` as
+/// `bearer_token_env_var`, a whole-value `${VAR}` as `env_http_headers`,
+/// the rest as `http_headers`.
+fn codex_headers(headers: &IndexMap<String, String>) -> Vec<(&'static str, Value)> {
+    let (mut plain, mut from_env, mut bearer) = (Map::new(), Map::new(), None);
+    for (k, v) in headers {
+        match crate::config::vars::header_env_ref(k, v) {
+            Some(("Bearer ", var)) => bearer = Some(Value::String(var.into())),
+            Some((_, var)) => {
+                from_env.insert(k.clone(), Value::String(var.into()));
+            }
+            None => {
+                plain.insert(k.clone(), Value::String(v.clone()));
+            }
+        }
+    }
+    let mut out = vec![];
+    if !plain.is_empty() {
+        out.push(("http_headers", Value::Object(plain)));
+    }
+    if !from_env.is_empty() {
+        out.push(("env_http_headers", Value::Object(from_env)));
+    }
+    if let Some(b) = bearer {
+        out.push(("bearer_token_env_var", b));
+    }
+    out
+}
+
+impl Dialect {
     /// Parse one entry. `name` is the map key (or the list entry's `name`).
     pub fn parse_entry(self, name: &str, entry: &Value) -> Parsed {
-        let empty = Map::new();
         let obj = match entry {
             Value::Object(m) => m,
             other => {
@@ -220,125 +591,74 @@ impl Dialect {
                 }
             }
         };
-        let _ = &empty;
+        let s = self.spelling();
         let mut cx = Cx { entry: obj, issues: vec![] };
         let mut def = ServerDef { name: name.into(), enabled: true, ..Default::default() };
         let mut not_runnable = None;
-        let mut explicit: Option<Transport> = None;
 
-        match self {
-            Dialect::Switchboard | Dialect::Standard | Dialect::ClaudeCode | Dialect::Vscode | Dialect::Roo | Dialect::Continue => {
-                explicit = cx.transport(&["type", "transport"]);
-                def.command = cx.str("command");
-                def.args = cx.list("args");
-                def.env = cx.map("env");
-                def.cwd = cx.str("cwd");
-                def.url = cx.str("url");
-                def.headers = cx.map("headers");
-            }
-            Dialect::Windsurf => {
-                explicit = cx.transport(&["type", "transport"]);
-                def.command = cx.str("command");
-                def.args = cx.list("args");
-                def.env = cx.map("env");
-                def.url = cx.str("serverUrl").or_else(|| cx.str("url"));
-                def.headers = cx.map("headers");
-            }
-            Dialect::Cline => {
-                explicit = cx.transport(&["type", "transportType"]);
-                def.command = cx.str("command");
-                def.args = cx.list("args");
-                def.env = cx.map("env");
-                def.cwd = cx.str("cwd");
-                def.url = cx.str("url");
-                def.headers = cx.map("headers");
-                // Cline reads a url with no type as the legacy SSE transport.
-                if explicit.is_none() && def.url.is_some() && def.command.is_none() {
-                    explicit = Some(Transport::Sse);
-                }
-            }
-            Dialect::Zed => {
-                if cx.has("settings") && !cx.has("command") && !cx.has("url") {
-                    not_runnable = Some("provided by a Zed extension; only Zed can start it".into());
-                }
-                match obj.get("command") {
-                    // Legacy shape: "command": {"path", "args", "env"}.
-                    Some(Value::Object(c)) => {
-                        let mut inner = Cx { entry: c, issues: vec![] };
-                        def.command = inner.str("path");
-                        def.args = inner.list("args");
-                        def.env = inner.map("env");
-                        cx.issues.extend(inner.issues);
+        let mut explicit = None;
+        if let Some(key) = s.transport.keys.iter().find(|k| cx.has(k)) {
+            if let Some(t) = cx.str(key) {
+                match Transport::parse_alias(&t) {
+                    Some(t) => explicit = Some(t),
+                    None if s.hook == Some(Hook::GooseExtensionTypes) => {
+                        not_runnable = Some(format!("a goose \"{t}\" extension; only goose can run it"));
                     }
-                    _ => {
-                        def.command = cx.str("command");
-                        def.args = cx.list("args");
-                        def.env = cx.map("env");
-                    }
-                }
-                def.url = cx.str("url");
-                def.headers = cx.map("headers");
-            }
-            Dialect::Gemini => {
-                explicit = cx.transport(&["type"]);
-                def.command = cx.str("command");
-                def.args = cx.list("args");
-                def.env = cx.map("env");
-                def.cwd = cx.str("cwd");
-                def.headers = cx.map("headers");
-                if let Some(u) = cx.str("httpUrl") {
-                    def.url = Some(u);
-                    explicit = explicit.or(Some(Transport::Http));
-                } else if let Some(u) = cx.str("url") {
-                    def.url = Some(u);
-                    explicit = explicit.or(Some(Transport::Sse));
-                }
-            }
-            Dialect::Codex => {
-                def.command = cx.str("command");
-                def.args = cx.list("args");
-                def.env = cx.map("env");
-                def.cwd = cx.str("cwd");
-                def.url = cx.str("url");
-                def.headers = cx.map("http_headers");
-                for (h, v) in &def.headers {
-                    // The model spells `env_http_headers` this way; a literal
-                    // spelled the same cannot be told apart.
-                    if crate::config::vars::header_env_ref(h, v).is_some() {
-                        cx.warn("http_headers", format!("\"http_headers.{h}\" looks like a variable; Codex sends it as written, Switchboard reads the variable (as if it were in env_http_headers)"));
-                    }
-                }
-                for (h, var) in cx.map("env_http_headers") {
-                    def.headers.insert(h, format!("${{{var}}}"));
-                }
-                if let Some(var) = cx.str("bearer_token_env_var") {
-                    def.headers.insert("Authorization".into(), format!("Bearer ${{{var}}}"));
-                }
-                if def.command.is_some() && def.url.is_some() {
-                    // Codex itself rejects this; C3 reports it below.
-                }
-            }
-            Dialect::Goose => {
-                let t = cx.str("type");
-                match t.as_deref() {
-                    Some("stdio") | None => explicit = Some(Transport::Stdio),
-                    Some("streamable_http") | Some("streamable-http") | Some("http") => explicit = Some(Transport::Http),
-                    Some("sse") => explicit = Some(Transport::Sse),
-                    Some(other) => not_runnable = Some(format!("a goose \"{other}\" extension; only goose can run it")),
-                }
-                def.command = cx.str("cmd").or_else(|| cx.str("command"));
-                def.args = cx.list("args");
-                def.env = cx.map("envs");
-                def.url = cx.str("uri").or_else(|| cx.str("url"));
-                def.headers = cx.map("headers");
-                if not_runnable.is_some() {
-                    explicit = Some(Transport::Stdio);
+                    None => cx.error(Some(key), format!("Invalid server config: unknown {key} \"{t}\" (expected stdio, http or sse)")),
                 }
             }
         }
 
-        // Enable flag.
-        match self.enable_flag() {
+        match obj.get("command") {
+            Some(Value::Object(c)) if s.hook == Some(Hook::ZedCommandObject) => {
+                let mut inner = Cx { entry: c, issues: vec![] };
+                def.command = inner.str("path");
+                def.args = inner.list("args");
+                def.env = inner.map("env");
+                cx.issues.extend(inner.issues.into_iter().map(|i| FieldIssue { field: Some("command".into()), ..i }));
+            }
+            _ => {
+                def.command = s.command.iter().find(|k| cx.has(k)).and_then(|k| cx.str(k));
+                def.args = cx.list(s.args);
+                def.env = cx.map(s.env);
+            }
+        }
+        if s.hook == Some(Hook::ZedCommandObject) && cx.has("settings") && !cx.has("command") && !cx.has("url") {
+            not_runnable = Some("provided by a Zed extension; only Zed can start it".into());
+        }
+        def.cwd = s.cwd.and_then(|k| cx.str(k));
+
+        let mut implied = None;
+        match s.url {
+            UrlSpelling::Keys(keys) => def.url = keys.iter().find(|k| cx.has(k)).and_then(|k| cx.str(k)),
+            UrlSpelling::ByTransport { http, sse } => {
+                if let Some(u) = cx.str(http) {
+                    (def.url, implied) = (Some(u), Some(Transport::Http));
+                } else if let Some(u) = cx.str(sse) {
+                    (def.url, implied) = (Some(u), Some(Transport::Sse));
+                }
+            }
+        }
+        if let Some(h) = s.headers {
+            def.headers = cx.map(h);
+        }
+        if s.hook == Some(Hook::CodexHeaderVars) {
+            for (h, v) in &def.headers {
+                // A literal spelled like a variable cannot be told apart from
+                // one Switchboard would have written to `env_http_headers`.
+                if crate::config::vars::header_env_ref(h, v).is_some() {
+                    cx.warn("http_headers", format!("\"http_headers.{h}\" looks like a variable; Codex sends it as written, Switchboard reads the variable (as if it were in env_http_headers)"));
+                }
+            }
+            for (h, var) in cx.map("env_http_headers") {
+                def.headers.insert(h, format!("${{{var}}}"));
+            }
+            if let Some(var) = cx.str("bearer_token_env_var") {
+                def.headers.insert("Authorization".into(), format!("Bearer ${{{var}}}"));
+            }
+        }
+
+        match s.enable {
             EnableFlag::InEntry { key, inverted } => {
                 if let Some(b) = cx.bool(key) {
                     def.enabled = b != inverted;
@@ -353,294 +673,185 @@ impl Dialect {
             }
         }
 
-        // Timeout, in the client's unit.
-        def.timeout = match self {
-            Dialect::Switchboard | Dialect::Gemini | Dialect::Zed | Dialect::Standard | Dialect::ClaudeCode | Dialect::Vscode => cx.timeout("timeout", 1),
-            Dialect::Cline | Dialect::Roo | Dialect::Goose => cx.timeout("timeout", 1000),
-            Dialect::Codex => cx.timeout("startup_timeout_ms", 1).or_else(|| cx.timeout("startup_timeout_sec", 1000)),
-            Dialect::Windsurf | Dialect::Continue => None,
-        };
-
-        // Extras kept on round trip.
-        match self {
-            Dialect::Switchboard => {
-                def.auto_approve = cx.list("autoApprove");
-                if let Some(a) = obj.get("auth") {
-                    match serde_json::from_value::<AuthConfig>(a.clone()) {
-                        Ok(a) => def.auth = Some(a),
-                        Err(e) => cx.warn("auth", format!("\"auth\" is not valid ({e}); ignored")),
-                    }
-                }
-                if let Some(r) = obj.get("restartPolicy") {
-                    match serde_json::from_value::<RestartPolicy>(r.clone()) {
-                        Ok(r) => def.restart_policy = Some(r),
-                        Err(e) => cx.warn("restartPolicy", format!("\"restartPolicy\" is not valid ({e}); the default is used")),
-                    }
-                }
+        if let Some(t) = s.timeout.iter().find(|t| cx.has(t.key)) {
+            def.timeout = cx.timeout(t.key, t.unit);
+        } else if s.timeout.is_empty() && cx.has("timeout") {
+            cx.warn("timeout", "\"timeout\" is not a setting this client has; Switchboard ignores it and uses its default".into());
+        }
+        if let Some(k) = s.auto_approve {
+            def.auto_approve = cx.list(k);
+        }
+        if let Some(a) = s.auth.and_then(|k| obj.get(k)) {
+            match serde_json::from_value::<AuthConfig>(a.clone()) {
+                Ok(a) => def.auth = Some(a),
+                Err(e) => cx.warn("auth", format!("\"auth\" is not valid ({e}); ignored")),
             }
-            Dialect::Cline => def.auto_approve = cx.list("autoApprove"),
-            Dialect::Roo => def.auto_approve = cx.list("alwaysAllow"),
-            _ => {}
+        }
+        if let Some(r) = s.restart_policy.and_then(|k| obj.get(k)) {
+            match serde_json::from_value::<RestartPolicy>(r.clone()) {
+                Ok(r) => def.restart_policy = Some(r),
+                Err(e) => cx.warn("restartPolicy", format!("\"restartPolicy\" is not valid ({e}); the default is used")),
+            }
         }
 
-        // C2: explicit type wins; command ⇒ stdio; url ⇒ http; neither ⇒ stdio.
-        def.transport = explicit.unwrap_or(if def.command.is_some() {
+        // C2: an explicit type wins; then what the keys imply; command ⇒
+        // stdio; url ⇒ http (or the client's own reading); neither ⇒ stdio.
+        def.transport = explicit.or(implied).unwrap_or(if def.command.is_some() {
             Transport::Stdio
         } else if def.url.is_some() {
-            Transport::Http
+            s.bare_url
         } else {
             Transport::Stdio
         });
 
         if not_runnable.is_none() {
-            for issue in crate::config::validate::validate_def(&def) {
-                cx.issues.push(issue);
-            }
+            cx.issues.extend(crate::config::validate::validate_def(&def));
         }
         Parsed { def, issues: cx.issues, not_runnable }
     }
 
-    /// The keys this dialect owns in an entry; everything else is kept as is.
-    pub fn owned_keys(self) -> &'static [&'static str] {
-        match self {
-            Dialect::Switchboard => &["type", "transport", "command", "args", "env", "cwd", "url", "headers", "enabled", "timeout", "auth", "restartPolicy", "autoApprove"],
-            Dialect::Standard | Dialect::ClaudeCode | Dialect::Vscode => &["type", "transport", "command", "args", "env", "cwd", "url", "headers"],
-            Dialect::Continue => &["name", "type", "command", "args", "env", "cwd", "url", "headers"],
-            Dialect::Windsurf => &["type", "command", "args", "env", "serverUrl", "url", "headers"],
-            Dialect::Zed => &["command", "args", "env", "url", "headers", "timeout"],
-            Dialect::Cline => &["type", "transportType", "command", "args", "env", "cwd", "url", "headers", "timeout", "autoApprove"],
-            Dialect::Roo => &["type", "command", "args", "env", "cwd", "url", "headers", "timeout", "alwaysAllow"],
-            Dialect::Gemini => &["type", "command", "args", "env", "cwd", "url", "httpUrl", "headers", "timeout"],
-            Dialect::Codex => &["command", "args", "env", "cwd", "url", "http_headers", "env_http_headers", "bearer_token_env_var", "startup_timeout_sec", "startup_timeout_ms"],
-            Dialect::Goose => &["name", "type", "cmd", "args", "envs", "uri", "headers", "timeout"],
+    /// `field` of `def` as keys and values of this client's entry. With
+    /// `existing`, a field keeps the key (and place) it has there: an entry
+    /// with `transportType` keeps it, Zed's legacy command object stays one.
+    fn write_field(self, field: Field, def: &ServerDef, existing: Option<&Map<String, Value>>) -> Result<Vec<(Vec<String>, Value)>, Unstorable> {
+        let s = self.spelling();
+        if !self.can_store(field) {
+            return if field.is_empty_in(def) { Ok(vec![]) } else { Err(Unstorable::Field(field)) };
+        }
+        let has = |p: &[String]| existing.is_some_and(|e| get_in(e, p).is_some());
+        // The key this field already uses in the entry, else the first one.
+        let key_of = |keys: &[&'static str]| -> Vec<String> {
+            keys.iter().map(|k| self.locate(existing, field, k)).find(|p| has(p)).unwrap_or_else(|| self.locate(existing, field, keys[0]))
+        };
+        let one = |keys: &[&'static str], v: Value| Ok(vec![(key_of(keys), v)]);
+        match field {
+            Field::Enabled => Ok(vec![]),
+            Field::Name => match s.name {
+                Some(k) => one(&[k], Value::String(def.name.clone())),
+                None => Ok(vec![]),
+            },
+            Field::Transport => {
+                let t = &s.transport;
+                let Some(v) = t.value(def.transport) else { return Err(Unstorable::Transport(def.transport)) };
+                if t.keys.is_empty() {
+                    return Ok(vec![]);
+                }
+                let present = t.keys.iter().any(|k| has(&[k.to_string()]));
+                let wanted = match t.when {
+                    TypeWhen::Always => true,
+                    TypeWhen::Remote => def.transport != Transport::Stdio,
+                    TypeWhen::Sse => def.transport == Transport::Sse,
+                    TypeWhen::Never => false,
+                };
+                if present || wanted { one(t.keys, Value::String(v.into())) } else { Ok(vec![]) }
+            }
+            Field::Command => match &def.command {
+                Some(c) => one(s.command, Value::String(c.clone())),
+                None => Ok(vec![]),
+            },
+            Field::Args if !def.args.is_empty() => one(&[s.args], strings(&def.args)),
+            Field::Env if !def.env.is_empty() => one(&[s.env], string_map(&def.env)),
+            Field::Cwd => match (&def.cwd, s.cwd) {
+                (Some(c), Some(k)) => one(&[k], Value::String(c.clone())),
+                _ => Ok(vec![]),
+            },
+            Field::Url => match (&def.url, s.url) {
+                (None, _) => Ok(vec![]),
+                (Some(u), UrlSpelling::Keys(keys)) => one(keys, Value::String(u.clone())),
+                (Some(u), UrlSpelling::ByTransport { http, sse }) => {
+                    let k = if def.transport == Transport::Http { http } else { sse };
+                    one(&[k], Value::String(u.clone()))
+                }
+            },
+            Field::Headers if !def.headers.is_empty() => match (s.hook, s.headers) {
+                (Some(Hook::CodexHeaderVars), _) => Ok(codex_headers(&def.headers).into_iter().map(|(k, v)| (vec![k.to_string()], v)).collect()),
+                (_, Some(k)) => one(&[k], string_map(&def.headers)),
+                (_, None) => Err(Unstorable::Field(field)),
+            },
+            Field::Timeout => {
+                let Some(ms) = def.timeout else { return Ok(vec![]) };
+                let fits = |t: &&TimeoutKey| t.unit.write(ms).is_some();
+                let chosen = s.timeout.iter().filter(fits).find(|t| has(&[t.key.to_string()])).or_else(|| s.timeout.iter().find(fits));
+                match chosen {
+                    Some(t) => one(&[t.key], t.unit.write(ms).unwrap_or_default()),
+                    None => Err(Unstorable::WholeSeconds { key: s.timeout[0].key }),
+                }
+            }
+            Field::AutoApprove => match (def.auto_approve.is_empty(), s.auto_approve) {
+                (false, Some(k)) => one(&[k], strings(&def.auto_approve)),
+                _ => Ok(vec![]),
+            },
+            Field::Auth => match (&def.auth, s.auth) {
+                (Some(a), Some(k)) => one(&[k], serde_json::to_value(a).unwrap_or_default()),
+                _ => Ok(vec![]),
+            },
+            Field::RestartPolicy => match (&def.restart_policy, s.restart_policy) {
+                (Some(r), Some(k)) => one(&[k], serde_json::to_value(r).unwrap_or_default()),
+                _ => Ok(vec![]),
+            },
+            Field::Args | Field::Env | Field::Headers => Ok(vec![]),
         }
     }
 
-    /// `def` in this client's own field names (without the enable flag, which
-    /// `set_enabled` handles). Errors when the client cannot express it.
-    pub fn to_entry(self, def: &ServerDef) -> Result<Map<String, Value>, String> {
+    /// `def` in this client's own field names, without the enable flag
+    /// (which `Writer` handles: it may live outside the entry). Errors name
+    /// what the client cannot store.
+    pub fn to_entry(self, def: &ServerDef) -> Result<Map<String, Value>, Unstorable> {
         let mut m = Map::new();
-        let s = |v: &str| Value::String(v.to_string());
-        let list = |v: &[String]| Value::Array(v.iter().map(|x| s(x)).collect());
-        let obj = |v: &IndexMap<String, String>| Value::Object(v.iter().map(|(k, x)| (k.clone(), s(x))).collect());
-        let remote = def.transport != Transport::Stdio;
-        let put_stdio = |m: &mut Map<String, Value>, cmd_key: &str, env_key: &str| {
-            if let Some(c) = &def.command {
-                m.insert(cmd_key.into(), s(c));
+        for f in Field::ALL {
+            for (path, v) in self.write_field(f, def, None)? {
+                m.insert(path.join("."), v);
             }
-            if !def.args.is_empty() {
-                m.insert("args".into(), list(&def.args));
-            }
-            if !def.env.is_empty() {
-                m.insert(env_key.into(), obj(&def.env));
-            }
-        };
-        let secs = |ms: u64| if ms % 1000 == 0 { Value::from(ms / 1000) } else { Value::from(ms as f64 / 1000.0) };
-        match self {
-            Dialect::Switchboard | Dialect::Standard | Dialect::ClaudeCode | Dialect::Vscode | Dialect::Roo | Dialect::Cline | Dialect::Continue => {
-                if self == Dialect::Continue {
-                    m.insert("name".into(), s(&def.name));
-                }
-                let explicit_type = match self {
-                    // Roo requires a type for url servers; Cline reads a bare url as SSE.
-                    Dialect::Roo | Dialect::Cline => remote,
-                    Dialect::Vscode | Dialect::ClaudeCode | Dialect::Continue => true,
-                    _ => def.transport == Transport::Sse,
-                };
-                if explicit_type {
-                    let t = match (self, def.transport) {
-                        (Dialect::Cline, Transport::Http) => "streamableHttp",
-                        (Dialect::Roo | Dialect::Continue, Transport::Http) => "streamable-http",
-                        (_, t) => t.as_str(),
-                    };
-                    m.insert("type".into(), s(t));
-                }
-                if remote {
-                    m.insert("url".into(), s(def.url.as_deref().unwrap_or_default()));
-                    if !def.headers.is_empty() {
-                        m.insert("headers".into(), obj(&def.headers));
-                    }
-                } else {
-                    put_stdio(&mut m, "command", "env");
-                    if let Some(c) = &def.cwd {
-                        m.insert("cwd".into(), s(c));
-                    }
-                }
-                if let Some(t) = def.timeout {
-                    match self {
-                        Dialect::Switchboard | Dialect::Standard | Dialect::ClaudeCode | Dialect::Vscode => {
-                            if self == Dialect::Switchboard {
-                                m.insert("timeout".into(), Value::from(t));
-                            }
-                        }
-                        Dialect::Roo | Dialect::Cline => {
-                            m.insert("timeout".into(), secs(t));
-                        }
-                        _ => {}
-                    }
-                }
-                if self == Dialect::Switchboard {
-                    if let Some(a) = &def.auth {
-                        m.insert("auth".into(), serde_json::to_value(a).unwrap_or_default());
-                    }
-                    if let Some(r) = &def.restart_policy {
-                        m.insert("restartPolicy".into(), serde_json::to_value(r).unwrap_or_default());
-                    }
-                }
-                if !def.auto_approve.is_empty() {
-                    match self {
-                        Dialect::Switchboard | Dialect::Cline => {
-                            m.insert("autoApprove".into(), list(&def.auto_approve));
-                        }
-                        Dialect::Roo => {
-                            m.insert("alwaysAllow".into(), list(&def.auto_approve));
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            Dialect::Windsurf => {
-                if remote {
-                    m.insert("serverUrl".into(), s(def.url.as_deref().unwrap_or_default()));
-                    if !def.headers.is_empty() {
-                        m.insert("headers".into(), obj(&def.headers));
-                    }
-                } else {
-                    put_stdio(&mut m, "command", "env");
-                }
-            }
-            Dialect::Zed => {
-                if def.transport == Transport::Sse {
-                    return Err("Zed has no SSE transport; use http".into());
-                }
-                if remote {
-                    m.insert("url".into(), s(def.url.as_deref().unwrap_or_default()));
-                    if !def.headers.is_empty() {
-                        m.insert("headers".into(), obj(&def.headers));
-                    }
-                } else {
-                    put_stdio(&mut m, "command", "env");
-                }
-                if let Some(t) = def.timeout {
-                    // Zed's per-server timeout is in milliseconds.
-                    m.insert("timeout".into(), Value::from(t));
-                }
-            }
-            Dialect::Gemini => {
-                match def.transport {
-                    Transport::Http => {
-                        m.insert("httpUrl".into(), s(def.url.as_deref().unwrap_or_default()));
-                    }
-                    Transport::Sse => {
-                        m.insert("url".into(), s(def.url.as_deref().unwrap_or_default()));
-                    }
-                    Transport::Stdio => {
-                        put_stdio(&mut m, "command", "env");
-                        if let Some(c) = &def.cwd {
-                            m.insert("cwd".into(), s(c));
-                        }
-                    }
-                }
-                if remote && !def.headers.is_empty() {
-                    m.insert("headers".into(), obj(&def.headers));
-                }
-                if let Some(t) = def.timeout {
-                    m.insert("timeout".into(), Value::from(t));
-                }
-            }
-            Dialect::Codex => {
-                if def.transport == Transport::Sse {
-                    return Err("Codex has no SSE transport; use http".into());
-                }
-                if remote {
-                    m.insert("url".into(), s(def.url.as_deref().unwrap_or_default()));
-                    let mut plain = Map::new();
-                    let mut from_env = Map::new();
-                    for (k, v) in &def.headers {
-                        if let Some(var) = k.eq_ignore_ascii_case("authorization").then(|| env_ref(v.strip_prefix("Bearer ")?)).flatten() {
-                            m.insert("bearer_token_env_var".into(), s(var));
-                        } else if let Some(var) = env_ref(v) {
-                            from_env.insert(k.clone(), s(var));
-                        } else {
-                            plain.insert(k.clone(), s(v));
-                        }
-                    }
-                    if !plain.is_empty() {
-                        m.insert("http_headers".into(), Value::Object(plain));
-                    }
-                    if !from_env.is_empty() {
-                        m.insert("env_http_headers".into(), Value::Object(from_env));
-                    }
-                } else {
-                    put_stdio(&mut m, "command", "env");
-                    if let Some(c) = &def.cwd {
-                        m.insert("cwd".into(), s(c));
-                    }
-                }
-                if let Some(t) = def.timeout {
-                    if t % 1000 == 0 {
-                        m.insert("startup_timeout_sec".into(), Value::from(t / 1000));
-                    } else {
-                        m.insert("startup_timeout_ms".into(), Value::from(t));
-                    }
-                }
-            }
-            Dialect::Goose => {
-                m.insert("name".into(), s(&def.name));
-                let t = match def.transport {
-                    Transport::Stdio => "stdio",
-                    Transport::Http => "streamable_http",
-                    Transport::Sse => "sse",
-                };
-                m.insert("type".into(), s(t));
-                if remote {
-                    m.insert("uri".into(), s(def.url.as_deref().unwrap_or_default()));
-                    if !def.headers.is_empty() {
-                        m.insert("headers".into(), obj(&def.headers));
-                    }
-                } else {
-                    put_stdio(&mut m, "cmd", "envs");
-                }
-                if let Some(t) = def.timeout {
-                    m.insert("timeout".into(), Value::from(t / 1000));
-                }
-            }
-        }
-        // Args on a remote server mean nothing to us, but they are the user's:
-        // keep them rather than silently dropping them on the next write.
-        if remote && !def.args.is_empty() && !m.contains_key("args") {
-            m.insert("args".into(), list(&def.args));
         }
         Ok(m)
     }
 
-    /// The new entry for `def`, keeping every key of `existing` this dialect
-    /// does not own, in its original position.
-    pub fn merge_entry(self, existing: Option<&Value>, def: &ServerDef) -> Result<Value, String> {
-        let mut fresh = self.to_entry(def)?;
-        let owned = self.owned_keys();
-        let mut out = Map::new();
-        if let Some(Value::Object(old)) = existing {
-            for (k, v) in old {
-                if owned.contains(&k.as_str()) {
-                    if let Some(nv) = fresh.remove(k) {
-                        out.insert(k.clone(), nv);
-                    }
-                } else {
-                    out.insert(k.clone(), v.clone());
+    /// The edits that make `existing` (an entry of this dialect) carry the
+    /// patch's fields, in their keys and places; every other key stays.
+    /// Name and enabled are not in here: renaming moves the entry and the
+    /// enable flag may live outside it, so `Writer` does both.
+    pub fn patch_edits(self, existing: Option<&Map<String, Value>>, patch: &ServerPatch) -> Result<Vec<EntryEdit>, Unstorable> {
+        let mut fields = patch.fields.clone();
+        if patch.changes(Field::Transport) {
+            // The url's key may say the transport (Gemini), and a transport
+            // change may need a type key written.
+            fields.extend([Field::Url, Field::Headers]);
+        }
+        fields.sort();
+        fields.dedup();
+        let (mut removes, mut sets) = (vec![], vec![]);
+        for f in fields {
+            if matches!(f, Field::Name | Field::Enabled) {
+                continue;
+            }
+            let new = self.write_field(f, &patch.def, existing)?;
+            for k in self.field_keys(f) {
+                let p = self.locate(existing, f, k);
+                if existing.is_some_and(|e| get_in(e, &p).is_some()) && !new.iter().any(|(np, _)| *np == p) {
+                    removes.push(EntryEdit::Remove(p));
                 }
             }
+            sets.extend(new.into_iter().map(|(p, v)| EntryEdit::Set(p, v)));
         }
-        for (k, v) in fresh {
-            out.insert(k, v);
-        }
-        Ok(Value::Object(out))
+        removes.extend(sets);
+        Ok(removes)
     }
-}
 
-/// `${VAR}` or `${env:VAR}` → `VAR`.
-fn env_ref(v: &str) -> Option<&str> {
-    let inner = v.strip_prefix("${")?.strip_suffix('}')?;
-    let inner = inner.strip_prefix("env:").unwrap_or(inner);
-    (!inner.is_empty() && inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then_some(inner)
+    /// `def` with what this client cannot store left out (a timeout rounded
+    /// up to what its unit holds), for copying a server between clients.
+    pub fn storable(self, def: &ServerDef) -> ServerDef {
+        let mut out = def.clone();
+        let blank = ServerDef::default();
+        for f in Field::ALL {
+            if !self.can_store(f) {
+                f.copy(&blank, &mut out);
+            }
+        }
+        if let (Some(ms), Some(t)) = (out.timeout, self.spelling().timeout.first()) {
+            if self.write_field(Field::Timeout, &out, None).is_err() {
+                out.timeout = Some(ms.div_ceil(t.unit.ms()) * t.unit.ms());
+            }
+        }
+        out
+    }
 }

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::config::validate::{validate_def, validate_name};
-use crate::config::{Format, ServerDef};
+use crate::config::{Field, Format, ServerDef, ServerPatch};
 use crate::discovery::{entries, gemini_enablement_path, value_at};
 use crate::host::Host;
 use crate::settings::{ParkedEntry, Settings};
-use crate::sources::dialect::EnableFlag;
+use crate::sources::dialect::{EnableFlag, EntryEdit, Unstorable};
 use crate::sources::read::parse;
 use crate::sources::{Client, Container, Level, SourceSpec};
 use crate::writer::atomic::WriteError;
@@ -34,7 +34,7 @@ pub enum EditError {
     Unsupported { path: PathBuf, message: String },
     #[error("cannot edit {}: it does not parse ({message}); fix the file first", path.display())]
     Unparsable { path: PathBuf, message: String },
-    #[error(transparent)]
+    #[error("{}", write_message(.0))]
     Write(#[from] WriteError),
     #[error("unknown source \"{0}\"")]
     UnknownSource(String),
@@ -59,11 +59,67 @@ impl EditError {
 
 pub type Result<T> = std::result::Result<T, EditError>;
 
+/// A conflict is said the way the user lived it: they opened the server,
+/// someone else saved the file, and their edit did not happen.
+fn write_message(e: &WriteError) -> String {
+    match e {
+        WriteError::Conflict { path } => format!("{} changed since you opened it; your edit was not saved", path.display()),
+        other => other.to_string(),
+    }
+}
+
+fn unstorable(spec: &SourceSpec) -> impl Fn(Unstorable) -> EditError + '_ {
+    move |u| EditError::Invalid(u.message(spec.client.display_name()))
+}
+
+/// Entry-relative edits as document edits under `entry`.
+fn doc_edits(entry: &[PathSeg], edits: Vec<EntryEdit>) -> Vec<DocEdit> {
+    let at = |rel: Vec<String>| entry.iter().cloned().chain(rel.into_iter().map(PathSeg::Key)).collect::<Vec<_>>();
+    edits
+        .into_iter()
+        .map(|e| match e {
+            EntryEdit::Set(p, value) => DocEdit::Set { path: at(p), value },
+            EntryEdit::Remove(p) => DocEdit::Remove { path: at(p) },
+        })
+        .collect()
+}
+
+/// The same edits on an entry held in memory (a parked one).
+fn apply_in_memory(entry: &mut Value, edits: Vec<EntryEdit>) {
+    fn at<'v>(v: &'v mut Value, path: &[String]) -> Option<&'v mut serde_json::Map<String, Value>> {
+        match path.split_first() {
+            None => v.as_object_mut(),
+            Some((k, rest)) => at(v.as_object_mut()?.entry(k.clone()).or_insert_with(|| json!({})), rest),
+        }
+    }
+    for e in edits {
+        let (path, value) = match e {
+            EntryEdit::Set(p, v) => (p, Some(v)),
+            EntryEdit::Remove(p) => (p, None),
+        };
+        let Some((last, parents)) = path.split_last() else { continue };
+        let Some(obj) = at(entry, parents) else { continue };
+        match value {
+            Some(v) => {
+                obj.insert(last.clone(), v);
+            }
+            None => {
+                obj.remove(last);
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerEdit {
     Add(ServerDef),
-    /// Replace the definition of `name` (a different `def.name` renames it).
+    /// Make `name` read as `def` (a different `def.name` renames it): the
+    /// fields that differ from what the file holds now are written, every
+    /// other key stays. For a form, `Patch` is better: it changes only what
+    /// the user changed, even where the file changed meanwhile.
     Update { name: String, def: ServerDef },
+    /// Change only the patch's fields of `name`, in the client's own keys.
+    Patch { name: String, patch: ServerPatch },
     Remove { name: String },
     SetEnabled { name: String, enabled: bool },
     Rename { from: String, to: String },
@@ -188,7 +244,7 @@ impl<'a> Writer<'a> {
                 if existing.is_some() || parked_idx(self.settings, &def.name).is_some() {
                     return Err(EditError::AlreadyExists { name: def.name.clone(), path: spec.path.clone() });
                 }
-                let entry = spec.dialect.merge_entry(None, &def).map_err(|m| EditError::Unsupported { path: spec.path.clone(), message: m })?;
+                let entry = Value::Object(spec.dialect.to_entry(&def).map_err(unstorable(spec))?);
                 if !def.enabled && spec.dialect.enable_flag() == EnableFlag::Park {
                     // Added disabled to a client without an off switch: park it directly.
                     self.settings.parked.push(ParkedEntry { source: spec.id.clone(), name: def.name.clone(), entry });
@@ -206,46 +262,10 @@ impl<'a> Writer<'a> {
                 Ok(())
             }
             ServerEdit::Update { name, def } => {
-                check_def(&def)?;
-                if let Some(i) = parked_idx(self.settings, &name) {
-                    // A parked server is edited where it is parked.
-                    let entry = spec.dialect.merge_entry(Some(&self.settings.parked[i].entry), &def).map_err(|m| EditError::Unsupported { path: spec.path.clone(), message: m })?;
-                    self.settings.parked[i].entry = entry;
-                    self.settings.parked[i].name = def.name.clone();
-                    self.settings.save(self.host)?;
-                    if def.enabled {
-                        return self.apply(spec, ServerEdit::SetEnabled { name: def.name, enabled: true }, None);
-                    }
-                    return Ok(());
-                }
-                let (mut path, existing) = entry_path(spec, &file.value, &name);
-                let Some(existing) = existing else {
-                    return Err(EditError::NotFound { name, path: spec.path.clone() });
-                };
-                let mut edits = vec![];
-                if def.name != name {
-                    let (_, clash) = entry_path(spec, &file.value, &def.name);
-                    if clash.is_some() {
-                        return Err(EditError::AlreadyExists { name: def.name.clone(), path: spec.path.clone() });
-                    }
-                    if let Container::Map(_) = spec.container {
-                        edits.push(DocEdit::RenameKey { path: path.clone(), new_key: def.name.clone() });
-                        path.pop();
-                        path.push(key(&def.name));
-                    }
-                }
-                let entry = spec.dialect.merge_entry(Some(&existing), &def).map_err(|m| EditError::Unsupported { path: spec.path.clone(), message: m })?;
-                edits.push(DocEdit::Set { path: path.clone(), value: entry });
-                let was_enabled = spec.dialect.parse_entry(&name, &existing).def.enabled;
-                if was_enabled != def.enabled {
-                    edits.extend(self.in_entry_enable(spec, &path, def.enabled, Some(&existing)));
-                }
-                file.commit(&edits, seen)?;
-                if was_enabled != def.enabled {
-                    self.external_enable(spec, &def.name, def.enabled)?;
-                }
-                Ok(())
+                let current = self.current_def(spec, &file, &name)?;
+                self.apply_patch(spec, file, &name, ServerPatch::between(&current, &def), seen)
             }
+            ServerEdit::Patch { name, patch } => self.apply_patch(spec, file, &name, patch, seen),
             ServerEdit::Remove { name } => {
                 if let Some(i) = parked_idx(self.settings, &name) {
                     self.settings.parked.remove(i);
@@ -281,6 +301,74 @@ impl<'a> Writer<'a> {
                 file.commit(&edits, seen)
             }
             ServerEdit::SetEnabled { name, enabled } => self.set_enabled(spec, file, &name, enabled, seen),
+        }
+    }
+
+    /// What `name` holds in `spec` now (a parked entry counts, disabled).
+    fn current_def(&self, spec: &SourceSpec, file: &Loaded, name: &str) -> Result<ServerDef> {
+        if let Some(p) = self.settings.parked.iter().find(|p| p.source == spec.id && p.name == name) {
+            return Ok(ServerDef { enabled: false, ..spec.dialect.parse_entry(name, &p.entry).def });
+        }
+        match entry_path(spec, &file.value, name).1 {
+            Some(e) => Ok(spec.dialect.parse_entry(name, &e).def),
+            None => Err(EditError::NotFound { name: name.into(), path: spec.path.clone() }),
+        }
+    }
+
+    /// Write the patch's fields of `name`, each in the client's own key and
+    /// place; every other key, comment and byte stays.
+    fn apply_patch(&mut self, spec: &SourceSpec, file: Loaded, name: &str, patch: ServerPatch, seen: Option<ContentHash>) -> Result<()> {
+        let current = self.current_def(spec, &file, name)?;
+        let merged = patch.apply_to(&current);
+        check_def(&merged)?;
+        let new_name = merged.name.clone();
+        let renamed = new_name != name;
+        if renamed && (entry_path(spec, &file.value, &new_name).1.is_some() || self.settings.parked.iter().any(|p| p.source == spec.id && p.name == new_name)) {
+            return Err(EditError::AlreadyExists { name: new_name, path: spec.path.clone() });
+        }
+        let parked = self.settings.parked.iter().position(|p| p.source == spec.id && p.name == name);
+        let (mut path, existing) = entry_path(spec, &file.value, name);
+        let entry = match parked {
+            Some(i) => self.settings.parked[i].entry.clone(),
+            None => existing.unwrap_or_default(),
+        };
+        let mut entry_edits = spec.dialect.patch_edits(entry.as_object(), &patch).map_err(unstorable(spec))?;
+        if renamed && (spec.dialect.spelling().name.is_some() || entry.get("name").is_some()) {
+            entry_edits.push(EntryEdit::Set(vec!["name".into()], json!(new_name)));
+        }
+        let enable = patch.changes(Field::Enabled).then_some(merged.enabled);
+
+        if let Some(i) = parked {
+            // A parked server is edited where it is parked.
+            apply_in_memory(&mut self.settings.parked[i].entry, entry_edits);
+            self.settings.parked[i].name = new_name.clone();
+            self.settings.save(self.host)?;
+            if enable == Some(true) {
+                return self.apply(spec, ServerEdit::SetEnabled { name: new_name, enabled: true }, seen);
+            }
+            return Ok(());
+        }
+
+        let mut edits = vec![];
+        if renamed {
+            if let Container::Map(_) = spec.container {
+                edits.push(DocEdit::RenameKey { path: path.clone(), new_key: new_name.clone() });
+                path.pop();
+                path.push(key(&new_name));
+            }
+        }
+        edits.extend(doc_edits(&path, entry_edits));
+        let in_entry = matches!(spec.dialect.enable_flag(), EnableFlag::InEntry { .. });
+        match enable {
+            Some(on) if in_entry => edits.extend(self.in_entry_enable(spec, &path, on, Some(&entry))),
+            // Only the switch changes: it is the whole edit, checked against what the user saw.
+            Some(on) if edits.is_empty() => return self.set_enabled(spec, file, &new_name, on, seen),
+            _ => {}
+        }
+        file.commit(&edits, seen)?;
+        match enable {
+            Some(on) if !in_entry => self.set_enabled(spec, load(&spec.path, spec.format)?, &new_name, on, None),
+            _ => Ok(()),
         }
     }
 
@@ -394,7 +482,8 @@ impl<'a> Writer<'a> {
     /// target client's own format (SPEC G3). Adds first, removes second, so
     /// a failure never loses the server.
     pub fn copy_server(&mut self, from: &SourceSpec, to: &SourceSpec, name: &str, remove_source: bool) -> Result<()> {
-        let def = read_def(self.settings, from, name)?;
+        // What the target client cannot store stays behind in the source.
+        let def = to.dialect.storable(&read_def(self.settings, from, name)?);
         self.apply(to, ServerEdit::Add(def), None)?;
         if remove_source {
             self.apply(from, ServerEdit::Remove { name: name.into() }, None)?;
