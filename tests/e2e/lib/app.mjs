@@ -99,10 +99,12 @@ let sessionCount = 0;
  * Returns { browser, fx, pid, log, close() }. `close()` ends the session,
  * makes sure the app and its servers are gone, and throws if anything stayed.
  */
-export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 30_000, extraServers = {} } = {}) {
+export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 30_000, extraServers = {}, prepare } = {}) {
   const n = ++sessionCount;
   const dir = path.join(E2E.runDir, 'sessions', `${label}-${n}`);
   const fx = makeFixtureHome(dir, path.join(E2E.binDir, 'fixture-server'));
+  // `prepare(fx)`: changes to this session's copy of the fixture files, made before the app reads them.
+  if (prepare) await prepare(fx);
   if (Object.keys(extraServers).length) {
     // More servers in Switchboard's own file, before the app reads it.
     const own = JSON.parse(fs.readFileSync(fx.servers, 'utf8'));
