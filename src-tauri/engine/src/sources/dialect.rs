@@ -532,6 +532,32 @@ pub enum EntryEdit {
     Remove(Vec<String>),
 }
 
+/// Apply entry edits to an entry held in memory (a parked one).
+pub fn apply_entry_edits(entry: &mut Value, edits: Vec<EntryEdit>) {
+    fn at<'v>(v: &'v mut Value, path: &[String]) -> Option<&'v mut Map<String, Value>> {
+        match path.split_first() {
+            None => v.as_object_mut(),
+            Some((k, rest)) => at(v.as_object_mut()?.entry(k.clone()).or_insert_with(|| Value::Object(Map::new())), rest),
+        }
+    }
+    for e in edits {
+        let (path, value) = match e {
+            EntryEdit::Set(p, v) => (p, Some(v)),
+            EntryEdit::Remove(p) => (p, None),
+        };
+        let Some((last, parents)) = path.split_last() else { continue };
+        let Some(obj) = at(entry, parents) else { continue };
+        match value {
+            Some(v) => {
+                obj.insert(last.clone(), v);
+            }
+            None => {
+                obj.remove(last);
+            }
+        }
+    }
+}
+
 fn get_in<'a>(entry: &'a Map<String, Value>, path: &[String]) -> Option<&'a Value> {
     let (first, rest) = path.split_first()?;
     rest.iter().try_fold(entry.get(first)?, |v, k| v.get(k))

@@ -84,32 +84,6 @@ fn doc_edits(entry: &[PathSeg], edits: Vec<EntryEdit>) -> Vec<DocEdit> {
         .collect()
 }
 
-/// The same edits on an entry held in memory (a parked one).
-fn apply_in_memory(entry: &mut Value, edits: Vec<EntryEdit>) {
-    fn at<'v>(v: &'v mut Value, path: &[String]) -> Option<&'v mut serde_json::Map<String, Value>> {
-        match path.split_first() {
-            None => v.as_object_mut(),
-            Some((k, rest)) => at(v.as_object_mut()?.entry(k.clone()).or_insert_with(|| json!({})), rest),
-        }
-    }
-    for e in edits {
-        let (path, value) = match e {
-            EntryEdit::Set(p, v) => (p, Some(v)),
-            EntryEdit::Remove(p) => (p, None),
-        };
-        let Some((last, parents)) = path.split_last() else { continue };
-        let Some(obj) = at(entry, parents) else { continue };
-        match value {
-            Some(v) => {
-                obj.insert(last.clone(), v);
-            }
-            None => {
-                obj.remove(last);
-            }
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServerEdit {
     Add(ServerDef),
@@ -340,7 +314,7 @@ impl<'a> Writer<'a> {
 
         if let Some(i) = parked {
             // A parked server is edited where it is parked.
-            apply_in_memory(&mut self.settings.parked[i].entry, entry_edits);
+            crate::sources::dialect::apply_entry_edits(&mut self.settings.parked[i].entry, entry_edits);
             self.settings.parked[i].name = new_name.clone();
             self.settings.save(self.host)?;
             if enable == Some(true) {
