@@ -451,22 +451,11 @@ fn end_group(g: ProcessId, owner: ProcessId) {
     }
 }
 
-/// At shutdown: give the groups just ended a moment to be reaped, then
-/// forget them; with none left, this process's record is removed.
+/// At a manager's shutdown: forget the groups it ended (its teardown waits
+/// until each is reaped), so with none left this process's record goes. One
+/// pass, no waiting: other managers in this process may still run servers.
 pub async fn settle() {
-    let until = tokio::time::Instant::now() + Duration::from_secs(1);
-    loop {
-        let all_gone = {
-            let mut ledger = LEDGER.lock().unwrap_or_else(|e| e.into_inner());
-            ledger.forget_dead();
-            ledger.groups.is_empty()
-        };
-        if all_gone || tokio::time::Instant::now() >= until {
-            return;
-        }
-        super::connection::reap_adopted();
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    LEDGER.lock().unwrap_or_else(|e| e.into_inner()).forget_dead();
 }
 
 #[cfg(test)]
