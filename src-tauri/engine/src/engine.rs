@@ -14,6 +14,7 @@ use crate::manager::{Manager, ManagerOptions, ReconcileReport, ServerState, Star
 use crate::settings::{ProjectFolder, Settings};
 use crate::sources::SourceSpec;
 use crate::writer::edit::{EditError, ServerEdit, Writer};
+use crate::writer::history::{History, HistoryEntry, UndoError, UndoReport};
 use crate::writer::ContentHash;
 
 /// A server as the UI shows it: its definitions (winner first) and, when
@@ -326,6 +327,28 @@ impl Engine {
     pub async fn is_signed_in(&self, name: &str) -> bool {
         let (Some(url), Some(vault)) = (self.manager.resolved_url(name), self.manager.vault()) else { return false };
         crate::auth::oauth::is_signed_in(name, &url, &vault).await
+    }
+
+    /// Every write Switchboard made to a file, newest first, with whether
+    /// it can still be undone.
+    pub fn history(&self) -> Vec<HistoryEntry> {
+        History::for_host(&self.host).list()
+    }
+
+    /// Undo history entry `id` (the newest when `None`): its files get their
+    /// earlier content back unless one changed since Switchboard wrote it.
+    /// The restored files are then picked up as after any edit.
+    pub async fn undo(&self, id: Option<u64>) -> Result<UndoReport, UndoError> {
+        let report = {
+            let _g = self.edits.lock().await;
+            let report = History::for_host(&self.host).undo(id)?;
+            // The entry may have written Switchboard's settings too.
+            let (settings, _) = Settings::load(&self.host);
+            *self.settings.write().unwrap() = settings;
+            report
+        };
+        self.refresh().await;
+        Ok(report)
     }
 
     pub async fn shutdown(&self) {

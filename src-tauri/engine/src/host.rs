@@ -117,4 +117,22 @@ impl Host {
         let name = if self.os == Os::Linux { "switchboard" } else { "Switchboard" };
         self.join(&self.config_dir(), name)
     }
+
+    /// Where Switchboard keeps data it made itself (its history of edits):
+    /// `$XDG_DATA_HOME/switchboard` (`~/.local/share/switchboard`) on Linux,
+    /// `~/Library/Application Support/Switchboard` on macOS,
+    /// `%LOCALAPPDATA%\Switchboard` on Windows (this machine's, not roaming).
+    pub fn switchboard_data_dir(&self) -> PathBuf {
+        match self.os {
+            Os::Linux => {
+                let base = self.var("XDG_DATA_HOME").map(PathBuf::from).unwrap_or_else(|| self.home_join(".local/share"));
+                self.join(&base, "switchboard")
+            }
+            Os::Macos => self.join(&self.home_join("Library/Application Support"), "Switchboard"),
+            Os::Windows => {
+                let base = self.var("LOCALAPPDATA").map(PathBuf::from).unwrap_or_else(|| self.home_join("AppData/Local"));
+                self.join(&base, "Switchboard")
+            }
+        }
+    }
 }

@@ -10,6 +10,8 @@ use serde_json::{Map, Value};
 use crate::host::Host;
 use crate::writer::atomic::WriteError;
 use crate::writer::{write_atomic, Expected};
+use crate::writer::history::Recording;
+use crate::writer::summary;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -84,6 +86,7 @@ impl Settings {
 
     pub fn save(&self, host: &Host) -> Result<(), WriteError> {
         let path = settings_path(host);
+        let _recording = Recording::begin(host, summary::for_settings());
         let mut text = serde_json::to_string_pretty(self).expect("settings serialize");
         text.push('\n');
         write_atomic(&path, text.as_bytes(), Expected::Any)

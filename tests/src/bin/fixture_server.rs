@@ -1036,7 +1036,9 @@ fn stderr_garbage() {
 
 /// `--ignore-stdin-eof`: say so on stderr and never return.
 async fn stay_alive_after_eof() -> ! {
-    eprintln!("fixture-server: stdin EOF, staying alive (--ignore-stdin-eof)");
+    // Not eprintln!: it panics when nobody reads stderr any more, and a
+    // server that stays alive must survive exactly that.
+    let _ = writeln!(std::io::stderr(), "fixture-server: stdin EOF, staying alive (--ignore-stdin-eof)");
     std::future::pending::<()>().await;
     unreachable!()
 }

@@ -104,6 +104,8 @@ pub fn write_atomic(path: &Path, contents: &[u8], expected: Expected) -> Result<
 
     temp.persist(&target).map_err(|e| io_err(e.error))?;
     sync_dir(&dir);
+    // Recorded here, where every write passes, so none escapes the history.
+    super::history::note_write(path, current, Some(contents));
     Ok(())
 }
 

@@ -16,6 +16,8 @@ use crate::sources::dialect::{EnableFlag, EntryEdit, Unstorable};
 use crate::sources::read::parse;
 use crate::sources::{Client, Container, Level, SourceSpec};
 use crate::writer::atomic::WriteError;
+use crate::writer::history::{Label, Recording};
+use crate::writer::summary;
 use crate::writer::doc::DocError;
 use crate::writer::{apply_edits, content_hash, write_atomic, ContentHash, DocEdit, Expected, PathSeg};
 
@@ -206,6 +208,8 @@ impl<'a> Writer<'a> {
     /// view was built from (from discovery); `None` checks only against
     /// changes since this call read the file.
     pub fn apply(&mut self, spec: &SourceSpec, edit: ServerEdit, seen: Option<ContentHash>) -> Result<()> {
+        // Every file this edit writes becomes one history entry.
+        let _recording = Recording::begin(self.host, summary::for_edit(spec, &edit));
         if spec.read_only {
             return Err(EditError::ReadOnly { path: spec.path.clone() });
         }
@@ -456,6 +460,7 @@ impl<'a> Writer<'a> {
     /// target client's own format (SPEC G3). Adds first, removes second, so
     /// a failure never loses the server.
     pub fn copy_server(&mut self, from: &SourceSpec, to: &SourceSpec, name: &str, remove_source: bool) -> Result<()> {
+        let _recording = Recording::begin(self.host, summary::for_copy(from, to, name, remove_source));
         // What the target client cannot store stays behind in the source.
         let def = to.dialect.storable(&read_def(self.settings, from, name)?);
         self.apply(to, ServerEdit::Add(def), None)?;
@@ -467,6 +472,7 @@ impl<'a> Writer<'a> {
 
     /// Save a new source priority order (ids, highest first).
     pub fn reorder(&mut self, ids: Vec<String>) -> Result<()> {
+        let _recording = Recording::begin(self.host, Label::fixed(None, "change source priority"));
         self.settings.priority = ids;
         self.settings.save(self.host)?;
         Ok(())

@@ -5,10 +5,14 @@
 //! result safely (same-directory temp file, fsync, rename, permissions kept,
 //! symlinks followed) and refuses to overwrite a file that changed since it
 //! was read. `edit` (the server-level operations) sits on top of both.
+//! `history` keeps every write with its content before and after, for undo.
 
 pub mod atomic;
+pub mod diff;
 pub mod doc;
 pub mod edit;
+pub mod history;
+pub mod summary;
 
 pub use atomic::{content_hash, write_atomic, ContentHash, Expected};
 pub use doc::{apply_edits, DocEdit, PathSeg};

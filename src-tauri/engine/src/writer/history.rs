@@ -1,0 +1,537 @@
+//! History and undo: every file Switchboard writes is kept with its content
+//! before and after, in a bounded store, and can be undone as long as the
+//! file still holds what Switchboard wrote.
+//!
+//! `write_atomic` reports each write it makes (`note_write`) to the
+//! `Recording` open on its thread; each user action (a server edit, a
+//! settings save, an undo) opens one, so the record is taken at the one
+//! place bytes are written and one action is one entry even when it writes
+//! two files (disabling a Cline server writes Cline's file and Switchboard's
+//! settings). Undo restores every file of an entry, or refuses before
+//! writing any.
+//!
+//! The store is `<data dir>/history/` (mode 0700): per entry `<id>.json`
+//! (when, which files, which server, a one-line summary, a diff with secret
+//! values masked) and `<id>.content.json` (the bytes before and after, which
+//! may hold tokens; mode 0600, never logged). At most `MAX_ENTRIES` entries
+//! and `MAX_BYTES` bytes are kept; the oldest go first, the newest always stays.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::host::Host;
+use crate::writer::atomic::{content_hash, write_atomic, ContentHash, Expected, WriteError};
+use crate::writer::diff::{file_diff, DiffLine};
+
+pub const MAX_ENTRIES: usize = 200;
+pub const MAX_BYTES: u64 = 20 * 1024 * 1024;
+
+/// One recorded action, newest first in `History::list`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    pub id: u64,
+    /// Milliseconds since the Unix epoch.
+    pub at: u64,
+    /// The server the action was about, if it was about one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// `update "github" in Cursor (args)`.
+    pub summary: String,
+    /// Set on an entry that undid another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo_of: Option<u64>,
+    pub files: Vec<FileChange>,
+    /// Whether undo can apply now; worked out by `list`, not stored.
+    #[serde(default)]
+    pub state: UndoState,
+}
+
+/// What one action did to one file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileChange {
+    pub path: PathBuf,
+    /// SHA-256 (hex) of the content before and after; none: no file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_hash: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_hash: Option<String>,
+    /// Changed lines with context; env, header and token values masked.
+    pub diff: Vec<DiffLine>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UndoState {
+    /// Every file still holds what Switchboard wrote.
+    #[default]
+    Ready,
+    /// A file changed since; undo would refuse.
+    Changed,
+    /// Every file already holds the content from before.
+    Undone,
+}
+
+/// What `undo` did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoReport {
+    /// The entry undone.
+    pub undone: u64,
+    pub summary: String,
+    /// The files given back their earlier content.
+    pub restored: Vec<PathBuf>,
+    /// The entry recording the undo itself (none if it could not be recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_as: Option<u64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum UndoError {
+    #[error("Switchboard's history is empty: there is nothing to undo")]
+    Empty,
+    #[error("There is no change #{0} in Switchboard's history (see `switchboard history`)")]
+    NotFound(u64),
+    #[error("{} changed since Switchboard wrote it; undo would overwrite those changes", path.display())]
+    Conflict { path: PathBuf },
+    #[error("Change #{id} is already undone: {} has the content from before it", path.display())]
+    AlreadyUndone { id: u64, path: PathBuf },
+    #[error("The saved content of change #{id} is missing or damaged in {}; it cannot be undone", dir.display())]
+    Damaged { id: u64, dir: PathBuf },
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+impl UndoError {
+    /// Stable code for the UI (`{code, message}`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            UndoError::Empty | UndoError::NotFound(_) => "not-found",
+            UndoError::Conflict { .. } | UndoError::Write(WriteError::Conflict { .. }) => "conflict",
+            UndoError::AlreadyUndone { .. } => "already-undone",
+            UndoError::Damaged { .. } => "damaged",
+            UndoError::Write(_) => "io",
+        }
+    }
+}
+
+/// The history folder of one machine.
+#[derive(Debug, Clone)]
+pub struct History {
+    dir: PathBuf,
+    max_entries: usize,
+    max_bytes: u64,
+}
+
+pub fn history_dir(host: &Host) -> PathBuf {
+    host.join(&host.switchboard_data_dir(), "history")
+}
+
+impl History {
+    pub fn for_host(host: &Host) -> History {
+        History::at(history_dir(host))
+    }
+
+    pub fn at(dir: impl Into<PathBuf>) -> History {
+        History { dir: dir.into(), max_entries: MAX_ENTRIES, max_bytes: MAX_BYTES }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Every entry, newest first, each with whether it can be undone now.
+    pub fn list(&self) -> Vec<HistoryEntry> {
+        let mut ids = self.ids();
+        ids.sort_unstable_by(|a, b| b.cmp(a));
+        let mut current = HashMap::new();
+        ids.into_iter()
+            .filter_map(|id| self.entry(id))
+            .map(|mut e| {
+                e.state = state_of(&e, &mut current).0;
+                e
+            })
+            .collect()
+    }
+
+    /// One entry as stored (its `state` is not worked out).
+    pub fn entry(&self, id: u64) -> Option<HistoryEntry> {
+        let bytes = std::fs::read(self.meta_path(id)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    fn newest(&self) -> Option<u64> {
+        self.ids().into_iter().max()
+    }
+
+    /// Undo entry `id` (the newest when `None`): every file it wrote gets its
+    /// earlier content back, written like any edit (and so recorded as a new
+    /// entry), if each still holds exactly what Switchboard wrote. Otherwise
+    /// nothing is written and the conflict names the file.
+    pub fn undo(&self, id: Option<u64>) -> Result<UndoReport, UndoError> {
+        let id = match id {
+            Some(id) => id,
+            None => self.newest().ok_or(UndoError::Empty)?,
+        };
+        let entry = self.entry(id).ok_or(UndoError::NotFound(id))?;
+        let content = self.content(id).ok_or_else(|| UndoError::Damaged { id, dir: self.dir.clone() })?;
+        let (state, path) = state_of(&entry, &mut HashMap::new());
+        match (state, path) {
+            (UndoState::Changed, Some(path)) => return Err(UndoError::Conflict { path }),
+            (UndoState::Undone, path) => {
+                let path = path.or_else(|| entry.files.first().map(|f| f.path.clone())).unwrap_or_default();
+                return Err(UndoError::AlreadyUndone { id, path });
+            }
+            _ => {}
+        }
+
+        let recording = Recording::open(self.clone(), Label::fixed(entry.server.as_deref(), format!("undo #{id}: {}", entry.summary)), Some(id));
+        let mut restored = vec![];
+        for file in &entry.files {
+            let stored = content.files.iter().find(|f| f.path == file.path).ok_or_else(|| UndoError::Damaged { id, dir: self.dir.clone() })?;
+            let before = stored.before.as_ref().map(Bytes::to_vec).transpose().map_err(|_| UndoError::Damaged { id, dir: self.dir.clone() })?;
+            let now = read_optional(&file.path).map_err(|source| WriteError::Io { path: file.path.clone(), source })?;
+            if now == before {
+                continue; // this file is already as it was
+            }
+            let expected = match &file.after_hash {
+                Some(h) => Expected::Hash(parse_hash(h).ok_or_else(|| UndoError::Damaged { id, dir: self.dir.clone() })?),
+                None => Expected::Absent,
+            };
+            match before {
+                Some(bytes) => write_atomic(&file.path, &bytes, expected)?,
+                None => remove_checked(&file.path, expected)?,
+            }
+            restored.push(file.path.clone());
+        }
+        let recorded_as = recording.finish().map(|e| e.id);
+        Ok(UndoReport { undone: id, summary: entry.summary, restored, recorded_as })
+    }
+
+    /// Store one action's writes as a new entry, then drop the oldest
+    /// entries beyond the bounds. Nothing is stored when nothing changed.
+    fn record(&self, server: Option<String>, summary: String, undo_of: Option<u64>, writes: Vec<FileWrite>) -> io::Result<Option<HistoryEntry>> {
+        let writes: Vec<FileWrite> = writes.into_iter().filter(|w| w.before != w.after).collect();
+        if writes.is_empty() {
+            return Ok(None);
+        }
+        let files = writes
+            .iter()
+            .map(|w| {
+                let text = |b: &Option<Vec<u8>>| b.as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
+                let (before, after) = (text(&w.before), text(&w.after));
+                FileChange {
+                    path: w.path.clone(),
+                    before_hash: w.before.as_ref().map(|b| hex::encode(content_hash(b).0)),
+                    after_hash: w.after.as_ref().map(|b| hex::encode(content_hash(b).0)),
+                    diff: file_diff(&w.path, before.as_deref(), after.as_deref()),
+                }
+            })
+            .collect();
+        let content = StoredContent {
+            files: writes.iter().map(|w| StoredFile { path: w.path.clone(), before: w.before.as_deref().map(Bytes::of), after: w.after.as_deref().map(Bytes::of) }).collect(),
+        };
+
+        self.ensure_dir()?;
+        let mut temp = tempfile::Builder::new().prefix(".entry.").suffix(".tmp").tempfile_in(&self.dir)?;
+        serde_json::to_writer(&mut temp, &content)?;
+        temp.flush()?;
+        temp.as_file().sync_all()?;
+        // The content file claims the id: two processes recording at once
+        // (the app and the CLI) get different ones.
+        let mut id = self.newest().unwrap_or(0) + 1;
+        loop {
+            match temp.persist_noclobber(self.content_path(id)) {
+                Ok(_) => break,
+                Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => {
+                    temp = e.file;
+                    id += 1;
+                }
+                Err(e) => return Err(e.error),
+            }
+        }
+        let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+        let entry = HistoryEntry { id, at, server, summary, undo_of, files, state: UndoState::Ready };
+        let mut meta = tempfile::Builder::new().prefix(".entry.").suffix(".tmp").tempfile_in(&self.dir)?;
+        serde_json::to_writer_pretty(&mut meta, &entry)?;
+        meta.flush()?;
+        meta.as_file().sync_all()?;
+        meta.persist(self.meta_path(id)).map_err(|e| e.error)?;
+        self.prune();
+        Ok(Some(entry))
+    }
+
+    /// Drop the oldest entries until at most `max_entries` and `max_bytes`
+    /// remain (the newest stays even when it alone is larger).
+    fn prune(&self) {
+        let mut ids = self.ids();
+        ids.sort_unstable();
+        let size = |p: PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let mut sizes: Vec<(u64, u64)> = ids.iter().map(|&id| (id, size(self.meta_path(id)) + size(self.content_path(id)))).collect();
+        let mut total: u64 = sizes.iter().map(|s| s.1).sum();
+        while sizes.len() > 1 && (sizes.len() > self.max_entries || total > self.max_bytes) {
+            let (id, bytes) = sizes.remove(0);
+            let _ = std::fs::remove_file(self.meta_path(id));
+            let _ = std::fs::remove_file(self.content_path(id));
+            total -= bytes;
+        }
+    }
+
+    fn ids(&self) -> Vec<u64> {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else { return vec![] };
+        dir.flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                name.strip_suffix(".json").filter(|n| !n.ends_with(".content"))?.parse().ok()
+            })
+            .collect()
+    }
+
+    fn content(&self, id: u64) -> Option<StoredContent> {
+        let bytes = std::fs::read(self.content_path(id)).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    fn meta_path(&self, id: u64) -> PathBuf {
+        self.dir.join(format!("{id}.json"))
+    }
+
+    fn content_path(&self, id: u64) -> PathBuf {
+        self.dir.join(format!("{id}.content.json"))
+    }
+
+    /// The folder, readable by this user only (it holds config contents).
+    fn ensure_dir(&self) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir)?;
+            let mode = std::fs::metadata(&self.dir)?.permissions().mode() & 0o777;
+            if mode != 0o700 {
+                std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))?;
+            }
+            Ok(())
+        }
+        #[cfg(not(unix))]
+        std::fs::create_dir_all(&self.dir)
+    }
+}
+
+/// Whether `entry` can be undone, and the first file that decides it:
+/// any file that is neither as written nor as before makes it `Changed`.
+fn state_of(entry: &HistoryEntry, current: &mut HashMap<PathBuf, Option<String>>) -> (UndoState, Option<PathBuf>) {
+    let mut all_before = true;
+    let mut first_before = None;
+    for f in &entry.files {
+        let now = current
+            .entry(f.path.clone())
+            .or_insert_with(|| read_optional(&f.path).ok().flatten().map(|b| hex::encode(content_hash(&b).0)))
+            .clone();
+        if now == f.after_hash {
+            all_before = false;
+        } else if now == f.before_hash {
+            first_before.get_or_insert_with(|| f.path.clone());
+        } else {
+            return (UndoState::Changed, Some(f.path.clone()));
+        }
+    }
+    if all_before && !entry.files.is_empty() {
+        (UndoState::Undone, first_before)
+    } else {
+        (UndoState::Ready, None)
+    }
+}
+
+fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    match std::fs::read(path) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn parse_hash(h: &str) -> Option<ContentHash> {
+    let bytes: [u8; 32] = hex::decode(h).ok()?.try_into().ok()?;
+    Some(ContentHash(bytes))
+}
+
+/// Delete a file Switchboard created (undoing its creation), if it still
+/// holds what was written.
+fn remove_checked(path: &Path, expected: Expected) -> Result<(), WriteError> {
+    let io_err = |source| WriteError::Io { path: path.to_path_buf(), source };
+    let now = read_optional(path).map_err(io_err)?;
+    let same = match (expected, &now) {
+        (Expected::Hash(h), Some(b)) => content_hash(b) == h,
+        (Expected::Absent, None) | (Expected::Any, _) => true,
+        _ => false,
+    };
+    if !same {
+        return Err(WriteError::Conflict { path: path.to_path_buf() });
+    }
+    if let Some(before) = now {
+        std::fs::remove_file(path).map_err(io_err)?;
+        note_write(path, Some(before), None);
+    }
+    Ok(())
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredContent {
+    files: Vec<StoredFile>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredFile {
+    path: PathBuf,
+    before: Option<Bytes>,
+    after: Option<Bytes>,
+}
+
+/// File content: text as it is, anything else in hex.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Bytes {
+    Text(String),
+    Hex(String),
+}
+
+impl Bytes {
+    fn of(b: &[u8]) -> Bytes {
+        match std::str::from_utf8(b) {
+            Ok(t) => Bytes::Text(t.to_string()),
+            Err(_) => Bytes::Hex(hex::encode(b)),
+        }
+    }
+
+    fn to_vec(&self) -> Result<Vec<u8>, hex::FromHexError> {
+        match self {
+            Bytes::Text(t) => Ok(t.as_bytes().to_vec()),
+            Bytes::Hex(h) => hex::decode(h),
+        }
+    }
+}
+
+// ---- recording ---------------------------------------------------------
+
+/// One file write seen by a recording: content before (none: the file did
+/// not exist) and after (none: removed).
+#[derive(Debug, Clone)]
+pub struct FileWrite {
+    pub path: PathBuf,
+    pub before: Option<Vec<u8>>,
+    pub after: Option<Vec<u8>>,
+}
+
+/// What an action is called in the history. The summary is worked out
+/// once the action is done, from what it wrote (e.g. which fields changed).
+pub struct Label {
+    pub server: Option<String>,
+    pub describe: Box<dyn FnOnce(&[FileWrite]) -> String>,
+}
+
+impl Label {
+    pub fn fixed(server: Option<&str>, summary: impl Into<String>) -> Label {
+        let summary = summary.into();
+        Label { server: server.map(String::from), describe: Box::new(move |_| summary) }
+    }
+}
+
+struct Journal {
+    history: History,
+    label: Label,
+    undo_of: Option<u64>,
+    writes: Vec<FileWrite>,
+}
+
+thread_local! {
+    static OPEN: RefCell<Option<Journal>> = const { RefCell::new(None) };
+}
+
+/// Collects the writes of one action on this thread; the outermost one
+/// stores them as one entry when finished or dropped (also when the action
+/// failed half-way: what was written is recorded). Recordings opened inside
+/// it join it. Not `Send`: it cannot be held across an `.await` on a
+/// multi-threaded runtime, where the writes could happen on another thread.
+pub struct Recording {
+    outer: bool,
+    done: bool,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Recording {
+    pub fn begin(host: &Host, label: Label) -> Recording {
+        Recording::open(History::for_host(host), label, None)
+    }
+
+    fn open(history: History, label: Label, undo_of: Option<u64>) -> Recording {
+        let outer = OPEN.with(|open| {
+            let mut open = open.borrow_mut();
+            if open.is_some() {
+                return false;
+            }
+            *open = Some(Journal { history, label, undo_of, writes: vec![] });
+            true
+        });
+        Recording { outer, done: false, _not_send: PhantomData }
+    }
+
+    /// Store what was written; the new entry, if anything changed.
+    pub fn finish(mut self) -> Option<HistoryEntry> {
+        self.close()
+    }
+
+    fn close(&mut self) -> Option<HistoryEntry> {
+        if self.done || !self.outer {
+            self.done = true;
+            return None;
+        }
+        self.done = true;
+        let journal = OPEN.with(|open| open.borrow_mut().take())?;
+        let Journal { history, label, undo_of, writes } = journal;
+        if writes.is_empty() {
+            return None;
+        }
+        let summary = (label.describe)(&writes);
+        match history.record(label.server, summary, undo_of, writes) {
+            Ok(entry) => entry,
+            Err(e) => {
+                // The write itself succeeded; losing its history entry is
+                // worth a warning, not a failed edit.
+                eprintln!("switchboard: could not record this change in the history at {}: {e}", history.dir.display());
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// Called by `write_atomic` after each successful write: the open
+/// recording on this thread (if any) keeps the content before and after.
+/// Several writes to one file in one action count as one change.
+pub(crate) fn note_write(path: &Path, before: Option<Vec<u8>>, after: Option<&[u8]>) {
+    OPEN.with(|open| {
+        let mut open = open.borrow_mut();
+        let Some(journal) = open.as_mut() else { return };
+        match journal.writes.iter_mut().find(|w| w.path == path) {
+            Some(w) => w.after = after.map(<[u8]>::to_vec),
+            None => journal.writes.push(FileWrite { path: path.to_path_buf(), before, after: after.map(<[u8]>::to_vec) }),
+        }
+    });
+}
+
+/// Whether a recording is open on this thread (tests of the write paths).
+#[doc(hidden)]
+pub fn recording_open() -> bool {
+    OPEN.with(|open| open.borrow().is_some())
+}
