@@ -598,10 +598,61 @@ fn parse_errors_carry_line_and_column() {
     assert!(err.to_string().contains("on line 2 column"), "message: {err}");
 }
 
+const GOOSE_YAML: &str = "\
+# goose settings
+GOOSE_PROVIDER: anthropic
+extensions:
+  fetch:
+    enabled: true   # on by default
+    type: stdio
+    cmd: uvx
+    args:
+      - mcp-server-fetch
+      - '--ignore-robots-txt'
+    envs: {}
+    timeout: 300
+
+  \"memory\":
+    type: stdio
+    cmd: npx
+    args:
+    - -y
+    - '@modelcontextprotocol/server-memory'
+# trailing comment
+";
+
 #[test]
-fn yaml_is_unsupported() {
-    let err = apply_edits(Format::Yaml, "a: 1\n", &[]).unwrap_err();
+fn yaml_block_edits_change_only_the_edited_lines() {
+    let edited = |edits: &[DocEdit]| apply_edits(Format::Yaml, GOOSE_YAML, edits).unwrap();
+    // A list value is rewritten in place, in the file's own item indentation.
+    let after = edited(&[set(&["extensions", "fetch", "args"], json!(["mcp-server-fetch", "--user-agent=x"]))]);
+    assert_eq!(after, GOOSE_YAML.replace("      - '--ignore-robots-txt'", "      - --user-agent=x"));
+    let after = edited(&[set(&["extensions", "memory", "args"], json!(["-y", "@modelcontextprotocol/server-memory@1"]))]);
+    assert_eq!(after, GOOSE_YAML.replace("    - '@modelcontextprotocol/server-memory'", "    - '@modelcontextprotocol/server-memory@1'"));
+    // An inline value becomes a block; a scalar keeps its line.
+    let after = edited(&[set(&["extensions", "fetch", "envs"], json!({"UA": "me"}))]);
+    assert_eq!(after, GOOSE_YAML.replace("    envs: {}\n", "    envs:\n      UA: me\n"));
+    let after = edited(&[set(&["extensions", "fetch", "timeout"], json!(60))]);
+    assert_eq!(after, GOOSE_YAML.replace("timeout: 300", "timeout: 60"));
+    // New keys go at the end of their mapping, before blank lines and comments.
+    let after = edited(&[set(&["extensions", "memory", "timeout"], json!(30))]);
+    assert_eq!(after, GOOSE_YAML.replace("server-memory'\n", "server-memory'\n    timeout: 30\n"));
+    let after = edited(&[remove(&["extensions", "fetch", "timeout"])]);
+    assert_eq!(after, GOOSE_YAML.replace("    timeout: 300\n", ""));
+    let after = edited(&[rename(&["extensions", "memory"], "memory-2")]);
+    assert_eq!(after, GOOSE_YAML.replace("  \"memory\":", "  memory-2:"));
+    let after = edited(&[set(&["extensions", "new one"], json!({"type": "stdio", "cmd": "x", "args": ["a b"]}))]);
+    assert_eq!(after, GOOSE_YAML.replace("# trailing", "  \"new one\":\n    type: stdio\n    cmd: x\n    args:\n      - a b\n# trailing"));
+    assert_eq!(edited(&[set(&["extensions", "fetch", "cmd"], json!("uvx"))]), GOOSE_YAML, "an equal value changes nothing");
+}
+
+#[test]
+fn yaml_it_cannot_place_surely_is_refused() {
+    let list = "mcpServers:\n  - name: a\n    command: x\n";
+    let err = apply_edits(Format::Yaml, list, &[DocEdit::Set { path: vec![PathSeg::Key("mcpServers".into()), PathSeg::Index(0), PathSeg::Key("command".into())], value: json!("y") }]).unwrap_err();
     assert!(matches!(err, DocError::Unsupported("YAML")), "{err:?}");
+    let err = apply_edits(Format::Yaml, "---\na: 1\n---\nb: 2\n", &[set(&["a"], json!(2))]).unwrap_err();
+    assert!(matches!(err, DocError::Unsupported("YAML") | DocError::Parse(_)), "{err:?}");
 }
 
 #[test]

@@ -99,14 +99,14 @@ proptest! {
 
     #[test]
     fn never_panics_on_arbitrary_strings(text in ".{0,64}", edits in prop::collection::vec(edit(), 0..3)) {
-        for format in [Format::Json, Format::Jsonc, Format::Toml] {
+        for format in [Format::Json, Format::Jsonc, Format::Toml, Format::Yaml] {
             let _ = apply_edits(format, &text, &edits);
         }
     }
 
     #[test]
     fn never_panics_on_document_like_text(text in doc_text(), edits in prop::collection::vec(edit(), 0..3)) {
-        for format in [Format::Json, Format::Jsonc, Format::Toml] {
+        for format in [Format::Json, Format::Jsonc, Format::Toml, Format::Yaml] {
             let _ = apply_edits(format, &text, &edits);
         }
     }
@@ -125,6 +125,26 @@ proptest! {
             prop_assert!(after.is_some(), "result does not parse:\n{}", out);
             let after = after.unwrap();
             prop_assert_eq!(get(&after, &path), Some(&value), "value at path, result:\n{}", out);
+        }
+    }
+
+    #[test]
+    fn set_on_yaml_leaves_exactly_the_new_value_and_the_rest(
+        doc in json_value(),
+        path in prop::collection::vec(key().prop_map(PathSeg::Key), 1..4),
+        value in json_value(),
+    ) {
+        let Value::Object(_) = &doc else { return Ok(()) };
+        let text = serde_norway::to_string(&doc).unwrap();
+        let edit = DocEdit::Set { path: path.clone(), value: value.clone() };
+        if let Ok(out) = apply_edits(Format::Yaml, &text, &[edit]) {
+            let after: Value = serde_norway::from_str(&out).unwrap_or(Value::Null);
+            prop_assert_eq!(get(&after, &path), Some(&value), "value at path, result:\n{}", out);
+            // Every top-level key the path does not go through is as it was.
+            let PathSeg::Key(first) = &path[0] else { unreachable!() };
+            for (k, v) in doc.as_object().unwrap().iter().filter(|(k, _)| *k != first) {
+                prop_assert_eq!(after.get(k), Some(v), "{} changed:\n{}", k, out);
+            }
         }
     }
 

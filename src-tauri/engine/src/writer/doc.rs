@@ -3,8 +3,8 @@
 //! JSON and JSONC go through one concrete syntax tree (`jsonc_parser::cst`,
 //! plain JSON being a subset), TOML through `toml_edit::DocumentMut`. Both
 //! keep every byte that an edit does not touch: comments, blank lines,
-//! indentation, key order and keys Switchboard does not own. YAML is refused
-//! because no Rust YAML library round-trips comments.
+//! indentation, key order and keys Switchboard does not own. Block YAML is
+//! edited line by line (`yaml`), as no Rust YAML library keeps comments.
 
 use crate::config::Format;
 
@@ -64,7 +64,7 @@ pub fn apply_edits(format: Format, text: &str, edits: &[DocEdit]) -> Result<Stri
     let edited = match format {
         Format::Json | Format::Jsonc => jsonc::apply(body, edits)?,
         Format::Toml => toml::apply(body, edits)?,
-        Format::Yaml => return Err(DocError::Unsupported("YAML")),
+        Format::Yaml => yaml::apply(body, edits)?,
     };
     Ok(format!("{bom}{edited}"))
 }
@@ -110,6 +110,8 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let line_start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
     (line, before[line_start..].chars().count() + 1)
 }
+
+mod yaml;
 
 mod jsonc {
     //! Edits through jsonc-parser's CST. Its insert/append APIs pick up the
