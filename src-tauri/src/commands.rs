@@ -13,6 +13,7 @@ use switchboard_engine::events::LogLine;
 use switchboard_engine::manager::{CallOutcome, ElicitAnswer, ReconcileReport, ToolIndex};
 use switchboard_engine::settings::ProjectFolder;
 use switchboard_engine::writer::edit::ServerEdit;
+use switchboard_engine::writer::history::{HistoryEntry, UndoReport};
 use switchboard_engine::auth::vault::SecretBackend;
 use tauri::State;
 
@@ -224,4 +225,17 @@ pub async fn sign_out(state: S<'_>, name: String) -> CommandResult<()> {
 pub async fn sign_in_status(state: S<'_>, name: String) -> CommandResult<SignInStatus> {
     let unavailable = switchboard_engine::auth::vault::Keychain::status().err().map(|e| e.to_string());
     Ok(SignInStatus { signed_in: state.engine.is_signed_in(&name).await, store: switchboard_engine::auth::vault::Keychain.describe(), unavailable })
+}
+
+/// Every write Switchboard made to a file, newest first (the History view).
+#[tauri::command]
+pub async fn list_history(state: S<'_>) -> CommandResult<Vec<HistoryEntry>> {
+    Ok(state.engine.history())
+}
+
+/// Undo history entry `id`: its files get their earlier content back, or it
+/// fails with code `conflict` (naming the file) when one changed since.
+#[tauri::command]
+pub async fn undo(state: S<'_>, id: u64) -> CommandResult<UndoReport> {
+    Ok(state.engine.undo(Some(id)).await?)
 }

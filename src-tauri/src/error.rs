@@ -5,6 +5,7 @@
 use serde::Serialize;
 use switchboard_engine::manager::{CallError, RegistryError};
 use switchboard_engine::writer::edit::EditError;
+use switchboard_engine::writer::history::UndoError;
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct CommandError {
@@ -33,6 +34,12 @@ impl std::error::Error for CommandError {}
 
 impl From<EditError> for CommandError {
     fn from(e: EditError) -> Self {
+        CommandError::new(e.code(), e.to_string())
+    }
+}
+
+impl From<UndoError> for CommandError {
+    fn from(e: UndoError) -> Self {
         CommandError::new(e.code(), e.to_string())
     }
 }

@@ -53,6 +53,8 @@ pub const COMMANDS: &[&str] = &[
     "cancel_sign_in",
     "sign_out",
     "sign_in_status",
+    "list_history",
+    "undo",
 ];
 
 /// Plugins, state and command handlers shared by the app and its tests.
@@ -102,6 +104,8 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine) ->
             commands::cancel_sign_in,
             commands::sign_out,
             commands::sign_in_status,
+            commands::list_history,
+            commands::undo,
         ])
 }
 
@@ -222,6 +226,53 @@ mod tests {
         let err = invoke(&t, "add_server", json!({"source": "switchboard", "def": def})).expect_err("a second add fails");
         assert_eq!(err["code"], "already-exists", "{err}");
         assert!(err["message"].as_str().unwrap().starts_with("Server \"notes\" already exists in "), "{err}");
+    }
+
+    /// History and undo through the commands: an add is listed with its
+    /// diff, undo removes the file it created, an undo over someone else's
+    /// change is refused with `conflict` and writes nothing.
+    #[test]
+    fn list_history_shows_an_edit_and_undo_restores_or_refuses_with_the_conflict() {
+        let t = app();
+        let path = t._home.path().join(".config/switchboard/servers.json");
+        let def = json!({"name": "notes", "transport": "stdio", "command": "notes-mcp", "env": {"TOKEN": "s3cret-value"}, "enabled": false});
+        invoke(&t, "add_server", json!({"source": "switchboard", "def": def})).expect("add_server succeeds");
+        let written = std::fs::read(&path).expect("servers.json was created");
+
+        let list = invoke(&t, "list_history", json!({})).expect("list_history succeeds");
+        let entries = list.as_array().unwrap();
+        assert_eq!(entries.len(), 1, "{list}");
+        let e = &entries[0];
+        types::tests::assert_mirrors::<types::HistoryEntry>("HistoryEntry", e.clone());
+        assert_eq!(e["summary"], "add \"notes\" to Switchboard", "{e}");
+        assert_eq!(e["server"], "notes");
+        assert_eq!(e["state"], "ready");
+        assert_eq!(e["files"][0]["path"], path.to_string_lossy().as_ref());
+        assert!(e["files"][0].get("beforeHash").is_none(), "the file did not exist before: {e}");
+        assert!(e["files"][0]["diff"].as_array().unwrap().iter().any(|l| l["kind"] == "added" && l["text"].as_str().unwrap().contains("notes-mcp")), "{e}");
+        assert!(!e.to_string().contains("s3cret-value"), "env values are masked in the listing: {e}");
+
+        let report = invoke(&t, "undo", json!({"id": e["id"]})).expect("undo succeeds");
+        types::tests::assert_mirrors::<types::UndoReport>("UndoReport", report.clone());
+        assert!(!path.exists(), "undoing the add that created servers.json removes it");
+        let list = invoke(&t, "list_history", json!({})).unwrap();
+        assert_eq!(list[0]["undoOf"], e["id"], "the undo is an entry too: {list}");
+        assert_eq!(list[1]["state"], "undone", "{list}");
+        let err = invoke(&t, "undo", json!({"id": e["id"]})).expect_err("undoing twice is refused");
+        assert_eq!(err["code"], "already-undone", "{err}");
+
+        // Redo, then someone else edits the file: undo refuses.
+        invoke(&t, "undo", json!({"id": list[0]["id"]})).expect("undoing the undo succeeds");
+        assert_eq!(std::fs::read(&path).unwrap(), written, "the file is back as Switchboard wrote it");
+        let theirs = String::from_utf8(written).unwrap().replace("notes-mcp", "notes-mcp-2");
+        std::fs::write(&path, &theirs).unwrap();
+        let newest = invoke(&t, "list_history", json!({})).unwrap()[0]["id"].clone();
+        let err = invoke(&t, "undo", json!({"id": newest})).expect_err("the file changed since");
+        assert_eq!(err["code"], "conflict", "{err}");
+        assert_eq!(err["message"], format!("{} changed since Switchboard wrote it; undo would overwrite those changes", path.display()));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs, "nothing was overwritten");
+        let err = invoke(&t, "undo", json!({"id": 999})).expect_err("no such entry");
+        assert_eq!(err["code"], "not-found", "{err}");
     }
 
     #[test]

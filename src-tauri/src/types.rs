@@ -297,7 +297,8 @@ pub struct ServerError {
     pub error: String,
 }
 
-/// What a reconcile did, by server name (returned by every editing command).
+/// What a reconcile did, by server name (the `reconciled` event, which
+/// follows every edit once its servers have started or stopped).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ReconcileReport {
@@ -540,6 +541,85 @@ pub struct AppInfo {
     pub version: String,
 }
 
+/// One line of a history entry's diff; `old`/`new` are 1-based line numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum LineKind {
+    Same,
+    Removed,
+    Added,
+    /// Unchanged lines left out; the text says how many.
+    Skipped,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffLine {
+    pub kind: LineKind,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub old: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub new: Option<usize>,
+}
+
+/// What one recorded change did to one file. No hash: the file did not exist.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct FileChange {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub before_hash: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub after_hash: Option<String>,
+    /// Env, header and token values are masked (`•••`).
+    pub diff: Vec<DiffLine>,
+}
+
+/// `ready`: every file still holds what Switchboard wrote; `changed`: one
+/// changed since (undo would refuse); `undone`: they hold the earlier content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum UndoState {
+    Ready,
+    Changed,
+    Undone,
+}
+
+/// `list_history`: one write Switchboard made (one user action), newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    pub id: u64,
+    /// Milliseconds since the Unix epoch.
+    pub at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub server: Option<String>,
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub undo_of: Option<u64>,
+    pub files: Vec<FileChange>,
+    pub state: UndoState,
+}
+
+/// `undo`: what was undone and the entry recording the undo itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct UndoReport {
+    pub undone: u64,
+    pub summary: String,
+    pub restored: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub recorded_as: Option<u64>,
+}
+
 /// What a failed command rejects with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct CommandErrorPayload {
@@ -587,6 +667,12 @@ pub fn typescript() -> String {
         PromptMessageInfo::decl(&cfg),
         PromptResult::decl(&cfg),
         ProbeReport::decl(&cfg),
+        LineKind::decl(&cfg),
+        DiffLine::decl(&cfg),
+        FileChange::decl(&cfg),
+        UndoState::decl(&cfg),
+        HistoryEntry::decl(&cfg),
+        UndoReport::decl(&cfg),
         AppInfo::decl(&cfg),
         CommandErrorPayload::decl(&cfg),
     ];

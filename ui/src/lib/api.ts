@@ -10,6 +10,7 @@ import type {
   Format,
   CommandErrorPayload,
   EngineEvent,
+  HistoryEntry,
   LogLine,
   ProbeReport,
   ProjectFolder,
@@ -23,6 +24,7 @@ import type {
   SignInStatus,
   SourceInfo,
   ToolIndex,
+  UndoReport,
 } from './types';
 
 /** A failed command, with the `code` the Rust side chose and the command name. */
@@ -150,4 +152,8 @@ export const api = {
   cancelSignIn: (name: string) => call<void>('cancel_sign_in', { name }),
   signOut: (name: string) => call<void>('sign_out', { name }),
   signInStatus: (name: string) => call<SignInStatus>('sign_in_status', { name }),
+  /** Every write Switchboard made to a file, newest first. */
+  listHistory: () => call<HistoryEntry[]>('list_history'),
+  /** Fails with code `conflict` (naming the file) when the file changed since Switchboard wrote it. */
+  undo: (id: number) => call<UndoReport>('undo', { id }),
 };

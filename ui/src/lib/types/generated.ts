@@ -104,6 +104,26 @@ export type PromptResult = { description?: string, messages: Array<PromptMessage
 
 export type ProbeReport = { message: string, toolCount: number, tools: Array<string>, };
 
+export type LineKind = "same" | "removed" | "added" | "skipped";
+
+export type DiffLine = { kind: LineKind, text: string, old?: number, new?: number, };
+
+export type FileChange = { path: string, beforeHash?: string, afterHash?: string, 
+/**
+ * Env, header and token values are masked (`•••`).
+ */
+diff: Array<DiffLine>, };
+
+export type UndoState = "ready" | "changed" | "undone";
+
+export type HistoryEntry = { id: number, 
+/**
+ * Milliseconds since the Unix epoch.
+ */
+at: number, server?: string, summary: string, undoOf?: number, files: Array<FileChange>, state: UndoState, };
+
+export type UndoReport = { undone: number, summary: string, restored: Array<string>, recordedAs?: number, };
+
 export type AppInfo = { name: string, version: string, };
 
 export type CommandErrorPayload = { code: string, message: string, };

@@ -11,6 +11,7 @@ use switchboard_engine::host::Host;
 use switchboard_engine::settings::{ProjectFolder, Settings};
 use switchboard_engine::sources::SourceSpec;
 use switchboard_engine::writer::edit::{ServerEdit, Writer};
+use switchboard_engine::writer::history::History;
 
 #[derive(Parser)]
 #[command(name = "switchboard", version, about = "Find, explain and edit every MCP server configured on this machine")]
@@ -162,8 +163,17 @@ pub(crate) enum Command {
     /// Sign out of a server: its tokens and client registration leave the keychain.
     #[command(alias = "unauth")]
     Logout { server: String },
+    /// Every change Switchboard made to a file, newest first.
+    History {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo a change from `switchboard history` (the newest when no ID is
+    /// given), unless its file changed since Switchboard wrote it.
+    Undo { id: Option<u64> },
 }
 
+mod history;
 mod runtime;
 
 fn main() -> ExitCode {
@@ -306,6 +316,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 Writer::new(&host, &mut settings).reorder(full)?;
                 println!("Saved the new source priority");
             }
+        }
+        Command::History { json } => history::print(&History::for_host(&host), json)?,
+        Command::Undo { id } => {
+            let report = History::for_host(&host).undo(id)?;
+            let restored: Vec<String> = report.restored.iter().map(|p| p.display().to_string()).collect();
+            let recorded = report.recorded_as.map(|n| format!(" (recorded as #{n})")).unwrap_or_default();
+            println!("Undid #{}: {}; restored {}{recorded}", report.undone, report.summary, restored.join(", "));
         }
         Command::Project { action, dir, untrusted } => {
             let abs = switchboard_engine::discovery::absolute(&dir);
