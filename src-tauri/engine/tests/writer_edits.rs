@@ -232,11 +232,11 @@ fn moving_removes_the_original() {
 }
 
 #[test]
-fn yaml_and_managed_files_are_refused_and_untouched() {
+fn yaml_lists_and_managed_files_are_refused_and_untouched() {
     let f = fixture_home();
     let d = f.discover_trusted();
     let mut settings = f.settings();
-    for (id, name, code) in [("goose", "goose-only", "unsupported"), ("claude-code-managed", "security-scanner", "read-only")] {
+    for (id, name, code) in [("continue", "continue-only", "unsupported"), ("claude-code-managed", "security-scanner", "read-only")] {
         let s = spec(&d, id);
         let before = std::fs::read(&s.path).unwrap();
         let e: EditError = Writer::new(&f.host, &mut settings)
