@@ -384,6 +384,11 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> D
             hash: file.hash,
             spec: Some(spec.clone()),
         };
+        if spec.client == Client::Switchboard {
+            // A settings.json that does not parse is shown with Switchboard's
+            // own source: that is where users look for Switchboard's files.
+            info.warnings.extend(settings.problem.clone());
+        }
         let doc = match &file.doc {
             Ok(doc) => doc,
             Err(e) => {

@@ -202,49 +202,70 @@ impl Engine {
         Ok(self.refresh().await)
     }
 
-    fn save_settings(&self, f: impl FnOnce(&mut Settings)) -> Result<(), EditError> {
-        let mut s = self.settings();
-        f(&mut s);
-        s.save(&self.host)?;
+    /// Apply `f` to the newest settings file (another process may have
+    /// changed it since we read it) and keep what was written.
+    fn save_settings(&self, f: impl Fn(&mut Settings)) -> Result<(), EditError> {
+        let s = Settings::update(&self.host, f)?;
         *self.settings.write().unwrap() = s;
         Ok(())
     }
 
-    /// New source priority (ids, highest first), saved and applied at once.
+    /// Change the source priority as `f` says, given the newest order (ids,
+    /// highest first), so a change made meanwhile by the CLI or another
+    /// window is built on, not overwritten.
+    fn change_priority(&self, f: impl Fn(Vec<String>) -> Vec<String>) -> Result<(), EditError> {
+        let opts = self.options();
+        self.save_settings(|s| {
+            let current = crate::discovery::ordered_sources(&self.host, s, &opts).into_iter().map(|spec| spec.id).collect();
+            s.priority = f(current);
+        })
+    }
+
+    /// New source priority: `ids` first, in this order, then every other
+    /// source in its current order. A full list is a full new order.
     pub async fn set_priority(&self, ids: Vec<String>) -> Result<ReconcileReport, EditError> {
         {
             let _g = self.edits.lock().await;
-            let d = self.snapshot();
-            let mut full: Vec<String> = ids.iter().filter(|id| d.source(id).is_some()).cloned().collect();
-            full.extend(d.sources.iter().map(|s| s.id.clone()).filter(|id| !ids.contains(id)));
-            self.save_settings(|s| s.priority = full)?;
+            self.change_priority(|current| crate::settings::put_first(&ids, current))?;
         }
         Ok(self.refresh().await)
     }
 
     /// "Use this one" (U2): move the shadowed definition's source right above
-    /// the current winner's source. Returns the new order.
+    /// the current winner's source.
     pub async fn promote(&self, name: &str, source: &str) -> Result<ReconcileReport, EditError> {
         let d = self.snapshot();
         let winner = d.server(name).map(|s| s.winner.source.clone()).ok_or_else(|| EditError::NotFound { name: name.into(), path: PathBuf::new() })?;
-        let mut ids: Vec<String> = d.sources.iter().map(|s| s.id.clone()).filter(|id| id != source).collect();
-        let at = ids.iter().position(|id| *id == winner).unwrap_or(0);
-        ids.insert(at, source.to_string());
-        self.set_priority(ids).await
+        {
+            let _g = self.edits.lock().await;
+            self.change_priority(|current| {
+                let mut ids: Vec<String> = current.into_iter().filter(|id| id != source).collect();
+                let at = ids.iter().position(|id| *id == winner).unwrap_or(0);
+                ids.insert(at, source.to_string());
+                ids
+            })?;
+        }
+        Ok(self.refresh().await)
     }
 
     pub async fn add_project(&self, dir: &Path, trusted: bool) -> Result<ReconcileReport, EditError> {
         let abs = absolute(dir);
-        self.save_settings(|s| {
-            s.projects.retain(|p| p.path != abs);
-            s.projects.push(ProjectFolder { path: abs.clone(), trusted });
-        })?;
+        {
+            let _g = self.edits.lock().await;
+            self.save_settings(|s| {
+                s.projects.retain(|p| p.path != abs);
+                s.projects.push(ProjectFolder { path: abs.clone(), trusted });
+            })?;
+        }
         Ok(self.refresh().await)
     }
 
     pub async fn remove_project(&self, dir: &Path) -> Result<ReconcileReport, EditError> {
         let abs = absolute(dir);
-        self.save_settings(|s| s.projects.retain(|p| p.path != abs))?;
+        {
+            let _g = self.edits.lock().await;
+            self.save_settings(|s| s.projects.retain(|p| p.path != abs))?;
+        }
         Ok(self.refresh().await)
     }
 

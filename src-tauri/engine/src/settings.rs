@@ -1,6 +1,14 @@
 //! Switchboard's own settings file (`<config dir>/switchboard/settings.json`):
 //! source priority, project folders and their trust, parked entries.
 //! Unknown keys are kept so newer versions' settings survive older ones.
+//!
+//! The app and the CLI may change this file at the same moment, and the user
+//! may edit it by hand. So a change is a function applied to the newest file
+//! (`Settings::update`), written only if the file still holds the bytes it was
+//! applied to, and applied again on top of the newer file when it did not; a
+//! file that does not parse is reported with its line and never written until
+//! the user fixes it (writing defaults would lose the priority order, the
+//! trusted folders and the parked definitions).
 
 use std::path::{Path, PathBuf};
 
@@ -9,9 +17,23 @@ use serde_json::{Map, Value};
 
 use crate::host::Host;
 use crate::writer::atomic::WriteError;
-use crate::writer::{write_atomic, Expected};
+use crate::writer::{content_hash, write_private, ContentHash, Expected};
 use crate::writer::history::Recording;
 use crate::writer::summary;
+
+/// How often a change is applied again when another process wrote the file
+/// between our read and our write. Writes by Switchboard processes are
+/// serialized, so running out takes a file that changes continuously.
+const UPDATE_ATTEMPTS: usize = 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    /// The file does not parse: it is left exactly as it is.
+    #[error("cannot change {}: it does not parse ({message}); fix the file, then try again (Switchboard never replaces it with defaults)", path.display())]
+    Broken { path: PathBuf, line: Option<usize>, message: String },
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -46,6 +68,13 @@ pub struct Settings {
     pub parked: Vec<ParkedEntry>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
+    /// Why the file could not be used (file and line): these are then the
+    /// defaults, shown with this message, and the file is not written.
+    #[serde(skip)]
+    pub problem: Option<String>,
+    /// Hash of the bytes these settings were read from (`None`: no file).
+    #[serde(skip)]
+    read_from: Option<ContentHash>,
 }
 
 fn yes() -> bool {
@@ -54,7 +83,7 @@ fn yes() -> bool {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], other: Map::new() }
+        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], other: Map::new(), problem: None, read_from: None }
     }
 }
 
@@ -62,34 +91,162 @@ pub fn settings_path(host: &Host) -> PathBuf {
     host.join(&host.switchboard_dir(), "settings.json")
 }
 
+/// A source order with `ids` moved to the front, in the order given; ids
+/// that are not in `current` are left out, the rest keep their order.
+pub fn put_first(ids: &[String], current: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = vec![];
+    for id in ids {
+        if current.contains(id) && !out.contains(id) {
+            out.push(id.clone());
+        }
+    }
+    out.extend(current.into_iter().filter(|id| !ids.contains(id)));
+    out
+}
+
+/// What `path` holds now: nothing, settings (with the hash of their bytes),
+/// or a reason it cannot be used.
+enum OnDisk {
+    Absent,
+    Parsed(Settings),
+    Broken { line: Option<usize>, message: String },
+}
+
+fn read(path: &Path) -> Result<OnDisk, std::io::Error> {
+    let bytes = match std::fs::read(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OnDisk::Absent),
+        Err(e) => return Err(e),
+        Ok(bytes) => bytes,
+    };
+    let hash = content_hash(&bytes);
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return Ok(OnDisk::Broken { line: None, message: "it is not UTF-8 text".into() });
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if text.trim().is_empty() {
+        return Ok(OnDisk::Parsed(Settings { read_from: Some(hash), ..Settings::default() }));
+    }
+    match serde_json::from_str::<Settings>(text) {
+        Ok(s) => Ok(OnDisk::Parsed(Settings { read_from: Some(hash), ..s })),
+        Err(e) => Ok(OnDisk::Broken { line: Some(e.line()).filter(|l| *l > 0), message: e.to_string() }),
+    }
+}
+
+fn broken_message(path: &Path, line: Option<usize>, message: &str) -> String {
+    let at = line.map(|l| format!(":{l}")).unwrap_or_default();
+    format!(
+        "{}{at}: Switchboard's settings do not parse ({message}); until the file is fixed, the default source order is used, no project folder is read, and Switchboard will not change the file",
+        path.display()
+    )
+}
+
 impl Settings {
     /// Load the settings; a missing file is the default, a broken one is the
-    /// default plus a warning naming the file and line.
+    /// default plus a message naming the file and line (also in `problem`).
     pub fn load(host: &Host) -> (Settings, Option<String>) {
         Self::load_from(&settings_path(host))
     }
 
     pub fn load_from(path: &Path) -> (Settings, Option<String>) {
-        match std::fs::read_to_string(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Settings::default(), None),
-            Err(e) => (Settings::default(), Some(format!("{}: cannot read settings: {e}; using defaults", path.display()))),
-            Ok(text) if text.trim().is_empty() => (Settings::default(), None),
-            Ok(text) => match serde_json::from_str(&text) {
-                Ok(s) => (s, None),
-                Err(e) => (
-                    Settings::default(),
-                    Some(format!("{}:{}: settings are not valid ({e}); using defaults", path.display(), e.line())),
-                ),
-            },
-        }
+        let problem = match read(path) {
+            Ok(OnDisk::Absent) => return (Settings::default(), None),
+            Ok(OnDisk::Parsed(s)) => return (s, None),
+            Ok(OnDisk::Broken { line, message }) => broken_message(path, line, &message),
+            Err(e) => format!("{}: cannot read Switchboard's settings ({e}); using the defaults, and the file will not be changed", path.display()),
+        };
+        (Settings { problem: Some(problem.clone()), ..Settings::default() }, Some(problem))
     }
 
-    pub fn save(&self, host: &Host) -> Result<(), WriteError> {
+    /// Apply `change` to the newest settings file and write it, hash-checked:
+    /// if another process wrote it in between, `change` is applied again on
+    /// top of that. Returns the settings as written. A file that does not
+    /// parse is refused and left untouched.
+    pub fn update(host: &Host, change: impl Fn(&mut Settings)) -> Result<Settings, SettingsError> {
+        Self::try_update(host, |s| {
+            change(s);
+            Ok(())
+        })
+    }
+
+    /// `update` for a change that may find it no longer applies (what it
+    /// changes is gone from the newest file): its error is returned and
+    /// nothing is written.
+    pub fn try_update(host: &Host, change: impl Fn(&mut Settings) -> Result<(), SettingsError>) -> Result<Settings, SettingsError> {
         let path = settings_path(host);
         let _recording = Recording::begin(host, summary::for_settings());
+        for _ in 0..UPDATE_ATTEMPTS {
+            let (mut s, expected) = match read(&path).map_err(|source| WriteError::Io { path: path.clone(), source })? {
+                OnDisk::Absent => (Settings::default(), Expected::Absent),
+                OnDisk::Parsed(s) => {
+                    let hash = s.read_from.expect("parsed settings carry their hash");
+                    (s, Expected::Hash(hash))
+                }
+                OnDisk::Broken { line, message } => return Err(SettingsError::Broken { path, line, message }),
+            };
+            change(&mut s)?;
+            let text = s.to_text();
+            match write_private(&path, text.as_bytes(), expected) {
+                Ok(()) => {
+                    s.read_from = Some(content_hash(text.as_bytes()));
+                    return Ok(s);
+                }
+                Err(WriteError::Conflict { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(WriteError::Conflict { path }.into())
+    }
+
+    /// Save these settings as a whole, only if the file still holds what they
+    /// were loaded from (prefer `update`, which re-applies one change).
+    pub fn save(&self, host: &Host) -> Result<(), SettingsError> {
+        let path = settings_path(host);
+        let _recording = Recording::begin(host, summary::for_settings());
+        if self.problem.is_some() {
+            if let Ok(OnDisk::Broken { line, message }) = read(&path) {
+                return Err(SettingsError::Broken { path, line, message });
+            }
+            return Err(WriteError::Conflict { path }.into());
+        }
+        let expected = self.read_from.map(Expected::Hash).unwrap_or(Expected::Absent);
+        write_private(&path, self.to_text().as_bytes(), expected)?;
+        Ok(())
+    }
+
+    /// Park `entry` in the newest file, and take that file as ours. Refused
+    /// with a conflict when another process parked the same server meanwhile.
+    pub fn park(&mut self, host: &Host, entry: ParkedEntry) -> Result<(), SettingsError> {
+        *self = Settings::try_update(host, |s| {
+            if s.parked.iter().any(|p| p.source == entry.source && p.name == entry.name) {
+                return Err(WriteError::Conflict { path: settings_path(host) }.into());
+            }
+            s.parked.push(entry.clone());
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// Drop the parked entry of `name` in `source` (gone already is fine).
+    pub fn unpark(&mut self, host: &Host, source: &str, name: &str) -> Result<(), SettingsError> {
+        *self = Settings::update(host, |s| s.parked.retain(|p| !(p.source == source && p.name == name)))?;
+        Ok(())
+    }
+
+    /// Change the parked entry of `name` in `source` as the newest file has
+    /// it; refused with a conflict when it is no longer parked there.
+    pub fn edit_parked(&mut self, host: &Host, source: &str, name: &str, change: impl Fn(&mut ParkedEntry)) -> Result<(), SettingsError> {
+        *self = Settings::try_update(host, |s| {
+            let p = s.parked.iter_mut().find(|p| p.source == source && p.name == name);
+            change(p.ok_or_else(|| WriteError::Conflict { path: settings_path(host) })?);
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    fn to_text(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).expect("settings serialize");
         text.push('\n');
-        write_atomic(&path, text.as_bytes(), Expected::Any)
+        text
     }
 
     /// Trusted project folders, honouring the global switch.

@@ -138,6 +138,9 @@ struct Args {
     /// With --sse: right after the `endpoint` event, send one `message` event with BYTES of data.
     #[arg(long, value_name = "BYTES")]
     sse_huge_event: Option<usize>,
+    /// Over HTTP: every request without `Authorization: Bearer TOKEN` gets 401.
+    #[arg(long, value_name = "TOKEN")]
+    require_bearer: Option<String>,
 }
 
 /// Methods `--hang` accepts.
@@ -1134,6 +1137,19 @@ async fn serve_http(shared: Arc<Shared>) -> anyhow::Result<()> {
                     .with_state(state),
             );
         }
+    }
+    if let Some(token) = args.require_bearer.clone() {
+        let wanted = format!("Bearer {token}");
+        router = router.layer(axum::middleware::from_fn(move |request: axum::extract::Request, next: axum::middleware::Next| {
+            let ok = request.headers().get("authorization").and_then(|v| v.to_str().ok()) == Some(wanted.as_str());
+            async move {
+                if ok {
+                    next.run(request).await
+                } else {
+                    (StatusCode::UNAUTHORIZED, [("www-authenticate", "Bearer")], "a bearer token is required").into_response()
+                }
+            }
+        }));
     }
     let path = if args.sse { "sse" } else { "mcp" };
     let host = match local.ip() {

@@ -500,10 +500,21 @@ pub async fn access_token(server: &str, vault: &Vault) -> Result<Option<String>,
     }
 }
 
-/// Sign out: the tokens and the client registration leave the keychain.
+/// Sign out: the tokens, the client registration and a bearer token given
+/// for the server (`add --token-stdin`) leave the keychain.
 pub async fn sign_out(server: &str, vault: &Vault) -> Result<(), VaultError> {
     let (v, s) = (vault.clone(), server.to_string());
-    tokio::task::spawn_blocking(move || v.remove(&s)).await.map_err(|e| VaultError::Keychain(e.to_string()))?
+    tokio::task::spawn_blocking(move || v.remove(&s).and_then(|()| v.remove_token(&s))).await.map_err(|e| VaultError::Keychain(e.to_string()))?
+}
+
+/// The bearer token given for `server` at `url`, if any (keychain calls
+/// block: off the async threads). No keychain means none was stored.
+pub async fn static_token(server: &str, url: &str, vault: &Vault) -> Result<Option<String>, VaultError> {
+    let (v, s, u) = (vault.clone(), server.to_string(), url.to_string());
+    match tokio::task::spawn_blocking(move || v.token_for(&s, &u)).await.map_err(|e| VaultError::Keychain(e.to_string()))? {
+        Err(VaultError::Unavailable(_)) => Ok(None),
+        other => other,
+    }
 }
 
 /// Whether a sign-in is stored for `server` at `url` (no token is returned).

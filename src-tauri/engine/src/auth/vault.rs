@@ -15,6 +15,12 @@
 //! can collide with a part). Records that fit keep the one-item format, and
 //! sign-out deletes the head first, then every part.
 //!
+//! A bearer token the user gave for a server (`switchboard add --url URL
+//! --token-stdin`) is kept the same way, in its own item (`token:<server>`,
+//! parts `token-part:<server>#N`): the URL it is for and the token. It is
+//! read at each connect (not cached, so a token added by the CLI reaches a
+//! running app) and sent only to that server at that URL.
+//!
 //! The [`Vault`] keeps what it read in memory (rmcp asks for the token on
 //! every request; the keychain is asked once) and writes through. When the
 //! keychain is unavailable, reads find nothing and writes fail with a clear
@@ -199,6 +205,40 @@ pub fn part_account(server: &str, i: usize) -> String {
     format!("oauth-part:{server}#{i}")
 }
 
+/// Keychain account name of a server's static bearer token (or its head).
+pub fn token_account(server: &str) -> String {
+    format!("token:{server}")
+}
+
+/// The two kinds of keychain item a server may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Item {
+    SignIn,
+    Token,
+}
+
+impl Item {
+    fn head(self, server: &str) -> String {
+        match self {
+            Item::SignIn => account(server),
+            Item::Token => token_account(server),
+        }
+    }
+    fn part(self, server: &str, i: usize) -> String {
+        match self {
+            Item::SignIn => part_account(server, i),
+            Item::Token => format!("token-part:{server}#{i}"),
+        }
+    }
+}
+
+/// A bearer token the user gave for one server, and the URL it is for.
+#[derive(Clone, Serialize, Deserialize)]
+struct StaticToken {
+    resource: String,
+    token: String,
+}
+
 /// Size of `s` as the platform's keychain stores it.
 fn stored_len(s: &str) -> usize {
     if cfg!(windows) {
@@ -279,7 +319,7 @@ impl Vault {
         if let Some(hit) = self.cache.lock().unwrap().get(server) {
             return Ok(hit.clone());
         }
-        let rec = match self.read_text(server)? {
+        let rec = match self.read_text(Item::SignIn, server)? {
             None => None,
             Some(text) => Some(serde_json::from_str::<OAuthRecord>(&text).map_err(|_| VaultError::Damaged(server.into()))?),
         };
@@ -294,7 +334,7 @@ impl Vault {
 
     pub fn put(&self, server: &str, rec: &OAuthRecord) -> Result<(), VaultError> {
         let text = serde_json::to_string(rec).expect("records serialize");
-        self.write_text(server, &text)?;
+        self.write_text(Item::SignIn, server, &text)?;
         self.cache.lock().unwrap().insert(server.into(), Some(rec.clone()));
         Ok(())
     }
@@ -302,21 +342,44 @@ impl Vault {
     /// Sign out: the record (tokens and client registration) is deleted,
     /// every part of it too.
     pub fn remove(&self, server: &str) -> Result<(), VaultError> {
-        let parts = self.backend.get(&account(server))?.as_deref().and_then(parse_head).map_or(0, |(n, _)| n);
-        // The head goes first: a sign-out cut short leaves no record to read.
-        self.backend.delete(&account(server))?;
-        self.delete_parts(server, 1, parts)?;
+        self.delete_item(Item::SignIn, server)?;
         self.cache.lock().unwrap().insert(server.into(), None);
         Ok(())
     }
 
+    /// Delete the bearer token given for `server` (none is fine).
+    pub fn remove_token(&self, server: &str) -> Result<(), VaultError> {
+        self.delete_item(Item::Token, server)
+    }
+
+    /// Keep `token` as the bearer token of `server` at `resource` (its URL),
+    /// replacing any earlier one.
+    pub fn put_token(&self, server: &str, resource: &str, token: &str) -> Result<(), VaultError> {
+        let text = serde_json::to_string(&StaticToken { resource: resource.into(), token: token.into() }).expect("tokens serialize");
+        self.write_text(Item::Token, server, &text)
+    }
+
+    /// The bearer token given for `server`, if it was given for `resource`.
+    pub fn token_for(&self, server: &str, resource: &str) -> Result<Option<String>, VaultError> {
+        let Some(text) = self.read_text(Item::Token, server)? else { return Ok(None) };
+        let t: StaticToken = serde_json::from_str(&text).map_err(|_| VaultError::Damaged(server.into()))?;
+        Ok(same_resource(&t.resource, resource).then_some(t.token))
+    }
+
+    fn delete_item(&self, item: Item, server: &str) -> Result<(), VaultError> {
+        let parts = self.backend.get(&item.head(server))?.as_deref().and_then(parse_head).map_or(0, |(n, _)| n);
+        // The head goes first: a sign-out cut short leaves no record to read.
+        self.backend.delete(&item.head(server))?;
+        self.delete_parts(item, server, 1, parts)
+    }
+
     /// The record's text, whole again if it was split.
-    fn read_text(&self, server: &str) -> Result<Option<String>, VaultError> {
-        let Some(head) = self.backend.get(&account(server))? else { return Ok(None) };
+    fn read_text(&self, item: Item, server: &str) -> Result<Option<String>, VaultError> {
+        let Some(head) = self.backend.get(&item.head(server))? else { return Ok(None) };
         let Some((n, hash)) = parse_head(&head) else { return Ok(Some(head)) };
         let mut text = String::new();
         for i in 1..=n {
-            text.push_str(&self.backend.get(&part_account(server, i))?.ok_or_else(|| VaultError::Damaged(server.into()))?);
+            text.push_str(&self.backend.get(&item.part(server, i))?.ok_or_else(|| VaultError::Damaged(server.into()))?);
         }
         // A write cut short between its parts and its head mixes two records.
         if digest(&text) != hash {
@@ -327,8 +390,8 @@ impl Vault {
 
     /// Store the record's text in one item, or in parts behind a head when
     /// it is larger than an item may be; parts the record no longer needs go.
-    fn write_text(&self, server: &str, text: &str) -> Result<(), VaultError> {
-        let had = self.backend.get(&account(server))?.as_deref().and_then(parse_head).map_or(0, |(n, _)| n);
+    fn write_text(&self, item: Item, server: &str, text: &str) -> Result<(), VaultError> {
+        let had = self.backend.get(&item.head(server))?.as_deref().and_then(parse_head).map_or(0, |(n, _)| n);
         let parts = match self.item_limit {
             Some(limit) if stored_len(text) > limit => split_text(text, limit),
             _ => vec![],
@@ -336,22 +399,22 @@ impl Vault {
         // Parts first, then the head that names them: until the head is
         // written, the previous record (or its damaged mix) is what reads.
         for (i, part) in parts.iter().enumerate() {
-            self.backend.set(&part_account(server, i + 1), part)?;
+            self.backend.set(&item.part(server, i + 1), part)?;
         }
         let head = if parts.is_empty() { text.to_string() } else { format!("{PARTS_HEAD}{}:{}", parts.len(), digest(text)) };
-        self.backend.set(&account(server), &head)?;
-        self.delete_parts(server, parts.len() + 1, had)
+        self.backend.set(&item.head(server), &head)?;
+        self.delete_parts(item, server, parts.len() + 1, had)
     }
 
     /// Delete parts `from..=to`, then any further ones a write cut short
     /// left behind (up to the first that is absent).
-    fn delete_parts(&self, server: &str, from: usize, to: usize) -> Result<(), VaultError> {
+    fn delete_parts(&self, item: Item, server: &str, from: usize, to: usize) -> Result<(), VaultError> {
         for i in from..=to {
-            self.backend.delete(&part_account(server, i))?;
+            self.backend.delete(&item.part(server, i))?;
         }
         let mut i = from.max(to + 1);
-        while self.backend.get(&part_account(server, i))?.is_some() {
-            self.backend.delete(&part_account(server, i))?;
+        while self.backend.get(&item.part(server, i))?.is_some() {
+            self.backend.delete(&item.part(server, i))?;
             i += 1;
         }
         Ok(())

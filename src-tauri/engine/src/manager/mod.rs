@@ -661,10 +661,23 @@ impl Manager {
     /// SPEC A3: a stored sign-in becomes the http client's token handling, an
     /// `sse` server's `Authorization` header, or (for stdio servers with
     /// `auth: {type: "oauth", credentialId}`) `OAUTH_ACCESS_TOKEN`. An
-    /// explicit Authorization header in the config wins over a sign-in.
+    /// explicit Authorization header in the config wins over a sign-in, and
+    /// so does a bearer token the user gave for this server and URL (kept in
+    /// the keychain, never in the config file).
     async fn add_sign_in(&self, slot: &Slot, launch: &mut Launch) -> Result<(), String> {
         let Some(vault) = self.vault() else { return Ok(()) };
         let has_header = launch.headers.keys().any(|k| k.eq_ignore_ascii_case("authorization"));
+        if let (false, Some(url), Transport::Http | Transport::Sse) = (has_header, launch.def.url.clone(), launch.def.transport) {
+            match crate::auth::oauth::static_token(&slot.name, &url, &vault).await {
+                Ok(Some(t)) => {
+                    slot.log.redactor.add([t.clone()]);
+                    launch.headers.insert("Authorization".into(), format!("Bearer {t}"));
+                    return Ok(());
+                }
+                Ok(None) => {}
+                Err(e) => self.warn(slot, &format!("cannot read the bearer token kept for this server: {e}")),
+            }
+        }
         match launch.def.transport {
             Transport::Http if !has_header => {
                 let url = launch.def.url.clone().unwrap_or_default();

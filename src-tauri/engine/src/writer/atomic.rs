@@ -10,6 +10,11 @@
 //! between those few microseconds is not detected. Editors that save by
 //! renaming have the same window; the check is for the usual case of a file
 //! changed minutes after Switchboard read it.
+//!
+//! Content that is already on disk is not written again (the file keeps its
+//! mtime, so no watcher or client sees a change that is not one), and a file
+//! the user made read-only is refused rather than replaced: the rename would
+//! otherwise swap it for a writable one.
 
 use std::fs;
 use std::io::{self, Write};
@@ -31,7 +36,7 @@ pub enum Expected {
     Absent,
     /// The file must still have exactly these bytes.
     Hash(ContentHash),
-    /// No check (only for files Switchboard alone owns, e.g. its settings).
+    /// No check (only for files no one edits, e.g. Switchboard's tool cache).
     Any,
 }
 
@@ -39,6 +44,8 @@ pub enum Expected {
 pub enum WriteError {
     #[error("{path} changed on disk since it was read; reload and try again")]
     Conflict { path: PathBuf },
+    #[error("{} is read-only; make it writable to let Switchboard edit it", path.display())]
+    ReadOnly { path: PathBuf },
     #[error("cannot write {path}: {source}")]
     Io { path: PathBuf, #[source] source: std::io::Error },
 }
@@ -48,8 +55,43 @@ const MAX_SYMLINK_HOPS: usize = 40;
 
 /// Write `contents` to `path` atomically, following symlinks to the real file.
 pub fn write_atomic(path: &Path, contents: &[u8], expected: Expected) -> Result<(), WriteError> {
+    write_file(path, contents, expected, NewFile::Ordinary)
+}
+
+/// `write_atomic` for Switchboard's own files (settings, its server file,
+/// history): a file it creates is 0600 and the folders it creates 0700, since
+/// they hold parked definitions and may hold secrets. Existing files keep
+/// their mode, as everywhere.
+pub fn write_private(path: &Path, contents: &[u8], expected: Expected) -> Result<(), WriteError> {
+    write_file(path, contents, expected, NewFile::Private)
+}
+
+/// Permissions of what a write creates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NewFile {
+    /// What `File::create` and `create_dir_all` give (0666/0777 less the umask).
+    Ordinary,
+    /// Only the user: 0600 files, 0700 folders.
+    Private,
+}
+
+/// The one place every file write of Switchboard's goes through.
+fn write_file(path: &Path, contents: &[u8], expected: Expected, new_file: NewFile) -> Result<(), WriteError> {
     let target = resolve_symlinks(path).map_err(|source| WriteError::Io { path: path.to_path_buf(), source })?;
     let io_err = |source: io::Error| WriteError::Io { path: target.clone(), source };
+
+    let dir = match target.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if matches!(expected, Expected::Hash(_)) && !dir.exists() {
+        // no folder, no file: a doomed write creates no folders either
+        return Err(WriteError::Conflict { path: target });
+    }
+    create_dirs(&dir, new_file).map_err(io_err)?;
+    // From the check to the rename, other Switchboard processes wait: two of
+    // them never both pass the check and overwrite each other.
+    let _lock = DirLock::acquire(&dir);
 
     let current = match fs::read(&target) {
         Ok(bytes) => Some(bytes),
@@ -65,25 +107,25 @@ pub fn write_atomic(path: &Path, contents: &[u8], expected: Expected) -> Result<
     if !unchanged {
         return Err(WriteError::Conflict { path: target });
     }
-
-    let dir = match target.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    fs::create_dir_all(&dir).map_err(io_err)?;
+    if current.as_deref() == Some(contents) {
+        return Ok(());
+    }
 
     let original = match fs::metadata(&target) {
         Ok(meta) => Some(meta),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(io_err(e)),
     };
+    if original.as_ref().is_some_and(|meta| is_read_only(&target, meta)) {
+        return Err(WriteError::ReadOnly { path: target });
+    }
 
     let file_name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let prefix = format!(".{file_name}.");
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".switchboard-tmp");
     #[cfg(unix)]
-    if original.is_none() {
+    if original.is_none() && new_file == NewFile::Ordinary {
         // a new file gets what `File::create` would give it (0666 less the
         // umask), not the temp file's private 0600
         use std::os::unix::fs::PermissionsExt;
@@ -107,6 +149,78 @@ pub fn write_atomic(path: &Path, contents: &[u8], expected: Expected) -> Result<
     // Recorded here, where every write passes, so none escapes the history.
     super::history::note_write(path, current, Some(contents));
     Ok(())
+}
+
+/// How long a write waits for another Switchboard process's write in the
+/// same folder (a few milliseconds normally). Past this, that process is
+/// taken to be stuck and the write goes on unserialized: the hash check
+/// still stands.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// An exclusive advisory lock (`flock`) on a folder, held by Switchboard's
+/// writers only; released when dropped. Locking the folder, not the file,
+/// because the rename replaces the file.
+struct DirLock {
+    #[cfg(unix)]
+    _handle: fs::File,
+}
+
+impl DirLock {
+    #[cfg(unix)]
+    fn acquire(dir: &Path) -> Option<DirLock> {
+        use std::os::unix::io::AsRawFd;
+        let handle = fs::File::open(dir).ok()?;
+        let deadline = std::time::Instant::now() + LOCK_WAIT;
+        loop {
+            // SAFETY: flock on a descriptor we own, closed when `handle` drops.
+            if unsafe { libc::flock(handle.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Some(DirLock { _handle: handle });
+            }
+            let busy = io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK);
+            if !busy || std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn acquire(_dir: &Path) -> Option<DirLock> {
+        None
+    }
+}
+
+/// Create `dir` and its missing parents; private ones are 0700 (only the
+/// folders created here: an existing folder is the user's business).
+fn create_dirs(dir: &Path, new_file: NewFile) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    if new_file == NewFile::Private {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// Whether the user keeps Switchboard from changing this file: no write
+/// permission bit at all (`chmod a-w`, which root would otherwise ignore), or
+/// not writable by this process (another user's file, a read-only mount).
+fn is_read_only(path: &Path, meta: &fs::Metadata) -> bool {
+    if meta.permissions().readonly() {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        if let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) {
+            // SAFETY: a valid NUL-terminated path; access() only reads it.
+            return unsafe { libc::access(c_path.as_ptr(), libc::W_OK) } != 0;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    false
 }
 
 /// The real file behind `path`, following a chain of links. A dangling link

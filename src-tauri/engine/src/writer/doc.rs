@@ -44,6 +44,10 @@ pub enum DocError {
     Path { path: String, message: String },
     #[error("{0} files cannot be edited without losing their comments and layout")]
     Unsupported(&'static str),
+    /// The edit goes through a key the object has more than once. Readers
+    /// take the last copy; which one the user means is theirs to say.
+    #[error("{path} is in the file {} times (lines {}); clients use the last one. Delete the copies you do not want, then try again", lines.len().max(2), lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(", "))]
+    Duplicate { path: String, lines: Vec<usize> },
 }
 
 pub type Result<T, E = DocError> = std::result::Result<T, E>;
@@ -168,10 +172,7 @@ mod jsonc {
                 };
                 let result = match edit {
                     DocEdit::Set { path, value } => set(&root, path, value),
-                    DocEdit::Remove { path } => {
-                        remove(&root, path);
-                        Ok(())
-                    }
+                    DocEdit::Remove { path } => remove(&root, path).map_err(Step::from),
                     DocEdit::RenameKey { path, new_key } => rename(&root, path, new_key).map_err(Step::from),
                 };
                 match result {
@@ -345,6 +346,7 @@ mod jsonc {
                         }
                         return Ok(None);
                     };
+                    unique_key(root, &object, &path[..=depth])?;
                     match object.get(key).and_then(|prop| prop.value()) {
                         Some(value) => value,
                         None if create => {
@@ -393,6 +395,7 @@ mod jsonc {
         match last {
             PathSeg::Key(key) => {
                 let object = container.as_object().ok_or_else(|| path_error(parents, "is not an object"))?;
+                unique_key(root, &object, path)?;
                 match object.get(key) {
                     Some(prop) => match prop.value() {
                         Some(node) => update(root, node, value)?,
@@ -417,6 +420,36 @@ mod jsonc {
             }
         }
         Ok(())
+    }
+
+    /// Refuse a path whose last key `object` has more than once: an edit
+    /// would change the first copy while every reader uses the last.
+    fn unique_key(root: &CstRootNode, object: &CstObject, path: &[PathSeg]) -> Result<()> {
+        let Some(PathSeg::Key(key)) = path.last() else { return Ok(()) };
+        let copies = object.properties().iter().filter(|p| p.decoded_name().as_deref() == Some(key.as_str())).count();
+        if copies < 2 {
+            return Ok(());
+        }
+        Err(DocError::Duplicate { path: super::display_path(path), lines: key_lines(&root.to_string(), path) })
+    }
+
+    /// Lines of every copy of the last key of `path` (the keys before it are
+    /// unique, or the walk would have stopped there).
+    fn key_lines(text: &str, path: &[PathSeg]) -> Vec<usize> {
+        let Ok(parsed) = jsonc_parser::parse_to_ast(text, &Default::default(), &ParseOptions::default()) else { return vec![] };
+        let Some(mut value) = parsed.value else { return vec![] };
+        let Some((PathSeg::Key(last), parents)) = path.split_last() else { return vec![] };
+        for seg in parents {
+            let next = match (seg, &value) {
+                (PathSeg::Key(k), jsonc_parser::ast::Value::Object(o)) => o.properties.iter().rev().find(|p| p.name.as_str() == k).map(|p| p.value.clone()),
+                (PathSeg::Index(i), jsonc_parser::ast::Value::Array(a)) => a.elements.get(*i).cloned(),
+                _ => None,
+            };
+            let Some(next) = next else { return vec![] };
+            value = next;
+        }
+        let jsonc_parser::ast::Value::Object(o) = &value else { return vec![] };
+        o.properties.iter().filter(|p| p.name.as_str() == last).map(|p| super::line_column(text, p.range.start).0).collect()
     }
 
     /// Make `node` hold `value`, touching as little as possible.
@@ -487,15 +520,19 @@ mod jsonc {
         }
     }
 
-    fn remove(root: &CstRootNode, path: &[PathSeg]) {
+    /// Remove the value at `path`; every copy of a key the object has twice
+    /// (removing is what the user asked of each), but not through one.
+    fn remove(root: &CstRootNode, path: &[PathSeg]) -> Result<()> {
         let Some((last, parents)) = path.split_last() else {
             if let Some(value) = root.value() {
                 value.remove();
             }
-            return;
+            return Ok(());
         };
-        let Ok(Some(container)) = walk(root, parents, false) else {
-            return;
+        let container = match walk(root, parents, false) {
+            Ok(Some(container)) => container,
+            Err(Step::Failed(e @ DocError::Duplicate { .. })) => return Err(e),
+            _ => return Ok(()),
         };
         match last {
             PathSeg::Key(key) => {
@@ -512,6 +549,7 @@ mod jsonc {
                 }
             }
         }
+        Ok(())
     }
 
     fn rename(root: &CstRootNode, path: &[PathSeg], new_key: &str) -> Result<()> {
@@ -525,6 +563,7 @@ mod jsonc {
             Err(Step::Retry(_)) => return Err(path_error(path, "does not exist")),
         };
         let object = container.as_object().ok_or_else(|| path_error(parents, "is not an object"))?;
+        unique_key(root, &object, path)?;
         let prop = object.get(old_key).ok_or_else(|| path_error(path, "does not exist"))?;
         if old_key == new_key {
             return Ok(());

@@ -11,7 +11,7 @@ use crate::config::validate::{validate_def, validate_name};
 use crate::config::{Field, Format, ServerDef, ServerPatch};
 use crate::discovery::{entries, gemini_enablement_path, value_at};
 use crate::host::Host;
-use crate::settings::{ParkedEntry, Settings};
+use crate::settings::{ParkedEntry, Settings, SettingsError};
 use crate::sources::dialect::{EnableFlag, EntryEdit, Unstorable};
 use crate::sources::read::parse;
 use crate::sources::{Client, Container, Level, SourceSpec};
@@ -19,7 +19,7 @@ use crate::writer::atomic::WriteError;
 use crate::writer::history::{Label, Recording};
 use crate::writer::summary;
 use crate::writer::doc::DocError;
-use crate::writer::{apply_edits, content_hash, write_atomic, ContentHash, DocEdit, Expected, PathSeg};
+use crate::writer::{apply_edits, content_hash, write_atomic, write_private, ContentHash, DocEdit, Expected, PathSeg};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EditError {
@@ -53,6 +53,7 @@ impl EditError {
             EditError::Unsupported { .. } => "unsupported",
             EditError::Unparsable { .. } => "unparsable",
             EditError::Write(WriteError::Conflict { .. }) => "conflict",
+            EditError::Write(WriteError::ReadOnly { .. }) => "read-only",
             EditError::Write(_) => "io",
             EditError::UnknownSource(_) => "unknown-source",
         }
@@ -60,6 +61,19 @@ impl EditError {
 }
 
 pub type Result<T> = std::result::Result<T, EditError>;
+
+/// Switchboard's own settings: a file that does not parse is the user's to
+/// fix, and stays as it is.
+impl From<SettingsError> for EditError {
+    fn from(e: SettingsError) -> Self {
+        match e {
+            SettingsError::Broken { path, message, .. } => {
+                EditError::Unparsable { path, message: format!("{message}; Switchboard leaves it as it is and never replaces it with defaults") }
+            }
+            SettingsError::Write(w) => EditError::Write(w),
+        }
+    }
+}
 
 /// A conflict is said the way the user lived it: they opened the server,
 /// someone else saved the file, and their edit did not happen.
@@ -108,6 +122,8 @@ struct Loaded {
     text: String,
     hash: Option<ContentHash>,
     value: Value,
+    /// Switchboard's own file: created 0600 in a 0700 folder.
+    private: bool,
 }
 
 fn load(path: &Path, format: Format) -> Result<Loaded> {
@@ -123,7 +139,7 @@ fn load(path: &Path, format: Format) -> Result<Loaded> {
     let value = parse(format, text.strip_prefix('\u{feff}').unwrap_or(&text))
         .map_err(|f| EditError::Unparsable { path: path.into(), message: f.message })?
         .value;
-    Ok(Loaded { path: path.into(), format, text, hash, value })
+    Ok(Loaded { path: path.into(), format, text, hash, value, private: false })
 }
 
 impl Loaded {
@@ -143,13 +159,17 @@ impl Loaded {
                 path: self.path.clone(),
                 message: format!("Switchboard does not edit {what} files yet (it would lose their comments); copy the server to another source instead"),
             },
+            dup @ DocError::Duplicate { .. } => EditError::Unsupported { path: self.path.clone(), message: dup.to_string() },
             other => EditError::Unparsable { path: self.path.clone(), message: other.to_string() },
         })?;
         let expected = match self.hash {
             Some(h) => Expected::Hash(h),
             None => Expected::Absent,
         };
-        write_atomic(&self.path, new_text.as_bytes(), expected)?;
+        match self.private {
+            true => write_private(&self.path, new_text.as_bytes(), expected)?,
+            false => write_atomic(&self.path, new_text.as_bytes(), expected)?,
+        }
         Ok(())
     }
 }
@@ -213,7 +233,7 @@ impl<'a> Writer<'a> {
         if spec.read_only {
             return Err(EditError::ReadOnly { path: spec.path.clone() });
         }
-        let file = load(&spec.path, spec.format)?;
+        let file = Loaded { private: spec.client == Client::Switchboard, ..load(&spec.path, spec.format)? };
         let parked_idx = |s: &Settings, name: &str| s.parked.iter().position(|p| p.source == spec.id && p.name == name);
         match edit {
             ServerEdit::Add(def) => {
@@ -225,8 +245,7 @@ impl<'a> Writer<'a> {
                 let entry = Value::Object(spec.dialect.to_entry(&def).map_err(unstorable(spec))?);
                 if !def.enabled && spec.dialect.enable_flag() == EnableFlag::Park {
                     // Added disabled to a client without an off switch: park it directly.
-                    self.settings.parked.push(ParkedEntry { source: spec.id.clone(), name: def.name.clone(), entry });
-                    self.settings.save(self.host)?;
+                    self.settings.park(self.host, ParkedEntry { source: spec.id.clone(), name: def.name.clone(), entry })?;
                     return Ok(());
                 }
                 let mut edits = vec![DocEdit::Set { path: path.clone(), value: entry }];
@@ -245,9 +264,8 @@ impl<'a> Writer<'a> {
             }
             ServerEdit::Patch { name, patch } => self.apply_patch(spec, file, &name, patch, seen),
             ServerEdit::Remove { name } => {
-                if let Some(i) = parked_idx(self.settings, &name) {
-                    self.settings.parked.remove(i);
-                    self.settings.save(self.host)?;
+                if parked_idx(self.settings, &name).is_some() {
+                    self.settings.unpark(self.host, &spec.id, &name)?;
                     return Ok(());
                 }
                 let (path, existing) = entry_path(spec, &file.value, &name);
@@ -316,11 +334,12 @@ impl<'a> Writer<'a> {
         }
         let enable = patch.changes(Field::Enabled).then_some(merged.enabled);
 
-        if let Some(i) = parked {
+        if parked.is_some() {
             // A parked server is edited where it is parked.
-            crate::sources::dialect::apply_entry_edits(&mut self.settings.parked[i].entry, entry_edits);
-            self.settings.parked[i].name = new_name.clone();
-            self.settings.save(self.host)?;
+            self.settings.edit_parked(self.host, &spec.id, name, |p| {
+                crate::sources::dialect::apply_entry_edits(&mut p.entry, entry_edits.clone());
+                p.name = new_name.clone();
+            })?;
             if enable == Some(true) {
                 return self.apply(spec, ServerEdit::SetEnabled { name: new_name, enabled: true }, seen);
             }
@@ -369,11 +388,9 @@ impl<'a> Writer<'a> {
                 (false, None, Some(entry)) => {
                     // Park first, then remove: if the file write fails the
                     // entry is in both places, never in neither.
-                    self.settings.parked.push(ParkedEntry { source: spec.id.clone(), name: name.into(), entry });
-                    self.settings.save(self.host)?;
+                    self.settings.park(self.host, ParkedEntry { source: spec.id.clone(), name: name.into(), entry })?;
                     if let Err(e) = file.commit(&[DocEdit::Remove { path }], seen) {
-                        self.settings.parked.pop();
-                        self.settings.save(self.host)?;
+                        self.settings.unpark(self.host, &spec.id, name)?;
                         return Err(e);
                     }
                     Ok(())
@@ -381,8 +398,7 @@ impl<'a> Writer<'a> {
                 (true, Some(i), None) => {
                     let entry = self.settings.parked[i].entry.clone();
                     file.commit(&[DocEdit::Set { path, value: entry }], seen)?;
-                    self.settings.parked.remove(i);
-                    self.settings.save(self.host)?;
+                    self.settings.unpark(self.host, &spec.id, name)?;
                     Ok(())
                 }
                 // Already in the requested state.
@@ -473,8 +489,7 @@ impl<'a> Writer<'a> {
     /// Save a new source priority order (ids, highest first).
     pub fn reorder(&mut self, ids: Vec<String>) -> Result<()> {
         let _recording = Recording::begin(self.host, Label::fixed(None, "change source priority"));
-        self.settings.priority = ids;
-        self.settings.save(self.host)?;
+        *self.settings = Settings::update(self.host, |s| s.priority = ids.clone())?;
         Ok(())
     }
 }

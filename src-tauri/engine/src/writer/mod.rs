@@ -14,5 +14,5 @@ pub mod edit;
 pub mod history;
 pub mod summary;
 
-pub use atomic::{content_hash, write_atomic, ContentHash, Expected};
+pub use atomic::{content_hash, write_atomic, write_private, ContentHash, Expected};
 pub use doc::{apply_edits, DocEdit, PathSeg};

@@ -6,11 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use switchboard_engine::config::{ServerDef, Transport};
-use switchboard_engine::discovery::{discover, DiscoverOptions, Discovery};
+use switchboard_engine::discovery::{discover, ordered_sources, DiscoverOptions, Discovery};
 use switchboard_engine::host::Host;
-use switchboard_engine::settings::{ProjectFolder, Settings};
+use switchboard_engine::settings::{put_first, ProjectFolder, Settings};
 use switchboard_engine::sources::SourceSpec;
-use switchboard_engine::writer::edit::{ServerEdit, Writer};
+use switchboard_engine::writer::edit::{EditError, ServerEdit, Writer};
 use switchboard_engine::writer::history::History;
 
 #[derive(Parser)]
@@ -51,8 +51,14 @@ pub(crate) enum Command {
         /// NAME=VALUE (repeatable).
         #[arg(long = "header", value_name = "NAME=VALUE")]
         headers: Vec<String>,
-        /// Bearer token for a remote server (sent as Authorization).
+        /// Read a bearer token for the remote server from standard input (or
+        /// a prompt); it is kept in the OS keychain and sent as
+        /// `Authorization: Bearer`, never written to a config file.
         #[arg(long)]
+        token_stdin: bool,
+        /// Refused: a token in the command line ends up in shell history
+        /// and `ps`. Use --token-stdin.
+        #[arg(long, hide = true, num_args = 0..=1, default_missing_value = "")]
         token: Option<String>,
         #[arg(long)]
         disabled: bool,
@@ -175,6 +181,7 @@ pub(crate) enum Command {
 
 mod history;
 mod runtime;
+mod token;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -253,14 +260,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 print_table(&d);
             }
         }
-        Command::Add { name, source, url, transport, env, headers, token, disabled, command } => {
+        Command::Add { name, source, url, transport, env, headers, token_stdin, token, disabled, command } => {
+            if token.is_some() {
+                anyhow::bail!("--token would leave the token in your shell history and in `ps`; pass it on standard input instead: `switchboard add {name} --url URL --token-stdin` (Switchboard keeps it in the OS keychain)");
+            }
             let d = discover(&host, &settings, &o);
             let spec = pick_source(&d, &name, Some(source))?;
             if url.is_some() && !command.is_empty() {
                 anyhow::bail!("Use either a URL or a command, not both.");
             }
-            if token.is_some() && url.is_none() {
-                anyhow::bail!("A token needs a URL: --token is sent as an Authorization header to a remote server.");
+            if token_stdin && url.is_none() {
+                anyhow::bail!("A token needs a URL: --token-stdin is sent as an Authorization header to a remote server.");
             }
             let explicit = match transport {
                 Some(t) => Some(Transport::parse_alias(&t).ok_or_else(|| anyhow::anyhow!("Invalid server config: unknown type \"{t}\" (expected stdio, http or sse)"))?),
@@ -277,13 +287,28 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             def.env = pairs(&env, "--env")?.into_iter().collect();
             def.headers = pairs(&headers, "--header")?.into_iter().collect();
-            if let Some(t) = token {
-                def.headers.insert("Authorization".into(), format!("Bearer {t}"));
-            }
             def.enabled = !disabled;
+            let token = match token_stdin {
+                true => Some(token::read(&name, &def)?),
+                false => None,
+            };
             let seen = d.source(&spec.id).and_then(|s| s.hash);
-            Writer::new(&host, &mut settings).apply(&spec, ServerEdit::Add(def), seen)?;
+            Writer::new(&host, &mut settings).apply(&spec, ServerEdit::Add(def.clone()), seen)?;
+            if let Some(t) = token {
+                if let Err(e) = token::keep(&name, def.url.as_deref().unwrap_or_default(), &t) {
+                    // Without its token the server is not what the user asked for: take it out again.
+                    let spec = pick_source(&discover(&host, &settings, &o), &name, Some(spec.id.clone()))?;
+                    let _ = Writer::new(&host, &mut settings).apply(&spec, ServerEdit::Remove { name: name.clone() }, None);
+                    return Err(e);
+                }
+            }
             println!("Added \"{name}\" to {}", spec.path.display());
+            if token_stdin {
+                println!("Its token is in the OS keychain ({}), not in the file; `switchboard logout {name}` deletes it", switchboard_engine::auth::vault::Vault::keychain().describe());
+                if spec.client != switchboard_engine::sources::Client::Switchboard {
+                    println!("Only Switchboard sends it: {} itself connects without it", spec.client.display_name());
+                }
+            }
         }
         Command::Remove { name, source } => edit(&host, &mut settings, &o, &name, source, |n| ServerEdit::Remove { name: n }, "Removed")?,
         Command::Enable { name, source } => edit(&host, &mut settings, &o, &name, source, |n| ServerEdit::SetEnabled { name: n, enabled: true }, "Enabled")?,
@@ -311,9 +336,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         anyhow::bail!("unknown source \"{id}\" (see `switchboard priority`)");
                     }
                 }
-                // Save the whole order: the named sources first, the rest as they were.
-                let full = ids.iter().cloned().chain(d.sources.iter().map(|s| s.id.clone()).filter(|id| !ids.contains(id))).collect();
-                Writer::new(&host, &mut settings).reorder(full)?;
+                // The named sources first, the rest as they are in the newest
+                // settings: a change the app made meanwhile is kept, not undone.
+                Settings::update(&host, |s| {
+                    let current = ordered_sources(&host, s, &o).into_iter().map(|spec| spec.id).collect();
+                    s.priority = put_first(&ids, current);
+                })
+                .map_err(EditError::from)?;
                 println!("Saved the new source priority");
             }
         }
@@ -326,11 +355,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Project { action, dir, untrusted } => {
             let abs = switchboard_engine::discovery::absolute(&dir);
-            settings.projects.retain(|p| p.path != abs);
-            if action == "add" {
-                settings.projects.push(ProjectFolder { path: abs.clone(), trusted: !untrusted });
-            }
-            settings.save(&host)?;
+            Settings::update(&host, |s| {
+                s.projects.retain(|p| p.path != abs);
+                if action == "add" {
+                    s.projects.push(ProjectFolder { path: abs.clone(), trusted: !untrusted });
+                }
+            })
+            .map_err(EditError::from)?;
             println!("{} project {}", if action == "add" { "Added" } else { "Removed" }, abs.display());
         }
     }
