@@ -12,6 +12,7 @@ use crate::discovery::{absolute, discover, DiscoverOptions, DiscoveredServer, Di
 use crate::host::Host;
 use crate::manager::{Manager, ManagerOptions, ReconcileReport, ServerState, StartupReport, Wanted};
 use crate::settings::{ProjectFolder, Settings};
+use crate::sources::text::EntryText;
 use crate::sources::SourceSpec;
 use crate::writer::edit::{EditError, ServerEdit, Writer};
 use crate::writer::history::{History, HistoryEntry, UndoError, UndoReport};
@@ -26,6 +27,12 @@ pub struct ServerView {
     pub discovered: DiscoveredServer,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime: Option<ServerState>,
+}
+
+/// A `contentHash` as `SourceInfo` shows it (hex SHA-256).
+fn seen_hash(hex: &str) -> Result<ContentHash, EditError> {
+    let bytes = hex::decode(hex).ok().and_then(|b| <[u8; 32]>::try_from(b).ok());
+    bytes.map(ContentHash).ok_or_else(|| EditError::Invalid(format!("Invalid server config: \"{hex}\" is not a content hash from list_sources")))
 }
 
 pub struct Engine {
@@ -176,12 +183,36 @@ impl Engine {
         Ok((s.spec.clone().expect("discovered sources carry their spec"), s.hash))
     }
 
+    /// `def` as an entry of `source`'s file, in its client's format and keys.
+    pub fn entry_text(&self, source: &str, def: &ServerDef) -> Result<EntryText, EditError> {
+        let (spec, _) = self.spec(source)?;
+        crate::sources::text::entry_text(&spec, def).map_err(EditError::Invalid)
+    }
+
+    /// An entry typed in `source`'s format, read as the definition of `name`.
+    pub fn parse_entry_text(&self, source: &str, name: &str, text: &str) -> Result<ServerDef, EditError> {
+        let (spec, _) = self.spec(source)?;
+        crate::sources::text::parse_entry_text(&spec, name, text).map_err(|m| EditError::Invalid(format!("Invalid server config: {m}")))
+    }
+
     /// Apply one edit to a source's file (conflict-checked against what the
     /// last discovery read), then reconcile.
     pub async fn edit(&self, source: &str, edit: ServerEdit) -> Result<ReconcileReport, EditError> {
+        self.edit_seen(source, edit, None).await
+    }
+
+    /// `edit`, checked against the file as the user saw it: `content_hash`
+    /// is the source's `contentHash` as the UI showed it (`None`: the newest
+    /// snapshot's), so a change another program made while a form was open
+    /// is refused as a conflict instead of overwritten.
+    pub async fn edit_seen(&self, source: &str, edit: ServerEdit, content_hash: Option<&str>) -> Result<ReconcileReport, EditError> {
         {
             let _g = self.edits.lock().await;
-            let (spec, seen) = self.spec(source)?;
+            let (spec, newest) = self.spec(source)?;
+            let seen = match content_hash {
+                Some(hex) => Some(seen_hash(hex)?),
+                None => newest,
+            };
             let mut settings = self.settings();
             Writer::new(&self.host, &mut settings).apply(&spec, edit, seen)?;
             *self.settings.write().unwrap() = settings;

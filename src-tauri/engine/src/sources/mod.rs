@@ -5,6 +5,7 @@
 
 pub mod dialect;
 pub mod read;
+pub mod text;
 
 use std::path::{Path, PathBuf};
 
