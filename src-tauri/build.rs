@@ -31,6 +31,8 @@ const COMMANDS: &[&str] = &[
     "cancel_sign_in",
     "sign_out",
     "sign_in_status",
+    "entry_text",
+    "parse_entry_text",
     "list_history",
     "undo",
 ];

@@ -6,8 +6,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use switchboard_engine::config::ServerDef;
+use switchboard_engine::config::{ServerDef, ServerPatch};
 use switchboard_engine::discovery::SourceInfo;
+use switchboard_engine::sources::text::EntryText;
 use switchboard_engine::engine::ServerView;
 use switchboard_engine::events::LogLine;
 use switchboard_engine::manager::{CallOutcome, ElicitAnswer, ReconcileReport, ToolIndex};
@@ -94,23 +95,28 @@ pub async fn restart_server(state: S<'_>, name: String) -> CommandResult<()> {
 
 /// Writes `enabled` into the server's own file, then reconciles.
 #[tauri::command]
-pub async fn set_enabled(state: S<'_>, source: String, name: String, enabled: bool) -> CommandResult<ReconcileReport> {
-    Ok(state.engine.edit(&source, ServerEdit::SetEnabled { name, enabled }).await?)
+pub async fn set_enabled(state: S<'_>, source: String, name: String, enabled: bool, content_hash: Option<String>) -> CommandResult<ReconcileReport> {
+    Ok(state.engine.edit_seen(&source, ServerEdit::SetEnabled { name, enabled }, content_hash.as_deref()).await?)
+}
+
+/// `contentHash`: the source's hash as the user saw it (`list_sources`);
+/// a file changed since is refused with code `conflict`.
+#[tauri::command]
+pub async fn add_server(state: S<'_>, source: String, def: ServerDef, content_hash: Option<String>) -> CommandResult<ReconcileReport> {
+    Ok(state.engine.edit_seen(&source, ServerEdit::Add(def), content_hash.as_deref()).await?)
+}
+
+/// Writes only the fields where `def` differs from `original` (the
+/// definition the form was opened with), each in its client's own key.
+#[tauri::command]
+pub async fn update_server(state: S<'_>, source: String, name: String, def: ServerDef, original: ServerDef, content_hash: Option<String>) -> CommandResult<ReconcileReport> {
+    let patch = ServerPatch::between(&original, &def);
+    Ok(state.engine.edit_seen(&source, ServerEdit::Patch { name, patch }, content_hash.as_deref()).await?)
 }
 
 #[tauri::command]
-pub async fn add_server(state: S<'_>, source: String, def: ServerDef) -> CommandResult<ReconcileReport> {
-    Ok(state.engine.edit(&source, ServerEdit::Add(def)).await?)
-}
-
-#[tauri::command]
-pub async fn update_server(state: S<'_>, source: String, name: String, def: ServerDef) -> CommandResult<ReconcileReport> {
-    Ok(state.engine.edit(&source, ServerEdit::Update { name, def }).await?)
-}
-
-#[tauri::command]
-pub async fn remove_server(state: S<'_>, source: String, name: String) -> CommandResult<ReconcileReport> {
-    Ok(state.engine.edit(&source, ServerEdit::Remove { name }).await?)
+pub async fn remove_server(state: S<'_>, source: String, name: String, content_hash: Option<String>) -> CommandResult<ReconcileReport> {
+    Ok(state.engine.edit_seen(&source, ServerEdit::Remove { name }, content_hash.as_deref()).await?)
 }
 
 #[tauri::command]
@@ -170,6 +176,18 @@ pub async fn unsubscribe_resource(state: S<'_>, server: String, uri: String) -> 
 pub async fn test_connection(state: S<'_>, def: ServerDef, source: Option<String>) -> CommandResult<ProbeReport> {
     let wanted = state.engine.wanted_for(def, source.as_deref());
     probe(state.engine.host(), wanted).await
+}
+
+/// `def` as an entry of `source`'s file, in its client's format and field names.
+#[tauri::command]
+pub fn entry_text(state: S<'_>, source: String, def: ServerDef) -> CommandResult<EntryText> {
+    Ok(state.engine.entry_text(&source, &def)?)
+}
+
+/// Entry text typed by the user, read back; the error names the line and field.
+#[tauri::command]
+pub fn parse_entry_text(state: S<'_>, source: String, name: String, text: String) -> CommandResult<ServerDef> {
+    Ok(state.engine.parse_entry_text(&source, &name, &text)?)
 }
 
 /// The user's answer to an `Elicitation` event: `accept` (with `content`), `decline` or `cancel`.

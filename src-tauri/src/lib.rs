@@ -53,6 +53,8 @@ pub const COMMANDS: &[&str] = &[
     "cancel_sign_in",
     "sign_out",
     "sign_in_status",
+    "entry_text",
+    "parse_entry_text",
     "list_history",
     "undo",
 ];
@@ -104,6 +106,8 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine) ->
             commands::cancel_sign_in,
             commands::sign_out,
             commands::sign_in_status,
+            commands::entry_text,
+            commands::parse_entry_text,
             commands::list_history,
             commands::undo,
         ])
@@ -273,6 +277,50 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs, "nothing was overwritten");
         let err = invoke(&t, "undo", json!({"id": 999})).expect_err("no such entry");
         assert_eq!(err["code"], "not-found", "{err}");
+    }
+
+    /// The form sends the definition it was opened with and the file's hash
+    /// as it showed it: a file changed since is refused, not overwritten;
+    /// with the new hash only the edited field is written.
+    #[test]
+    fn update_server_with_a_stale_content_hash_is_a_conflict() {
+        let t = app();
+        let def = json!({"name": "notes", "transport": "stdio", "command": "notes-mcp", "args": ["--db", "x"], "enabled": false});
+        invoke(&t, "add_server", json!({"source": "switchboard", "def": def, "contentHash": null})).expect("add_server succeeds");
+        let sources = invoke(&t, "list_sources", json!({})).unwrap();
+        let own = sources.as_array().unwrap().iter().find(|s| s["id"] == "switchboard").unwrap().clone();
+        assert!(own["fields"].as_array().unwrap().contains(&json!("restartPolicy")), "Switchboard's file stores every field: {own}");
+        let (path, seen) = (own["path"].as_str().unwrap().to_string(), own["contentHash"].as_str().unwrap().to_string());
+
+        // Another program saves the file while the form is open.
+        let theirs = std::fs::read_to_string(&path).unwrap().replace("\"notes-mcp\"", "\"notes-mcp\",\n      \"cwd\": \"/srv/notes\"");
+        std::fs::write(&path, &theirs).unwrap();
+        let edited = json!({"name": "notes", "transport": "stdio", "command": "notes-mcp", "args": ["--db", "y"], "enabled": false});
+        let err = invoke(&t, "update_server", json!({"source": "switchboard", "name": "notes", "def": edited, "original": def, "contentHash": seen})).expect_err("stale hash");
+        assert_eq!(err["code"], "conflict", "{err}");
+        assert_eq!(err["message"], format!("{path} changed since you opened it; your edit was not saved"));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs, "the other program's save survives");
+
+        // Seen again (the UI reloads), the same edit lands on top of it.
+        let fresh: String = switchboard_engine::writer::content_hash(theirs.as_bytes()).0.iter().map(|b| format!("{b:02x}")).collect();
+        invoke(&t, "update_server", json!({"source": "switchboard", "name": "notes", "def": edited, "original": def, "contentHash": fresh})).expect("fresh hash");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs.replace("\"x\"", "\"y\""), "only the argument changed; their cwd stays");
+    }
+
+    #[test]
+    fn entry_text_is_the_clients_own_format_and_reads_back() {
+        let t = app();
+        let def = json!({"name": "notes", "transport": "stdio", "command": "notes-mcp", "args": ["--db", "x"], "enabled": true, "timeout": 5000});
+        let entry = invoke(&t, "entry_text", json!({"source": "switchboard", "def": def})).expect("entry_text succeeds");
+        types::tests::assert_mirrors::<types::EntryText>("EntryText", entry.clone());
+        assert_eq!(entry["format"], "json");
+        let text = entry["text"].as_str().unwrap();
+        assert!(text.contains("\"timeout\": 5000"), "{text}");
+        let back = invoke(&t, "parse_entry_text", json!({"source": "switchboard", "name": "notes", "text": text})).expect("reads back");
+        assert_eq!(back, def);
+        let err = invoke(&t, "parse_entry_text", json!({"source": "switchboard", "name": "notes", "text": "{\n  \"command\": \"x\",\n  \"args\": 3\n}"})).expect_err("args must be a list");
+        assert_eq!(err["code"], "invalid", "{err}");
+        assert_eq!(err["message"], "Invalid server config: line 3: \"args\" should be a list of strings, found a number");
     }
 
     #[test]

@@ -226,6 +226,8 @@ pub struct SourceInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub content_hash: Option<String>,
+    /// The `ServerDef` fields (camelCase) this source's client can store.
+    pub fields: Vec<String>,
 }
 
 /// `list_projects`: a project folder and whether its configs may run.
@@ -525,6 +527,13 @@ pub struct PromptResult {
     pub rest: serde_json::Map<String, Value>,
 }
 
+/// `entry_text`: one server's entry as its client's file spells it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct EntryText {
+    pub format: Format,
+    pub text: String,
+}
+
 /// `test_connection` when the server connected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -667,6 +676,7 @@ pub fn typescript() -> String {
         PromptMessageInfo::decl(&cfg),
         PromptResult::decl(&cfg),
         ProbeReport::decl(&cfg),
+        EntryText::decl(&cfg),
         LineKind::decl(&cfg),
         DiffLine::decl(&cfg),
         FileChange::decl(&cfg),

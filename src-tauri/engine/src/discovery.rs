@@ -46,6 +46,9 @@ pub struct SourceInfo {
     /// Hex SHA-256 of the bytes read, for conflict checks on write.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_hash: Option<String>,
+    /// The `ServerDef` fields (camelCase) this source's client can store;
+    /// a form offers only these.
+    pub fields: Vec<&'static str>,
     #[serde(skip)]
     pub hash: Option<ContentHash>,
     #[serde(skip)]
@@ -381,6 +384,7 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> D
             server_count: 0,
             warnings: vec![],
             content_hash: file.hash.map(|h| hex::encode(h.0)),
+            fields: spec.dialect.fields().iter().map(|f| f.as_str()).collect(),
             hash: file.hash,
             spec: Some(spec.clone()),
         };

@@ -7,9 +7,9 @@ import { listen, type EventCallback, type UnlistenFn } from '@tauri-apps/api/eve
 import type {
   AppInfo,
   CallOutcome,
-  Format,
   CommandErrorPayload,
   EngineEvent,
+  EntryText,
   HistoryEntry,
   LogLine,
   ProbeReport,
@@ -94,12 +94,6 @@ export function onEngineEvent(handler: (event: EngineEvent) => void): Promise<Un
 
 type Json = Record<string, unknown>;
 
-/** One server's entry as its client's file spells it (`entry_text`). */
-export interface EntryText {
-  format: Format;
-  text: string;
-}
-
 export type ElicitationAction = 'accept' | 'decline' | 'cancel';
 
 export const api = {
@@ -117,8 +111,8 @@ export const api = {
   startServer: (name: string) => call<void>('start_server', { name }),
   stopServer: (name: string) => call<void>('stop_server', { name }),
   restartServer: (name: string) => call<void>('restart_server', { name }),
-  setEnabled: (source: string, name: string, enabled: boolean) =>
-    call<ReconcileReport>('set_enabled', { source, name, enabled }),
+  setEnabled: (source: string, name: string, enabled: boolean, contentHash?: string) =>
+    call<ReconcileReport>('set_enabled', { source, name, enabled, contentHash: contentHash ?? null }),
   /**
    * `contentHash`: the source's hash as the user saw it; when the file has
    * changed since, the edit is refused with code `conflict`.
@@ -133,7 +127,8 @@ export const api = {
   /** Reads an entry typed by the user; the error names the line or field. */
   parseEntryText: (source: string, name: string, text: string) =>
     call<ServerDef>('parse_entry_text', { source, name, text }),
-  removeServer: (source: string, name: string) => call<ReconcileReport>('remove_server', { source, name }),
+  removeServer: (source: string, name: string, contentHash?: string) =>
+    call<ReconcileReport>('remove_server', { source, name, contentHash: contentHash ?? null }),
   setPriority: (ids: string[]) => call<ReconcileReport>('set_priority', { ids }),
   promote: (name: string, source: string) => call<ReconcileReport>('promote', { name, source }),
   addProject: (path: string, trusted: boolean) => call<ReconcileReport>('add_project', { path, trusted }),

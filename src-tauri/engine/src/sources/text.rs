@@ -59,7 +59,10 @@ pub fn parse_entry_text(spec: &SourceSpec, name: &str, text: &str) -> Result<Ser
     let parsed = spec.dialect.parse_entry(name, &doc.value);
     if let Some(issue) = parsed.issues.first() {
         let field = issue.field.as_deref().map(|f| f.split(['.', '[']).next().unwrap_or(f)).unwrap_or("");
-        return Err(format!("{}{}", at(field), issue.message));
+        // Reading a file, Switchboard skips a bad value and says so; here the
+        // user is typing, so the value is refused instead.
+        let message = ["; ignored", "; the default is used"].iter().fold(issue.message.as_str(), |m, tail| m.strip_suffix(tail).unwrap_or(m));
+        return Err(format!("{}{message}", at(field)));
     }
     if let Some(why) = parsed.not_runnable {
         return Err(format!("this entry is {why}"));

@@ -15,6 +15,7 @@ const src = (id: string, clientName: string, level: 'user' | 'project'): SourceI
   priority: 0,
   serverCount: 1,
   warnings: [],
+  fields: [],
 });
 const sources = [src('cursor-user', 'Cursor', 'user'), src('claude-desktop', 'Claude Desktop', 'user')];
 

@@ -15,7 +15,7 @@ const { engine } = await import('./engine.svelte');
 import type { SourceInfo } from '../types';
 
 const src = (id: string): SourceInfo => ({
-  id, client: 'cursor', clientName: id, level: 'user', path: `/x/${id}`, format: 'json', exists: true, readOnly: false, priority: 0, serverCount: 0, warnings: [],
+  id, client: 'cursor', clientName: id, level: 'user', path: `/x/${id}`, format: 'json', exists: true, readOnly: false, priority: 0, serverCount: 0, warnings: [], fields: [],
 });
 const tick = (ms = 80) => new Promise((r) => setTimeout(r, ms));
 

@@ -34,7 +34,11 @@ export type ServerView = { source: string, path: string, line?: number, errors: 
  */
 timeout?: number, auth?: AuthConfig, restartPolicy?: RestartPolicy, autoApprove?: Array<string>, };
 
-export type SourceInfo = { id: string, client: Client, clientName: string, level: Level, path: string, format: Format, exists: boolean, readOnly: boolean, priority: number, project?: string, serverCount: number, warnings: Array<string>, contentHash?: string, };
+export type SourceInfo = { id: string, client: Client, clientName: string, level: Level, path: string, format: Format, exists: boolean, readOnly: boolean, priority: number, project?: string, serverCount: number, warnings: Array<string>, contentHash?: string, 
+/**
+ * The `ServerDef` fields (camelCase) this source's client can store.
+ */
+fields: Array<string>, };
 
 export type ProjectFolder = { path: string, trusted: boolean, };
 
@@ -103,6 +107,8 @@ export type PromptMessageInfo = { role: string, content: { type: string; text?: 
 export type PromptResult = { description?: string, messages: Array<PromptMessageInfo>, };
 
 export type ProbeReport = { message: string, toolCount: number, tools: Array<string>, };
+
+export type EntryText = { format: Format, text: string, };
 
 export type LineKind = "same" | "removed" | "added" | "skipped";
 
