@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  startApp, gotoView, byTestId, exists, eventually, screenshot, screenshotDark, E2E,
+  startApp, gotoView, byTestId, exists, eventually, screenshot, screenshotDark, timeBox, E2E,
 } from './lib/app.mjs';
 
 const CLINE = '.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json';
@@ -80,6 +80,16 @@ after(async () => {
   if (app) await app.close();
 });
 
+/**
+ * Light and dark screenshots once the page has painted its last change
+ * (WebKitWebDriver can return the frame before it otherwise).
+ */
+async function shots(b, name) {
+  await timeBox(b.executeAsync((done) => requestAnimationFrame(() => requestAnimationFrame(() => done()))), 5_000, 'two frames');
+  await screenshot(b, name);
+  await screenshotDark(b, `${name}-dark`);
+}
+
 /** Opens the Edit form of `name` from its detail; returns the arguments field. */
 async function openEdit(b, name) {
   // A form left open by a failed test would cover the view.
@@ -143,8 +153,7 @@ test('Cline: one argument changes; cwd, autoApprove, timeout and an unknown key 
   assert.equal(await (await byTestId(b, 'add-auto-approve')).getValue(), 'echo\nadd', 'the auto-approve list is shown as it is');
   assert.equal(await (await byTestId(b, 'add-timeout')).getValue(), '90000', 'Cline\'s 90 s timeout, in ms');
   await bumpLastArgument(b, args);
-  await screenshot(b, 'edit-form');
-  await screenshotDark(b, 'edit-form-dark');
+  await shots(b, 'edit-form');
   await saveAndWaitForWrite(b, CLINE, before);
   assertOnlyArgsChanged(before, read(CLINE), '"edit-cline": {', '"args": ', ['--name', 'edit-cline', '--tools=3']);
 });
@@ -159,8 +168,7 @@ test('Codex: one argument changes; comments, env_vars, enabled_tools and tool_ti
   const text = await byTestId(b, 'edit-text', { displayed: true });
   await eventually(b, async () => (await text.getValue()).includes('--tools=3'), 'the TOML view shows the edited argument');
   assert.match(await text.getValue(), /^args = \[/m, 'the entry is in Codex\'s own TOML');
-  await screenshot(b, 'edit-text');
-  await screenshotDark(b, 'edit-text-dark');
+  await shots(b, 'edit-text');
   await (await byTestId(b, 'edit-mode-form')).click();
   const back = await byTestId(b, 'add-args', { displayed: true });
   assert.equal(await back.getValue(), '--name\nedit-codex\n--tools=3', 'switching back to the form keeps the edit');
@@ -175,6 +183,8 @@ test('Cursor: one argument changes; type, envFile and cwd stay; the timeout Curs
   const timeout = await byTestId(b, 'add-timeout');
   assert.equal(await timeout.isEnabled(), false, 'Cursor has no per-server timeout: the field is disabled');
   assert.equal(await (await byTestId(b, 'unsupported-timeout')).getText(), 'Not supported by Cursor.');
+  await timeout.scrollIntoView({ block: 'center' });
+  await shots(b, 'edit-unsupported');
   await bumpLastArgument(b, args);
   await saveAndWaitForWrite(b, CURSOR, before);
   assertOnlyArgsChanged(before, read(CURSOR), '"edit-cursor": {', '"args": ', ['--name', 'edit-cursor', '--tools=3']);
@@ -211,8 +221,7 @@ test('a file changed while the form is open: the conflict is shown, then "Save a
   );
   assert.equal(await timeout.getValue(), '120000', 'the user\'s unsaved value is still in the form');
   assert.equal(read(CLINE), theirs, 'nothing was written over the other program\'s change');
-  await screenshot(b, 'edit-conflict');
-  await screenshotDark(b, 'edit-conflict-dark');
+  await shots(b, 'edit-conflict');
 
   await (await byTestId(b, 'edit-conflict-save-anyway')).click();
   await eventually(b, async () => read(CLINE) !== theirs, 'Save anyway writes the file', 15_000);
@@ -221,4 +230,22 @@ test('a file changed while the form is open: the conflict is shown, then "Save a
   const timeoutLine = /("edit-conflict": \{[^}]*?"timeout": )60,/;
   assert.match(theirs, timeoutLine);
   assert.equal(read(CLINE), theirs.replace(timeoutLine, '$1120,'));
+});
+
+test('"Edit as JSON" refuses text that does not read, says where, and saves nothing', async () => {
+  const b = app.browser;
+  const before = read(CLINE);
+  await openEdit(b, 'edit-cline');
+  await (await byTestId(b, 'edit-mode-text')).click();
+  const text = await byTestId(b, 'edit-text', { displayed: true });
+  await eventually(b, async () => (await text.getValue()).includes('"command"'), 'the JSON view shows the entry');
+  await retype(b, text, '{ "command": "npx", "args": [ }');
+  await (await byTestId(b, 'add-save')).click();
+  const error = await byTestId(b, 'edit-text-error', { displayed: true });
+  assert.match(await error.getText(), /line 1/i, 'the error names the line');
+  assert.ok(await exists(b, 'edit-text'), 'the text stays open for fixing');
+  assert.equal(read(CLINE), before, 'nothing was written');
+  await (await byTestId(b, 'add-cancel')).click();
+  await eventually(b, async () => !(await exists(b, 'add-name')), 'Cancel closes the form');
+  assert.equal(read(CLINE), before, 'Cancel writes nothing');
 });
