@@ -90,6 +90,14 @@ pub fn line_diff(before: &str, after: &str) -> Vec<DiffLine> {
         }
     }
 
+    // Folding a single line saves nothing: show it.
+    for i in 0..near.len() {
+        let alone = !near[i] && (i == 0 || near[i - 1]) && (i + 1 == near.len() || near[i + 1]);
+        if alone && ops.len() > 1 && changed.iter().any(|c| *c) {
+            near[i] = true;
+        }
+    }
+
     let mut out = vec![];
     let mut skipped = 0;
     for (i, op) in ops.iter().enumerate() {
@@ -261,6 +269,15 @@ mod tests {
         );
         let removed = d.iter().find(|l| l.kind == LineKind::Removed).unwrap();
         assert_eq!((removed.old, removed.new), (Some(10), None));
+    }
+
+    #[test]
+    fn a_single_unchanged_line_is_shown_rather_than_folded() {
+        let before: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+        let after = before.replace("line 5\n", "line five\n");
+        let shown = render(&line_diff(&before, &after));
+        assert_eq!(shown.first().map(String::as_str), Some(" line 1"), "{shown:?}");
+        assert_eq!(shown.last().map(String::as_str), Some("~4 unchanged lines"), "{shown:?}");
     }
 
     #[test]
