@@ -300,6 +300,20 @@ impl Engine {
         Ok(self.refresh().await)
     }
 
+    /// Switch one tool on or off for the gateway (SPEC G4), by server name
+    /// and raw tool name; running gateways follow the settings file at once.
+    pub async fn set_tool_enabled(&self, server: &str, tool: &str, on: bool) -> Result<(), EditError> {
+        let _g = self.edits.lock().await;
+        self.save_settings(|s| crate::gateway::switches::set_tool(s, server, tool, on))
+    }
+
+    /// Leave a server out of the gateway, or serve it again (it keeps
+    /// running for the app either way).
+    pub async fn set_gateway_excluded(&self, server: &str, excluded: bool) -> Result<(), EditError> {
+        let _g = self.edits.lock().await;
+        self.save_settings(|s| crate::gateway::switches::set_excluded(s, server, excluded))
+    }
+
     /// Sign in to a remote server (SPEC A1, U8): discover, register, open the
     /// authorization page with `open` (the system browser), wait up to
     /// `timeout` for the redirect, keep the tokens in the keychain, and

@@ -19,3 +19,4 @@ pub mod manager;
 pub mod sse_client;
 pub mod watch;
 pub mod engine;
+pub mod gateway;

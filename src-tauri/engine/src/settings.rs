@@ -66,6 +66,14 @@ pub struct Settings {
     pub enable_project_config: bool,
     #[serde(default)]
     pub parked: Vec<ParkedEntry>,
+    /// Tools switched off, by server name and raw tool names (SPEC G4): the
+    /// gateway does not offer them. Kept by raw name, so a switch survives
+    /// restarts and changes of the sanitized name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub disabled_tools: std::collections::BTreeMap<String, Vec<String>>,
+    /// Servers the gateway does not serve (they still run for the app).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gateway_excluded: Vec<String>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
     /// Why the file could not be used (file and line): these are then the
@@ -83,7 +91,7 @@ fn yes() -> bool {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], other: Map::new(), problem: None, read_from: None }
+        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], disabled_tools: Default::default(), gateway_excluded: vec![], other: Map::new(), problem: None, read_from: None }
     }
 }
 

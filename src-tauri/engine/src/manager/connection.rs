@@ -100,12 +100,17 @@ pub enum ElicitAnswer {
 
 pub type ElicitationHandler = Arc<dyn Fn(ElicitRequest) -> futures::future::BoxFuture<'static, ElicitAnswer> + Send + Sync>;
 
+/// Hears a server's `notifications/progress` (server name, notification);
+/// must not block: the gateway hands it on in the background.
+pub type ProgressHandler = Arc<dyn Fn(&str, rmcp::model::ProgressNotificationParam) + Send + Sync>;
+
 /// What every session's client side shares: the roots we expose and who
 /// answers elicitations. Changing them reaches live sessions.
 #[derive(Default)]
 pub struct ClientHooks {
     pub roots: std::sync::RwLock<Vec<(String, Option<String>)>>,
     pub elicitation: std::sync::RwLock<Option<ElicitationHandler>>,
+    pub progress: std::sync::RwLock<Option<ProgressHandler>>,
 }
 
 /// The values an elicitation schema declares as defaults (for headless
@@ -220,6 +225,13 @@ impl ClientHandler for SwitchboardClient {
             ElicitAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
             ElicitAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
         })
+    }
+
+    async fn on_progress(&self, p: rmcp::model::ProgressNotificationParam, _cx: NotificationContext<RoleClient>) {
+        let handler = self.hooks.progress.read().unwrap().clone();
+        if let Some(h) = handler {
+            h(&self.server, p);
+        }
     }
 
     async fn on_prompt_list_changed(&self, _cx: NotificationContext<RoleClient>) {

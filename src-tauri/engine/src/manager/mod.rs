@@ -32,7 +32,7 @@ use crate::events::{EngineEvent, ServerStatus};
 use crate::launch::CommandResolver;
 use crate::naming::{assign_names, patch_schema, Collision, ToolRef};
 use futures::future::FusedFuture;
-pub use connection::{ClientHooks, ElicitAnswer, ElicitRequest, ElicitationHandler};
+pub use connection::{ClientHooks, ElicitAnswer, ElicitRequest, ElicitationHandler, ProgressHandler};
 use connection::{kill_group, subscribe_request, terminate_group, ConnectError, Launch, Signals, SwitchboardClient};
 use logbuf::LogSink;
 use tool_cache::{config_hash, ToolCache};
@@ -285,6 +285,16 @@ pub enum CallError {
     /// Cancelled by the caller: an abort, not an error.
     #[error("Tool call aborted")]
     Aborted,
+}
+
+/// Why a forwarded request failed: the server's own JSON-RPC error, passed
+/// on as it is, or Switchboard's reason.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ForwardError {
+    #[error("{0}")]
+    Server(rmcp::ErrorData),
+    #[error(transparent)]
+    Call(#[from] CallError),
 }
 
 /// How one connection ended.
@@ -1041,35 +1051,14 @@ impl Manager {
     /// Call a tool by server and raw tool name.
     pub async fn call_raw(&self, server: &str, tool: &str, args: Option<Map<String, Value>>, cancel: Option<CancellationToken>) -> Result<CallOutcome, CallError> {
         let slot = self.slot(server).ok_or_else(|| CallError::Mcp(format!("unknown server \"{server}\"")))?;
-        let cancel = cancel.unwrap_or_default();
-        let peer = self.wait_peer(&slot, &cancel).await?;
         let mut params = CallToolRequestParams::new(tool.to_string());
         if let Some(a) = args {
             params = params.with_arguments(a);
         }
-        let req = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let mut handle = peer
-            .send_cancellable_request(req, PeerRequestOptions::no_options())
-            .await
-            .map_err(|e| CallError::Mcp(e.to_string()))?;
-        let limit = self.shared.opts.call_timeout;
-        let resp = tokio::select! {
-            r = &mut handle.rx => r,
-            _ = cancel.cancelled() => {
-                let _ = handle.cancel(Some("cancelled by the user".into())).await;
-                return Err(CallError::Aborted);
-            }
-            _ = tokio::time::sleep(limit) => {
-                let _ = handle.cancel(Some("timed out".into())).await;
-                return Err(CallError::Mcp(format!("server \"{server}\" did not answer tools/call {tool} within {limit:?} (the call was cancelled)")));
-            }
-        };
-        // Never replayed: an ambiguous failure is reported, not retried.
-        let result = match resp {
-            Ok(Ok(ServerResult::CallToolResult(r))) => r,
-            Ok(Ok(other)) => return Err(CallError::Mcp(format!("unexpected response {other:?}"))),
-            Ok(Err(e)) => return Err(CallError::Mcp(e.to_string())),
-            Err(_) => return Err(CallError::Mcp("the connection closed before the server answered".into())),
+        let result = match self.forward_call(server, params, cancel.unwrap_or_default()).await {
+            Ok(r) => r,
+            Err(ForwardError::Server(e)) => return Err(CallError::Mcp(rmcp::ServiceError::McpError(e).to_string())),
+            Err(ForwardError::Call(e)) => return Err(e),
         };
         let is_error = result.is_error.unwrap_or(false);
         let content: Vec<Value> = result.content.iter().filter_map(|c| serde_json::to_value(c).ok()).collect();
@@ -1083,6 +1072,65 @@ impl Manager {
             tool: tool.into(),
             source: slot.wanted.source.clone(),
         })
+    }
+
+    /// `tools/call` with the caller's own parameters (`_meta` included) on
+    /// `server`, the result as the server gave it (the gateway, SPEC G1). A
+    /// deferred server is waited for; `cancel` sends
+    /// `notifications/cancelled`; the call is bounded by `call_timeout` and
+    /// never replayed.
+    pub async fn forward_call(&self, server: &str, params: CallToolRequestParams, cancel: CancellationToken) -> Result<rmcp::model::CallToolResult, ForwardError> {
+        let slot = self.slot(server).ok_or_else(|| CallError::Mcp(format!("unknown server \"{server}\"")))?;
+        let peer = self.wait_peer(&slot, &cancel).await?;
+        let tool = params.name.to_string();
+        let req = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut handle = peer
+            .send_cancellable_request(req, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| CallError::Mcp(e.to_string()))?;
+        let limit = self.shared.opts.call_timeout;
+        let resp = tokio::select! {
+            r = &mut handle.rx => r,
+            _ = cancel.cancelled() => {
+                let _ = handle.cancel(Some("cancelled by the user".into())).await;
+                return Err(CallError::Aborted.into());
+            }
+            _ = tokio::time::sleep(limit) => {
+                let _ = handle.cancel(Some("timed out".into())).await;
+                return Err(CallError::Mcp(format!("server \"{server}\" did not answer tools/call {tool} within {limit:?} (the call was cancelled)")).into());
+            }
+        };
+        // Never replayed: an ambiguous failure is reported, not retried.
+        match resp {
+            Ok(Ok(ServerResult::CallToolResult(r))) => Ok(r),
+            Ok(Ok(other)) => Err(CallError::Mcp(format!("unexpected response {other:?}")).into()),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(ForwardError::Server(e)),
+            Ok(Err(e)) => Err(CallError::Mcp(e.to_string()).into()),
+            Err(_) => Err(CallError::Mcp("the connection closed before the server answered".into()).into()),
+        }
+    }
+
+    /// Any other request to a connected `server`, under its timeout, the
+    /// answer as the server gave it (the gateway's resources, prompts and
+    /// completions). `what` names the request in a timeout's message.
+    pub async fn forward(&self, server: &str, what: &str, req: ClientRequest, cancel: CancellationToken) -> Result<ServerResult, ForwardError> {
+        let peer = self.peer_of(server).map_err(|e| CallError::Mcp(e.to_string()))?;
+        let limit = self.request_timeout(server);
+        let answer = tokio::select! {
+            r = tokio::time::timeout(limit, peer.send_request(req)) => r,
+            _ = cancel.cancelled() => return Err(CallError::Aborted.into()),
+        };
+        match answer {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(ForwardError::Server(e)),
+            Ok(Err(e)) => Err(CallError::Mcp(self.redact(server, &e.to_string())).into()),
+            Err(_) => Err(CallError::Mcp(format!("server \"{server}\" did not answer {what} within {limit:?}")).into()),
+        }
+    }
+
+    /// `server`'s tools as it listed them (or as cached, while deferred).
+    pub fn server_tools(&self, server: &str) -> Option<Arc<Vec<Tool>>> {
+        Some(self.slot(server)?.state.lock().unwrap().tools.clone())
     }
 
     /// The server's peer, waiting while it connects (a deferred call).
@@ -1253,6 +1301,17 @@ impl Manager {
     pub fn set_elicitation_handler(&self, handler: Option<ElicitationHandler>) {
         *self.shared.client_hooks.elicitation.write().unwrap() = handler;
     }
+
+    /// Who answers servers' elicitation requests now (a gateway wraps it).
+    pub fn elicitation_handler(&self) -> Option<ElicitationHandler> {
+        self.shared.client_hooks.elicitation.read().unwrap().clone()
+    }
+
+    /// Who hears servers' `notifications/progress` (the gateway forwards them).
+    pub fn set_progress_handler(&self, handler: Option<ProgressHandler>) {
+        *self.shared.client_hooks.progress.write().unwrap() = handler;
+    }
+
 
     /// Stop a server deliberately (it stays registered, `Disconnected`, and
     /// is never restarted by the supervisor). Waits until it is down.

@@ -177,10 +177,45 @@ pub(crate) enum Command {
     /// Undo a change from `switchboard history` (the newest when no ID is
     /// given), unless its file changed since Switchboard wrote it.
     Undo { id: Option<u64> },
+    /// Serve every server as one MCP server (the gateway): MCP on
+    /// stdin/stdout, or streamable HTTP with --http. Tools are named
+    /// mcp_<server>_<tool>; switched-off tools are left out.
+    Serve {
+        /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (loopback
+        /// only, e.g. 127.0.0.1:8765; port 0 picks one). Prints
+        /// {"url": ..., "pid": ...} once listening. Clients send
+        /// `Authorization: Bearer <token>` (see `switchboard gateway token`).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        /// Serve this one server alone, under its own tool, resource and
+        /// prompt names (over HTTP: at http://ADDR/mcp/NAME).
+        #[arg(long, value_name = "NAME")]
+        server: Option<String>,
+        /// Offer only search_tools and call_tool instead of every tool, for
+        /// clients that cannot take many tools.
+        #[arg(long)]
+        tool_search: bool,
+    },
+    /// The gateway: `switchboard gateway token` prints the bearer token that
+    /// `serve --http` requires (made once, kept in the OS keychain;
+    /// SWITCHBOARD_GATEWAY_TOKEN overrides it).
+    Gateway {
+        #[arg(value_parser = ["token"])]
+        action: String,
+    },
+    /// Switch tools off or on for the gateway: `switchboard tool off NAME…`
+    /// (gateway names as `switchboard tools` prints them, or SERVER/TOOL).
+    Tool {
+        #[arg(value_parser = ["on", "off"])]
+        action: String,
+        #[arg(required = true)]
+        names: Vec<String>,
+    },
 }
 
 mod history;
 mod runtime;
+mod serve;
 mod token;
 
 fn main() -> ExitCode {
@@ -251,6 +286,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let rt = tokio::runtime::Runtime::new()?;
             let roots = d.project_folders();
             return rt.block_on(runtime::run(host, d, c, runtime::Options { accept_defaults: cli.accept_defaults, roots, projects: cli.projects.clone() }));
+        }
+        Command::Serve { http, server, tool_search } => {
+            let rt = tokio::runtime::Runtime::new()?;
+            let o = serve::Serve { http, server, tool_search, accept_defaults: cli.accept_defaults, projects: cli.projects.clone() };
+            return rt.block_on(serve::serve(host, o));
+        }
+        Command::Gateway { .. } => serve::print_token()?,
+        Command::Tool { action, names } => {
+            let d = discover(&host, &settings, &o);
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(serve::switch_tools(host.clone(), d, action == "on", names))?;
         }
         Command::Discover { json } => {
             let d = discover(&host, &settings, &o);

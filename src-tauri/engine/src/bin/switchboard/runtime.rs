@@ -45,7 +45,7 @@ pub async fn run(host: Host, d: Discovery, cmd: Command, o: Options) -> anyhow::
     result
 }
 
-async fn interrupted() {
+pub(crate) async fn interrupted() {
     #[cfg(unix)]
     {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("signal handler");

@@ -1,0 +1,691 @@
+//! The gateway (SPEC G1, G4, G8): Switchboard as one MCP server in front of
+//! every server the manager runs. What it offers:
+//!
+//! - tools: the manager's tool index (sanitized names, SPEC M4) of the
+//!   servers it serves, minus switched-off tools, with each tool's
+//!   definition as its server gave it; calls are routed to the owning
+//!   server (cancellation and progress forwarded, errors passed through,
+//!   never replayed);
+//! - resources and prompts of every served server, renamed as `routes`
+//!   says, and mapped back;
+//! - `list_changed` notifications to every session when servers connect,
+//!   disconnect or re-list, or a switch changes (coalesced), resource
+//!   updates to the sessions that subscribed, servers' log messages;
+//! - elicitation requests of a server, forwarded to the gateway client whose
+//!   call caused them when that client can answer.
+//!
+//! A [`Gateway`] serves either all servers (the aggregate, `/mcp`) or one
+//! server under its own names (`/mcp/<server>`, `serve --server`). Each MCP
+//! client connection is one [`server::GatewaySession`]; `http` serves them
+//! over streamable HTTP, `rmcp::transport::stdio()` over stdin/stdout.
+
+// Logging is deprecated in the newest protocol but is what 2025 clients and servers use.
+#![allow(deprecated)]
+
+pub mod http;
+pub mod routes;
+pub mod search;
+pub mod server;
+pub mod switches;
+pub mod token;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, Tool};
+use rmcp::service::Peer;
+use rmcp::RoleServer;
+use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::events::{EngineEvent, ServerStatus};
+use crate::manager::{ElicitAnswer, ElicitRequest, ElicitationHandler, Manager, ToolIndex};
+pub use server::GatewaySession;
+pub use switches::Switches;
+
+/// Notifications arriving within this window go out as one.
+pub const COALESCE: Duration = Duration::from_millis(30);
+/// Bound of one notification send to a client (a client that stops reading
+/// loses notifications, it never blocks the gateway; SPEC P5).
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+/// Most gateway sessions at once (each holds a little state and a task).
+pub const MAX_SESSIONS: usize = 256;
+/// Per session: log messages and progress notifications waiting to be sent.
+pub const OUTBOX_LIMIT: usize = 256;
+/// Per session: distinct updated resource URIs waiting to be sent.
+pub const UPDATES_LIMIT: usize = 1024;
+/// How long a forwarded elicitation may wait for the gateway client's user.
+pub const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Every served server under gateway names.
+    All,
+    /// One server under its own names.
+    One(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct GatewayOptions {
+    /// Offer `search_tools` and `call_tool` instead of every tool (SPEC G8).
+    pub tool_search: bool,
+    /// The first `tools/list` waits at most this long after the gateway
+    /// started for servers to come up (SPEC M3's startup gate).
+    pub gate: Duration,
+}
+
+impl Default for GatewayOptions {
+    fn default() -> Self {
+        GatewayOptions { tool_search: false, gate: crate::manager::DEFAULT_GATE }
+    }
+}
+
+/// Live sessions' basic facts (for the app's status, issue 12 point 8).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    pub id: u64,
+    pub client: String,
+    pub version: String,
+    /// `None`: the aggregate; else the one server it is for.
+    pub server: Option<String>,
+}
+
+const TOOLS: u8 = 1;
+const RESOURCES: u8 = 2;
+const PROMPTS: u8 = 4;
+const ALL: u8 = TOOLS | RESOURCES | PROMPTS;
+
+/// What waits to be sent to one session: list changes as flags, the rest in
+/// bounded queues (the oldest log lines go first when a client falls behind).
+#[derive(Default)]
+pub(crate) struct Outbox {
+    flags: AtomicU8,
+    logs: Mutex<VecDeque<Outgoing>>,
+    updated: Mutex<indexmap::IndexSet<String>>,
+    dropped: AtomicU64,
+    closed: AtomicBool,
+    wake: tokio::sync::Notify,
+}
+
+pub(crate) enum Outgoing {
+    Log(LoggingMessageNotificationParam),
+    Progress(ProgressNotificationParam),
+}
+
+impl Outbox {
+    fn raise(&self, bits: u8) {
+        self.flags.fetch_or(bits, Ordering::AcqRel);
+        self.wake.notify_one();
+    }
+
+    fn push(&self, o: Outgoing) {
+        {
+            let mut q = self.logs.lock().unwrap();
+            if q.len() >= OUTBOX_LIMIT {
+                q.pop_front();
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            q.push_back(o);
+        }
+        self.wake.notify_one();
+    }
+
+    fn updated(&self, uri: String) {
+        {
+            let mut u = self.updated.lock().unwrap();
+            if u.len() >= UPDATES_LIMIT && !u.contains(&uri) {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            u.insert(uri);
+        }
+        self.wake.notify_one();
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.wake.notify_one();
+    }
+}
+
+/// One client connection, from its `initialize` on.
+pub(crate) struct SessionEntry {
+    pub id: u64,
+    pub peer: Peer<RoleServer>,
+    pub outbox: Arc<Outbox>,
+    /// Least level of server log messages forwarded (`logging/setLevel`).
+    pub log_level: Mutex<LoggingLevel>,
+    /// Gateway URIs (aggregate) or server URIs (one server) subscribed to.
+    pub subscriptions: Mutex<HashSet<String>>,
+    pub elicitation: bool,
+    pub info: SessionInfo,
+}
+
+impl Drop for SessionEntry {
+    fn drop(&mut self) {
+        self.outbox.close();
+    }
+}
+
+/// Shared by every gateway on one manager: who gets a server's progress
+/// notifications and elicitation requests.
+pub(crate) struct Relay {
+    next: AtomicU64,
+    /// Upstream progress token → the session and the token it used.
+    progress: Mutex<HashMap<String, (Weak<SessionEntry>, ProgressToken)>>,
+    /// Calls in flight: (server, session), newest last.
+    calls: Mutex<Vec<(u64, String, Weak<SessionEntry>)>>,
+}
+
+impl Relay {
+    fn install(manager: &Manager) -> Arc<Relay> {
+        let relay = Arc::new(Relay { next: AtomicU64::new(1), progress: Default::default(), calls: Default::default() });
+        let weak = Arc::downgrade(&relay);
+        manager.set_progress_handler(Some(Arc::new(move |_server: &str, p: ProgressNotificationParam| {
+            let Some(relay) = weak.upgrade() else { return };
+            let key = token_key(&p.progress_token);
+            let target = relay.progress.lock().unwrap().get(&key).cloned();
+            if let Some((session, token)) = target {
+                if let Some(s) = session.upgrade() {
+                    let mut p = p;
+                    p.progress_token = token;
+                    s.outbox.push(Outgoing::Progress(p));
+                }
+            }
+        })));
+        let previous = manager.elicitation_handler();
+        let weak = Arc::downgrade(&relay);
+        let handler: ElicitationHandler = Arc::new(move |req: ElicitRequest| {
+            let target = weak.upgrade().and_then(|r| r.elicitation_target(&req.server));
+            let previous = previous.clone();
+            Box::pin(async move {
+                match target {
+                    Some(peer) => forward_elicitation(&peer, &req).await,
+                    None => match previous {
+                        Some(h) => h(req).await,
+                        None => ElicitAnswer::Decline,
+                    },
+                }
+            })
+        });
+        manager.set_elicitation_handler(Some(handler));
+        relay
+    }
+
+    /// The newest session with a call in flight to `server` that can answer
+    /// an elicitation.
+    fn elicitation_target(&self, server: &str) -> Option<Peer<RoleServer>> {
+        let calls = self.calls.lock().unwrap();
+        calls.iter().rev().filter(|(_, s, _)| s == server).filter_map(|(_, _, w)| w.upgrade()).find(|s| s.elicitation).map(|s| s.peer.clone())
+    }
+
+    pub(crate) fn begin_call(self: &Arc<Self>, server: &str, session: &Arc<SessionEntry>, client_token: Option<ProgressToken>) -> CallGuard {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.calls.lock().unwrap().push((id, server.to_string(), Arc::downgrade(session)));
+        let upstream = client_token.map(|t| {
+            let key = format!("switchboard-{id}");
+            self.progress.lock().unwrap().insert(key.clone(), (Arc::downgrade(session), t));
+            ProgressToken(rmcp::model::NumberOrString::String(key.into()))
+        });
+        CallGuard { relay: self.clone(), id, upstream }
+    }
+}
+
+/// A forwarded call's registrations, undone when it ends.
+pub(crate) struct CallGuard {
+    relay: Arc<Relay>,
+    id: u64,
+    /// The progress token the upstream server sees.
+    pub upstream: Option<ProgressToken>,
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.relay.calls.lock().unwrap().retain(|(id, _, _)| *id != self.id);
+        if let Some(t) = &self.upstream {
+            self.relay.progress.lock().unwrap().remove(&token_key(t));
+        }
+    }
+}
+
+fn token_key(t: &ProgressToken) -> String {
+    match &t.0 {
+        rmcp::model::NumberOrString::String(s) => s.to_string(),
+        rmcp::model::NumberOrString::Number(n) => n.to_string(),
+    }
+}
+
+async fn forward_elicitation(peer: &Peer<RoleServer>, req: &ElicitRequest) -> ElicitAnswer {
+    use rmcp::model::ElicitationAction;
+    let params = serde_json::json!({ "mode": "form", "message": req.message, "requestedSchema": req.schema });
+    let Ok(params) = serde_json::from_value::<rmcp::model::ElicitRequestParams>(params) else { return ElicitAnswer::Decline };
+    match tokio::time::timeout(ELICITATION_TIMEOUT, peer.create_elicitation(params)).await {
+        Ok(Ok(r)) => match r.action {
+            ElicitationAction::Accept => ElicitAnswer::Accept(r.content.map(|c| serde_json::to_value(c).unwrap_or_default()).unwrap_or(serde_json::json!({}))),
+            ElicitationAction::Decline => ElicitAnswer::Decline,
+            _ => ElicitAnswer::Cancel,
+        },
+        _ => ElicitAnswer::Cancel,
+    }
+}
+
+pub(crate) struct Inner {
+    pub manager: Manager,
+    pub scope: Scope,
+    pub opts: GatewayOptions,
+    pub switches: watch::Receiver<Arc<Switches>>,
+    pub ready: watch::Receiver<bool>,
+    ready_tx: Arc<watch::Sender<bool>>,
+    pub started: tokio::time::Instant,
+    pub relay: Arc<Relay>,
+    sessions: Mutex<HashMap<u64, Weak<SessionEntry>>>,
+    next_session: Arc<AtomicU64>,
+    /// The visible tool list, rebuilt when the index or the switches change.
+    tool_list: Mutex<Option<ToolList>>,
+    search: Mutex<Option<Arc<search::SearchIndex>>>,
+    /// Aggregate prompt names → (server, prompt), as last listed.
+    pub prompt_names: Mutex<HashMap<String, (String, String)>>,
+    /// (server, original URI) → sessions subscribed; upstream subscribes on
+    /// the first and unsubscribes after the last.
+    pub subscribers: tokio::sync::Mutex<HashMap<(String, String), HashSet<u64>>>,
+    stop: CancellationToken,
+}
+
+struct ToolList {
+    index: Arc<ToolIndex>,
+    switches: Arc<Switches>,
+    tools: Arc<Vec<Tool>>,
+    /// Per visible tool: (server, raw name), same order.
+    routes: Arc<HashMap<String, (String, String)>>,
+}
+
+/// The gateway of one manager, for all servers or for one.
+#[derive(Clone)]
+pub struct Gateway {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+impl Gateway {
+    /// A gateway over every server of `manager` (not yet ready: call
+    /// [`Gateway::set_ready`] once the servers passed the startup gate).
+    /// Installs itself as the manager's progress and elicitation hooks (the
+    /// previous elicitation handler answers what no gateway client can).
+    pub fn new(manager: Manager, switches: watch::Receiver<Arc<Switches>>, opts: GatewayOptions) -> Gateway {
+        let relay = Relay::install(&manager);
+        let (ready_tx, ready) = watch::channel(false);
+        Self::build(manager, Scope::All, opts, switches, Arc::new(ready_tx), ready, relay, Arc::new(AtomicU64::new(1)))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        manager: Manager,
+        scope: Scope,
+        opts: GatewayOptions,
+        switches: watch::Receiver<Arc<Switches>>,
+        ready_tx: Arc<watch::Sender<bool>>,
+        ready: watch::Receiver<bool>,
+        relay: Arc<Relay>,
+        next_session: Arc<AtomicU64>,
+    ) -> Gateway {
+        let inner = Arc::new(Inner {
+            manager,
+            scope,
+            opts,
+            switches,
+            ready,
+            ready_tx,
+            started: tokio::time::Instant::now(),
+            relay,
+            sessions: Mutex::new(HashMap::new()),
+            next_session,
+            tool_list: Mutex::new(None),
+            search: Mutex::new(None),
+            prompt_names: Mutex::new(HashMap::new()),
+            subscribers: tokio::sync::Mutex::new(HashMap::new()),
+            stop: CancellationToken::new(),
+        });
+        tokio::spawn(notifier(Arc::downgrade(&inner), inner.manager.subscribe(), inner.switches.clone(), inner.stop.clone()));
+        Gateway { inner }
+    }
+
+    /// The same gateway for one server alone, under its own names.
+    pub fn scoped(&self, server: &str) -> Gateway {
+        let i = &self.inner;
+        Self::build(i.manager.clone(), Scope::One(server.to_string()), i.opts.clone(), i.switches.clone(), i.ready_tx.clone(), i.ready.clone(), i.relay.clone(), i.next_session.clone())
+    }
+
+    /// The servers passed the startup gate: `tools/list` stops waiting.
+    pub fn set_ready(&self) {
+        self.inner.ready_tx.send_replace(true);
+    }
+
+    /// A handler for one new client connection.
+    pub fn session(&self) -> GatewaySession {
+        GatewaySession::new(self.inner.clone())
+    }
+
+    pub fn scope(&self) -> &Scope {
+        &self.inner.scope
+    }
+
+    pub fn manager(&self) -> &Manager {
+        &self.inner.manager
+    }
+
+    /// Whether `server` is one this gateway serves (known and not excluded).
+    pub fn serves(&self, server: &str) -> bool {
+        self.inner.manager.status(server).is_some() && self.inner.visible(server)
+    }
+
+    /// The clients connected now.
+    pub fn sessions(&self) -> Vec<SessionInfo> {
+        self.inner.live_sessions().iter().map(|s| s.info.clone()).collect()
+    }
+
+    /// The tools a client of this gateway sees (without search mode).
+    pub fn tools(&self) -> Arc<Vec<Tool>> {
+        self.inner.tool_list().0
+    }
+}
+
+impl Inner {
+    pub fn visible(&self, server: &str) -> bool {
+        match &self.scope {
+            Scope::One(s) => s == server && !self.switches.borrow().is_excluded(server),
+            Scope::All => !self.switches.borrow().is_excluded(server),
+        }
+    }
+
+    /// Servers to ask for resources and prompts: served and connected.
+    pub fn connected_servers(&self) -> Vec<String> {
+        self.manager.server_names().into_iter().filter(|s| self.visible(s) && self.manager.status(s) == Some(ServerStatus::Connected)).collect()
+    }
+
+    /// Until the startup gate passed (at most `gate` after the start).
+    pub async fn wait_ready(&self) {
+        let mut ready = self.ready.clone();
+        let _ = tokio::time::timeout_at(self.started + self.opts.gate, ready.wait_for(|r| *r)).await;
+    }
+
+    pub fn register(&self, entry: &Arc<SessionEntry>) -> Result<(), String> {
+        let mut s = self.sessions.lock().unwrap();
+        s.retain(|_, w| w.strong_count() > 0);
+        if s.len() >= MAX_SESSIONS {
+            return Err(format!("this Switchboard gateway already has {MAX_SESSIONS} sessions; close some clients and try again"));
+        }
+        s.insert(entry.id, Arc::downgrade(entry));
+        Ok(())
+    }
+
+    pub fn next_session_id(&self) -> u64 {
+        self.next_session.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn live_sessions(&self) -> Vec<Arc<SessionEntry>> {
+        self.sessions.lock().unwrap().values().filter_map(Weak::upgrade).collect()
+    }
+
+    /// The visible tools and how each name finds its server.
+    pub fn tool_list(&self) -> (Arc<Vec<Tool>>, Arc<HashMap<String, (String, String)>>) {
+        let index = self.manager.tools();
+        let switches = self.switches.borrow().clone();
+        let mut cache = self.tool_list.lock().unwrap();
+        if let Some(c) = cache.as_ref().filter(|c| Arc::ptr_eq(&c.index, &index) && Arc::ptr_eq(&c.switches, &switches)) {
+            return (c.tools.clone(), c.routes.clone());
+        }
+        let (tools, routes) = self.build_tool_list(&index, &switches);
+        let (tools, routes) = (Arc::new(tools), Arc::new(routes));
+        *cache = Some(ToolList { index, switches, tools: tools.clone(), routes: routes.clone() });
+        (tools, routes)
+    }
+
+    fn build_tool_list(&self, index: &ToolIndex, switches: &Switches) -> (Vec<Tool>, HashMap<String, (String, String)>) {
+        let mut tools = Vec::with_capacity(index.tools.len());
+        let mut routes = HashMap::with_capacity(index.tools.len());
+        // Each server's own definitions, by raw name.
+        let mut raw: HashMap<String, (Arc<Vec<Tool>>, HashMap<String, usize>)> = HashMap::new();
+        for e in &index.tools {
+            if !self.visible(&e.server) || switches.is_off(&e.server, &e.tool) {
+                continue;
+            }
+            let (list, by_name) = raw.entry(e.server.clone()).or_insert_with(|| {
+                let list = self.manager.server_tools(&e.server).unwrap_or_default();
+                let by_name = list.iter().enumerate().map(|(i, t)| (t.name.to_string(), i)).collect();
+                (list, by_name)
+            });
+            let Some(def) = by_name.get(&e.tool).map(|i| &list[*i]) else { continue };
+            let mut t = def.clone();
+            let name = match &self.scope {
+                Scope::All => e.name.clone(),
+                Scope::One(_) => e.tool.clone(),
+            };
+            t.name = name.clone().into();
+            if needs_properties(&t.input_schema) {
+                let mut schema = (*t.input_schema).clone();
+                schema.insert("properties".into(), serde_json::Value::Object(Default::default()));
+                t.input_schema = Arc::new(schema);
+            }
+            routes.insert(name, (e.server.clone(), e.tool.clone()));
+            tools.push(t);
+        }
+        (tools, routes)
+    }
+
+    /// The search index over the visible tools (search mode).
+    pub fn search_index(&self) -> Arc<search::SearchIndex> {
+        let (tools, _) = self.tool_list();
+        let mut cache = self.search.lock().unwrap();
+        if let Some(s) = cache.as_ref().filter(|s| Arc::ptr_eq(s.tools(), &tools)) {
+            return s.clone();
+        }
+        let idx = Arc::new(search::SearchIndex::new(tools));
+        *cache = Some(idx.clone());
+        idx
+    }
+
+    /// A fingerprint of what `tools/list` answers now: a list_changed goes
+    /// out only when it differs.
+    fn tools_fingerprint(&self) -> u64 {
+        if self.opts.tool_search {
+            return 0;
+        }
+        let (tools, _) = self.tool_list();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for t in tools.iter() {
+            let _ = serde_json::to_writer(HashWriter(&mut h), t);
+        }
+        h.finish()
+    }
+}
+
+/// Lets serde_json write straight into a hasher.
+struct HashWriter<'a, H: Hasher>(&'a mut H);
+
+impl<H: Hasher> std::io::Write for HashWriter<'_, H> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        buf.hash(self.0);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn needs_properties(schema: &serde_json::Map<String, serde_json::Value>) -> bool {
+    schema.get("type").and_then(|t| t.as_str()) == Some("object") && schema.get("properties").is_none_or(|p| p.is_null())
+}
+
+/// An MCP log level from a log line's kind (`None`: not a server log message).
+fn level_of(kind: &str) -> Option<LoggingLevel> {
+    serde_json::from_value(serde_json::Value::String(kind.to_string())).ok()
+}
+
+fn level_rank(l: LoggingLevel) -> u8 {
+    l as u8
+}
+
+/// Hears the manager and the switches; tells every session what changed,
+/// coalesced over [`COALESCE`].
+async fn notifier(inner: Weak<Inner>, mut events: broadcast::Receiver<EngineEvent>, mut switches: watch::Receiver<Arc<Switches>>, stop: CancellationToken) {
+    let mut pending: u8 = 0;
+    let mut flush_at: Option<tokio::time::Instant> = None;
+    let mut last_tools = match inner.upgrade() {
+        Some(i) => i.tools_fingerprint(),
+        None => return,
+    };
+    let mut last_switches = switches.borrow().clone();
+    loop {
+        fn raise(bits: u8, pending: &mut u8, flush_at: &mut Option<tokio::time::Instant>) {
+            *pending |= bits;
+            flush_at.get_or_insert_with(|| tokio::time::Instant::now() + COALESCE);
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            ev = events.recv() => {
+                let Some(inner) = inner.upgrade() else { return };
+                match ev {
+                    Ok(ev) => {
+                        let bits = inner.classify(&ev);
+                        if bits != 0 {
+                            raise(bits, &mut pending, &mut flush_at);
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => raise(ALL, &mut pending, &mut flush_at),
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+            changed = switches.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                let now = switches.borrow_and_update().clone();
+                let bits = if now.same_servers(&last_switches) { TOOLS } else { ALL };
+                last_switches = now;
+                raise(bits, &mut pending, &mut flush_at);
+            }
+            _ = async { tokio::time::sleep_until(flush_at.unwrap()).await }, if flush_at.is_some() => {
+                flush_at = None;
+                let Some(inner) = inner.upgrade() else { return };
+                let mut bits = std::mem::take(&mut pending);
+                if bits & TOOLS != 0 {
+                    let fp = inner.tools_fingerprint();
+                    if fp == last_tools {
+                        bits &= !TOOLS;
+                    }
+                    last_tools = fp;
+                }
+                if bits != 0 {
+                    for s in inner.live_sessions() {
+                        s.outbox.raise(bits);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Inner {
+    /// What an engine event changes for this gateway's clients; log lines
+    /// and resource updates go straight to the sessions concerned.
+    fn classify(&self, ev: &EngineEvent) -> u8 {
+        match ev {
+            EngineEvent::Tools { server, .. } if self.visible(server) => TOOLS,
+            // Connected or gone: its resources and prompts came or went.
+            EngineEvent::Status { server, .. } if self.visible(server) => ALL,
+            EngineEvent::Removed { server } if self.visible(server) => ALL,
+            EngineEvent::ResourcesChanged { server } if self.visible(server) => RESOURCES,
+            EngineEvent::PromptsChanged { server } if self.visible(server) => PROMPTS,
+            EngineEvent::ResourceUpdated { server, uri } if self.visible(server) => {
+                let uri = match self.scope {
+                    Scope::All => routes::wrap_uri(server, uri),
+                    Scope::One(_) => uri.clone(),
+                };
+                for s in self.live_sessions() {
+                    if s.subscriptions.lock().unwrap().contains(&uri) {
+                        s.outbox.updated(uri.clone());
+                    }
+                }
+                0
+            }
+            EngineEvent::Log { server, lines } if self.visible(server) => {
+                let sessions = self.live_sessions();
+                if sessions.is_empty() {
+                    return 0;
+                }
+                for line in lines {
+                    let Some(level) = level_of(&line.kind) else { continue };
+                    let msg = LoggingMessageNotificationParam::new(level, serde_json::Value::String(line.text.clone())).with_logger(server.clone());
+                    for s in &sessions {
+                        if level_rank(level) >= level_rank(*s.log_level.lock().unwrap()) {
+                            s.outbox.push(Outgoing::Log(msg.clone()));
+                        }
+                    }
+                }
+                0
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// Sends what a session's outbox holds, in order, each send bounded; ends
+/// with the session.
+pub(crate) async fn drain(outbox: Arc<Outbox>, peer: Peer<RoleServer>) {
+    loop {
+        if outbox.closed.load(Ordering::Acquire) || peer.is_transport_closed() {
+            return;
+        }
+        let bits = outbox.flags.swap(0, Ordering::AcqRel);
+        let queued: Vec<Outgoing> = outbox.logs.lock().unwrap().drain(..).collect();
+        let updated: Vec<String> = std::mem::take(&mut *outbox.updated.lock().unwrap()).into_iter().collect();
+        let mut ok = true;
+        let send = |f: futures::future::BoxFuture<'static, Result<(), rmcp::ServiceError>>| async move {
+            !matches!(tokio::time::timeout(SEND_TIMEOUT, f).await, Ok(Err(rmcp::ServiceError::TransportClosed)))
+        };
+        if bits & TOOLS != 0 {
+            let p = peer.clone();
+            ok &= send(Box::pin(async move { p.notify_tool_list_changed().await })).await;
+        }
+        if bits & RESOURCES != 0 {
+            let p = peer.clone();
+            ok &= send(Box::pin(async move { p.notify_resource_list_changed().await })).await;
+        }
+        if bits & PROMPTS != 0 {
+            let p = peer.clone();
+            ok &= send(Box::pin(async move { p.notify_prompt_list_changed().await })).await;
+        }
+        for uri in updated {
+            let p = peer.clone();
+            let param: rmcp::model::ResourceUpdatedNotificationParam = match serde_json::from_value(serde_json::json!({ "uri": uri })) {
+                Ok(p) => p,
+                Err(_) => continue,
+            };
+            ok &= send(Box::pin(async move { p.notify_resource_updated(param).await })).await;
+        }
+        for o in queued {
+            let p = peer.clone();
+            ok &= match o {
+                #[allow(deprecated)]
+                Outgoing::Log(m) => send(Box::pin(async move { p.notify_logging_message(m).await })).await,
+                Outgoing::Progress(m) => send(Box::pin(async move { p.notify_progress(m).await })).await,
+            };
+        }
+        if !ok {
+            return;
+        }
+        let more = outbox.flags.load(Ordering::Acquire) != 0 || !outbox.logs.lock().unwrap().is_empty() || !outbox.updated.lock().unwrap().is_empty();
+        if !more {
+            outbox.wake.notified().await;
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! Per-tool switches and gateway exclusions (SPEC G4): kept in Switchboard's
+//! settings file by server name and raw tool name, and followed live, so a
+//! switch flipped by the app or by `switchboard tool off` in another process
+//! reaches every running gateway within a fraction of a second.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use notify::Watcher;
+use tokio::sync::watch;
+
+use crate::host::Host;
+use crate::settings::{settings_path, Settings, SettingsError};
+
+/// What the gateway must not offer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Switches {
+    /// Server → raw names of its tools that are switched off.
+    off: HashMap<String, HashSet<String>>,
+    /// Servers the gateway does not serve at all.
+    excluded: HashSet<String>,
+}
+
+impl Switches {
+    pub fn from_settings(s: &Settings) -> Switches {
+        Switches {
+            off: s.disabled_tools.iter().map(|(server, tools)| (server.clone(), tools.iter().cloned().collect())).collect(),
+            excluded: s.gateway_excluded.iter().cloned().collect(),
+        }
+    }
+
+    pub fn is_off(&self, server: &str, tool: &str) -> bool {
+        self.off.get(server).is_some_and(|t| t.contains(tool))
+    }
+
+    pub fn is_excluded(&self, server: &str) -> bool {
+        self.excluded.contains(server)
+    }
+
+    /// Whether `other` excludes a different set of servers.
+    pub fn same_servers(&self, other: &Switches) -> bool {
+        self.excluded == other.excluded
+    }
+}
+
+/// Switch `tool` of `server` on or off in `s` (kept sorted, no duplicates;
+/// a server with nothing switched off has no entry).
+pub fn set_tool(s: &mut Settings, server: &str, tool: &str, on: bool) {
+    let list = s.disabled_tools.entry(server.to_string()).or_default();
+    list.retain(|t| t != tool);
+    if !on {
+        list.push(tool.to_string());
+        list.sort();
+    }
+    if list.is_empty() {
+        s.disabled_tools.remove(server);
+    }
+}
+
+/// Exclude `server` from the gateway, or serve it again.
+pub fn set_excluded(s: &mut Settings, server: &str, excluded: bool) {
+    s.gateway_excluded.retain(|n| n != server);
+    if excluded {
+        s.gateway_excluded.push(server.to_string());
+        s.gateway_excluded.sort();
+    }
+}
+
+/// Switch tools on or off in the settings file (hash-checked, applied again
+/// on top of a concurrent change). `tools` are (server, raw tool name).
+pub fn save_tools(host: &Host, tools: &[(String, String)], on: bool) -> Result<Settings, SettingsError> {
+    Settings::update(host, |s| {
+        for (server, tool) in tools {
+            set_tool(s, server, tool, on);
+        }
+    })
+}
+
+/// Every switched-off tool, as the settings file has them.
+pub fn switched_off(s: &Settings) -> BTreeMap<String, Vec<String>> {
+    s.disabled_tools.clone()
+}
+
+/// Follows the settings file: the receiver holds the newest switches. A file
+/// that stops parsing keeps the last good switches (turning every tool back
+/// on because of a typo would be worse). Stops when every receiver is gone.
+pub fn follow(host: &Host) -> watch::Receiver<Arc<Switches>> {
+    let path = settings_path(host);
+    let (settings, _) = Settings::load(host);
+    let (tx, rx) = watch::channel(Arc::new(Switches::from_settings(&settings)));
+    let wake = Arc::new(tokio::sync::Notify::new());
+    let watcher = watch_folder(&path, wake.clone());
+    tokio::spawn(async move {
+        // Held for as long as anyone listens.
+        let _watcher = watcher;
+        loop {
+            tokio::select! {
+                _ = tx.closed() => return,
+                _ = wake.notified() => {}
+            }
+            // Editors and our own writer replace the file in steps: read once it settled.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let (s, problem) = Settings::load_from(&path);
+            if problem.is_some() {
+                continue;
+            }
+            let next = Switches::from_settings(&s);
+            tx.send_if_modified(|cur| {
+                if **cur == next {
+                    return false;
+                }
+                *cur = Arc::new(next.clone());
+                true
+            });
+        }
+    });
+    rx
+}
+
+/// Watch the folder of `file` (a watch on the file itself goes deaf after
+/// the first atomic save, see PLATFORM.md); wake on any event naming it.
+fn watch_folder(file: &std::path::Path, wake: Arc<tokio::sync::Notify>) -> Option<notify::RecommendedWatcher> {
+    let dir: PathBuf = file.parent()?.to_path_buf();
+    std::fs::create_dir_all(&dir).ok()?;
+    let name = file.file_name()?.to_os_string();
+    let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
+        if let Ok(ev) = ev {
+            if ev.paths.iter().any(|p| p.file_name() == Some(name.as_os_str())) {
+                wake.notify_one();
+            }
+        }
+    })
+    .ok()?;
+    w.watch(&dir, notify::RecursiveMode::NonRecursive).ok()?;
+    Some(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn switching_keeps_lists_sorted_and_drops_empty_servers() {
+        let mut s = Settings::default();
+        set_tool(&mut s, "fx", "echo", false);
+        set_tool(&mut s, "fx", "add", false);
+        set_tool(&mut s, "fx", "add", false);
+        assert_eq!(s.disabled_tools["fx"], vec!["add", "echo"]);
+        let sw = Switches::from_settings(&s);
+        assert!(sw.is_off("fx", "echo") && !sw.is_off("fx", "sleep") && !sw.is_off("other", "echo"));
+        set_tool(&mut s, "fx", "add", true);
+        set_tool(&mut s, "fx", "echo", true);
+        assert!(s.disabled_tools.is_empty());
+        set_excluded(&mut s, "b", true);
+        set_excluded(&mut s, "a", true);
+        set_excluded(&mut s, "a", true);
+        assert_eq!(s.gateway_excluded, vec!["a", "b"]);
+        assert!(Switches::from_settings(&s).is_excluded("a"));
+    }
+}
