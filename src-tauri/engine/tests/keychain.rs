@@ -182,3 +182,45 @@ async fn without_a_keychain_sign_in_refuses_instead_of_writing_tokens_to_a_file(
     assert!(String::from_utf8_lossy(&o.stdout).is_empty(), "no link is offered when the tokens could not be kept");
     let _ = Duration::ZERO;
 }
+
+/// `add --url URL --token-stdin`: the token goes to the keychain (bound to
+/// that URL), never to a file; it is sent at connect as `Authorization:
+/// Bearer`, so a server that insists on it connects; `logout` deletes it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bearer_token_given_on_stdin_is_kept_in_the_keychain_and_sent_at_connect() {
+    use std::io::Write;
+    let token = format!("static-{}-t0ken", std::process::id());
+    let server = switchboard_tests::spawn_http_fixture(&["--name", "remote", "--require-bearer", &token]).await.unwrap();
+    let home = home_with(json!({}));
+    let h = home.path().to_path_buf();
+
+    let mut child = cli(&h, &["add", "remote", "--url", &server.url, "--token-stdin"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(format!("{token}\n").as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Its token is in the OS keychain (Secret Service), not in the file"), "{out}");
+
+    // The file has the server and its URL, and no token; no file anywhere has it.
+    let file = std::fs::read_to_string(h.join(".config/switchboard/servers.json")).unwrap();
+    let entry: Value = serde_json::from_str(&file).unwrap();
+    assert_eq!(entry["mcpServers"]["remote"], json!({ "url": server.url }), "nothing but the server in the file");
+    assert!(grep_tree(&h, &token).is_empty(), "the token is in a file: {:?}", grep_tree(&h, &token));
+    let vault = Vault::keychain();
+    assert_eq!(vault.token_for("remote", &server.url).unwrap().as_deref(), Some(token.as_str()));
+    assert_eq!(vault.token_for("remote", "https://elsewhere.example/mcp").unwrap(), None, "only for the URL it was given for");
+
+    // A new process connects with it; the token shows nowhere in its output.
+    let o = cli(&h, &["status", "--server", "remote"]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(text.contains("connected"), "{text}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!text.contains(&token) && !String::from_utf8_lossy(&o.stderr).contains(&token));
+
+    // `logout` deletes it, and the server asks for authentication again.
+    let o = cli(&h, &["logout", "remote"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(vault.token_for("remote", &server.url).unwrap(), None);
+    let o = cli(&h, &["status", "--server", "remote"]).output().unwrap();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(!text.contains("connected"), "without the token the server refuses: {text}");
+}

@@ -520,8 +520,9 @@ mod jsonc {
         }
     }
 
-    /// Remove the value at `path`; every copy of a key the object has twice
-    /// (removing is what the user asked of each), but not through one.
+    /// Remove the value at `path`. A key the object has twice is refused
+    /// like any edit: removing every copy would also take the one the user
+    /// keeps on purpose (disabling by parking, for one, keeps only the last).
     fn remove(root: &CstRootNode, path: &[PathSeg]) -> Result<()> {
         let Some((last, parents)) = path.split_last() else {
             if let Some(value) = root.value() {
@@ -537,8 +538,8 @@ mod jsonc {
         match last {
             PathSeg::Key(key) => {
                 if let Some(object) = container.as_object() {
-                    // with duplicate keys the last one wins when read, so all go
-                    while let Some(prop) = object.get(key) {
+                    unique_key(root, &object, path)?;
+                    if let Some(prop) = object.get(key) {
                         prop.remove();
                     }
                 }
