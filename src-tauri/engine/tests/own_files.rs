@@ -237,6 +237,13 @@ fn own_files_and_their_folder_are_created_private() -> anyhow::Result<()> {
     let o = h.cli(&["priority", "codex-user"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(mode(&h.settings_file()), 0o600, "settings.json");
+    // The tool cache (what each server offers) too.
+    let fixture = switchboard_tests::fixture_server_path().to_string_lossy().to_string();
+    let o = h.cli(&["add", "fx2", "--", &fixture, "--name", "fx2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = h.cli(&["status", "--server", "fx2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(mode(&h.home.join(".cache/switchboard/tool-cache.json")), 0o600, "tool-cache.json");
     // A client's file Switchboard creates is an ordinary one.
     let o = h.cli(&["add", "fx", "--source", "cursor-user", "--", "some-server"]);
     assert!(o.status.success(), "{}", stderr(&o));

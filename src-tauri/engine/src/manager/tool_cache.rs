@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
 use crate::config::ServerDef;
-use crate::writer::{write_atomic, Expected};
+use crate::writer::{write_private, Expected};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Entry {
@@ -65,7 +65,8 @@ impl ToolCache {
             let bytes = serde_json::to_vec(&map).expect("cache serializes");
             let p = p.clone();
             // A failed cache write only costs the next start its head start.
-            let _ = tokio::task::spawn_blocking(move || write_atomic(&p, &bytes, Expected::Any)).await;
+            // Private like Switchboard's other files: it lists what each server offers.
+            let _ = tokio::task::spawn_blocking(move || write_private(&p, &bytes, Expected::Any)).await;
         }
     }
 }
