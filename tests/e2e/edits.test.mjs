@@ -1,6 +1,6 @@
 // Edits that lose nothing: changing one argument of a server in the Edit form
 // changes only that argument in the client's own file (Cline JSON, Codex TOML,
-// Cursor JSON); every other byte — keys the form does not show, keys
+// Cursor JSON, Switchboard's servers.json); every other byte — keys the form does not show, keys
 // Switchboard does not know, comments, other servers — stays as it was. And a
 // file changed by someone else while the form is open is never overwritten:
 // the conflict is shown with what changed, and "Save anyway" lays the user's
@@ -63,6 +63,17 @@ enabled_tools = ["echo", "add"]
 tool_timeout_sec = 45 # seconds
 cwd = ${q(fx.home)}
 `);
+  // Switchboard's own file: fields only Switchboard has, and one it does not know.
+  const own = JSON.parse(fs.readFileSync(fx.servers, 'utf8'));
+  own.mcpServers['edit-own'] = {
+    type: 'stdio',
+    command: fixture,
+    args: ['--name', 'edit-own', '--tools=2'],
+    restartPolicy: { initialDelayMs: 500, maxDelayMs: 4000, backoffMultiplier: 2, maxRestartAttempts: 3 },
+    autoApprove: ['echo'],
+    comment: 'kept by hand',
+  };
+  fs.writeFileSync(fx.servers, JSON.stringify(own, null, 2) + '\n');
   insertAfter(CURSOR, '"mcpServers": {\n', `    "edit-cursor": {
       "type": "stdio",
       "command": ${q(fixture)},
@@ -188,6 +199,16 @@ test('Cursor: one argument changes; type, envFile and cwd stay; the timeout Curs
   await bumpLastArgument(b, args);
   await saveAndWaitForWrite(b, CURSOR, before);
   assertOnlyArgsChanged(before, read(CURSOR), '"edit-cursor": {', '"args": ', ['--name', 'edit-cursor', '--tools=3']);
+});
+
+test("Switchboard's own file: one argument changes; restartPolicy, autoApprove and an unknown key stay", async () => {
+  const b = app.browser;
+  const rel = path.relative(app.fx.home, app.fx.servers);
+  const before = read(rel);
+  const args = await openEdit(b, 'edit-own');
+  await bumpLastArgument(b, args);
+  await saveAndWaitForWrite(b, rel, before);
+  assertOnlyArgsChanged(before, read(rel), '"edit-own": {', '"args": ', ['--name', 'edit-own', '--tools=3']);
 });
 
 test('a file changed while the form is open: the conflict is shown, then "Save anyway" keeps both changes', async () => {
