@@ -11,7 +11,7 @@ use switchboard_engine::discovery::SourceInfo;
 use switchboard_engine::sources::text::EntryText;
 use switchboard_engine::engine::ServerView;
 use switchboard_engine::events::LogLine;
-use switchboard_engine::manager::{CallOutcome, ElicitAnswer, ReconcileReport, ToolIndex};
+use switchboard_engine::manager::{CallOutcome, ElicitAnswer, ToolIndex};
 use switchboard_engine::settings::ProjectFolder;
 use switchboard_engine::writer::edit::ServerEdit;
 use switchboard_engine::writer::history::{HistoryEntry, UndoReport};
@@ -93,50 +93,51 @@ pub async fn restart_server(state: S<'_>, name: String) -> CommandResult<()> {
     Ok(state.engine.manager().restart(&name).await?)
 }
 
-/// Writes `enabled` into the server's own file, then reconciles.
+/// Writes `enabled` into the server's own file; the server starts or stops
+/// in the background (status events).
 #[tauri::command]
-pub async fn set_enabled(state: S<'_>, source: String, name: String, enabled: bool, content_hash: Option<String>) -> CommandResult<ReconcileReport> {
+pub async fn set_enabled(state: S<'_>, source: String, name: String, enabled: bool, content_hash: Option<String>) -> CommandResult<()> {
     Ok(state.engine.edit_seen(&source, ServerEdit::SetEnabled { name, enabled }, content_hash.as_deref()).await?)
 }
 
 /// `contentHash`: the source's hash as the user saw it (`list_sources`);
 /// a file changed since is refused with code `conflict`.
 #[tauri::command]
-pub async fn add_server(state: S<'_>, source: String, def: ServerDef, content_hash: Option<String>) -> CommandResult<ReconcileReport> {
+pub async fn add_server(state: S<'_>, source: String, def: ServerDef, content_hash: Option<String>) -> CommandResult<()> {
     Ok(state.engine.edit_seen(&source, ServerEdit::Add(def), content_hash.as_deref()).await?)
 }
 
 /// Writes only the fields where `def` differs from `original` (the
 /// definition the form was opened with), each in its client's own key.
 #[tauri::command]
-pub async fn update_server(state: S<'_>, source: String, name: String, def: ServerDef, original: ServerDef, content_hash: Option<String>) -> CommandResult<ReconcileReport> {
+pub async fn update_server(state: S<'_>, source: String, name: String, def: ServerDef, original: ServerDef, content_hash: Option<String>) -> CommandResult<()> {
     let patch = ServerPatch::between(&original, &def);
     Ok(state.engine.edit_seen(&source, ServerEdit::Patch { name, patch }, content_hash.as_deref()).await?)
 }
 
 #[tauri::command]
-pub async fn remove_server(state: S<'_>, source: String, name: String, content_hash: Option<String>) -> CommandResult<ReconcileReport> {
+pub async fn remove_server(state: S<'_>, source: String, name: String, content_hash: Option<String>) -> CommandResult<()> {
     Ok(state.engine.edit_seen(&source, ServerEdit::Remove { name }, content_hash.as_deref()).await?)
 }
 
 #[tauri::command]
-pub async fn set_priority(state: S<'_>, ids: Vec<String>) -> CommandResult<ReconcileReport> {
+pub async fn set_priority(state: S<'_>, ids: Vec<String>) -> CommandResult<()> {
     Ok(state.engine.set_priority(ids).await?)
 }
 
 /// "Use this one": moves `source` right above the winner's source.
 #[tauri::command]
-pub async fn promote(state: S<'_>, name: String, source: String) -> CommandResult<ReconcileReport> {
+pub async fn promote(state: S<'_>, name: String, source: String) -> CommandResult<()> {
     Ok(state.engine.promote(&name, &source).await?)
 }
 
 #[tauri::command]
-pub async fn add_project(state: S<'_>, path: PathBuf, trusted: bool) -> CommandResult<ReconcileReport> {
+pub async fn add_project(state: S<'_>, path: PathBuf, trusted: bool) -> CommandResult<()> {
     Ok(state.engine.add_project(&path, trusted).await?)
 }
 
 #[tauri::command]
-pub async fn remove_project(state: S<'_>, path: PathBuf) -> CommandResult<ReconcileReport> {
+pub async fn remove_project(state: S<'_>, path: PathBuf) -> CommandResult<()> {
     Ok(state.engine.remove_project(&path).await?)
 }
 

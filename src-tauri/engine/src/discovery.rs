@@ -14,6 +14,7 @@ use crate::config::vars::{expand, Expansion, VarContext};
 use crate::config::{Format, ServerDef};
 use crate::host::Host;
 use crate::settings::Settings;
+use crate::trust::{self, ClaudeApprovals};
 use crate::sources::read::{escape_pointer, parse, LocatedDoc};
 use crate::sources::{apply_priority, default_order, Client, Container, Level, SourceSpec};
 use crate::writer::{content_hash, ContentHash, PathSeg};
@@ -53,6 +54,32 @@ pub struct SourceInfo {
     pub hash: Option<ContentHash>,
     #[serde(skip)]
     pub spec: Option<SourceSpec>,
+    /// Set while the file exists but cannot be read or parsed; its servers
+    /// then come from its last good version, if Switchboard saw one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parse_error: Option<ParseError>,
+    /// When the version of the file whose servers count was saved
+    /// (milliseconds since the Unix epoch); `None`: no version has parsed
+    /// since Switchboard started, or the file does not exist.
+    #[serde(skip)]
+    pub good_version_at: Option<u64>,
+}
+
+/// Why a source file does not parse right now, and what is used instead.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ParseError {
+    /// The whole message, starting with the file (and line).
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<usize>,
+    /// When the last good version, whose servers keep running, was saved
+    /// (milliseconds since the Unix epoch); absent: there is none, so no
+    /// server of this file runs until it parses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_good_at: Option<u64>,
 }
 
 /// One definition of a name in one source.
@@ -73,6 +100,15 @@ pub struct Definition {
     /// Parked by Switchboard (disabled in a client without an off switch).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub parked: bool,
+    /// Its file does not parse right now: this definition is from the last
+    /// good version, saved at this time (milliseconds since the Unix epoch).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_good_at: Option<u64>,
+    /// Valid and enabled, but not started until the user approves it (a
+    /// project server Claude Code would not run, or one that changed since
+    /// its folder was trusted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held: Option<crate::trust::Held>,
     /// What this definition's strings may use, as its source's client
     /// expands them; launching applies exactly these.
     #[serde(skip)]
@@ -164,7 +200,14 @@ pub fn absolute(p: &Path) -> PathBuf {
 /// Run discovery. Never panics: a failure as a whole yields an empty result
 /// with one error.
 pub fn discover(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> Discovery {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| discover_inner(host, settings, opts))) {
+    discover_after(host, settings, opts, None)
+}
+
+/// Discovery that follows `previous`: a source file that exists but does not
+/// parse (an editor's save caught halfway) keeps the servers it had in
+/// `previous`, so they keep running instead of stopping and starting again.
+pub fn discover_after(host: &Host, settings: &Settings, opts: &DiscoverOptions, previous: Option<&Discovery>) -> Discovery {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| discover_inner(host, settings, opts, previous))) {
         Ok(d) => d,
         Err(p) => {
             let msg = p
@@ -181,36 +224,67 @@ pub fn discover(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> Dis
 struct FileRead {
     exists: bool,
     hash: Option<ContentHash>,
-    doc: Result<LocatedDoc, String>,
+    doc: Result<LocatedDoc, ParseError>,
+    /// Nothing but white space: most likely a save caught halfway.
+    empty: bool,
+    /// Modification time, milliseconds since the Unix epoch.
+    modified: Option<u64>,
+}
+
+fn unreadable(message: String) -> ParseError {
+    ParseError { message, line: None, column: None, last_good_at: None }
 }
 
 fn read_file(path: &Path, format: Format) -> FileRead {
-    match std::fs::metadata(path) {
+    let modified = |m: &std::fs::Metadata| m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_millis() as u64);
+    let meta = match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return FileRead { exists: false, hash: None, doc: Ok(LocatedDoc::default()) }
+            return FileRead { exists: false, hash: None, doc: Ok(LocatedDoc::default()), empty: false, modified: None }
         }
         Ok(m) if m.len() > MAX_FILE_BYTES => {
-            return FileRead { exists: true, hash: None, doc: Err(format!("{}: file is larger than 64 MiB; not read", path.display())) }
+            let doc = Err(unreadable(format!("{}: file is larger than 64 MiB; not read", path.display())));
+            return FileRead { exists: true, hash: None, doc, empty: false, modified: modified(&m) };
         }
-        _ => {}
-    }
+        m => m.ok(),
+    };
+    let modified = meta.as_ref().and_then(modified);
     match std::fs::read(path) {
-        Err(e) => FileRead { exists: path.exists(), hash: None, doc: Err(format!("{}: cannot read: {e}", path.display())) },
+        Err(e) => FileRead { exists: path.exists(), hash: None, doc: Err(unreadable(format!("{}: cannot read: {e}", path.display()))), empty: false, modified },
         Ok(bytes) => {
             let hash = Some(content_hash(&bytes));
+            let empty = bytes.iter().all(u8::is_ascii_whitespace);
             let doc = match String::from_utf8(bytes) {
-                Err(_) => Err(format!("{}: not valid UTF-8 text", path.display())),
+                Err(_) => Err(unreadable(format!("{}: not valid UTF-8 text", path.display()))),
                 Ok(text) => {
                     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-                    parse(format, text).map_err(|f| match f.line {
-                        Some(l) => format!("{}:{l}: cannot parse: {}", path.display(), f.message),
-                        None => format!("{}: cannot parse: {}", path.display(), f.message),
+                    parse(format, text).map_err(|f| ParseError {
+                        message: match f.line {
+                            Some(l) => format!("{}:{l}: cannot parse: {}", path.display(), f.message),
+                            None => format!("{}: cannot parse: {}", path.display(), f.message),
+                        },
+                        line: f.line,
+                        column: f.column,
+                        last_good_at: None,
                     })
                 }
             };
-            FileRead { exists: true, hash, doc }
+            FileRead { exists: true, hash, doc, empty, modified }
         }
     }
+}
+
+/// The definitions a source had in `previous` that came from its file
+/// (parked ones come from the settings), with when that version was saved.
+fn last_good(previous: Option<&Discovery>, id: &str) -> (Vec<Definition>, Option<u64>) {
+    let Some(p) = previous else { return (vec![], None) };
+    let Some(at) = p.source(id).and_then(|s| s.good_version_at) else { return (vec![], None) };
+    let mut defs: Vec<Definition> =
+        p.servers.iter().flat_map(|s| s.definitions.iter()).filter(|d| d.source == id && !d.parked).cloned().collect();
+    defs.sort_by_key(|d| d.line.unwrap_or(usize::MAX));
+    for d in &mut defs {
+        d.last_good_at = Some(at);
+    }
+    (defs, Some(at))
 }
 
 /// JSON pointer of a container path.
@@ -342,27 +416,11 @@ fn gemini_disabled(host: &Host, doc: &Value) -> Vec<String> {
     names
 }
 
-/// Claude Code asks before using a project's `.mcp.json` servers; the answer
-/// is kept in `~/.claude.json` under `projects[<path>].disabledMcpjsonServers`.
-fn mcpjson_disabled(host: &Host, spec: &SourceSpec) -> Vec<String> {
-    let (Some(project), true) = (&spec.project, spec.container.path() == [PathSeg::Key("mcpServers".into())]) else {
-        return vec![];
-    };
-    let Ok(text) = std::fs::read_to_string(host.home_join(".claude.json")) else { return vec![] };
-    let Ok(v) = serde_json::from_str::<Value>(&text) else { return vec![] };
-    v.get("projects")
-        .and_then(|p| p.get(project.to_string_lossy().as_ref()))
-        .and_then(|p| p.get("disabledMcpjsonServers"))
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
-        .unwrap_or_default()
-}
-
 pub fn gemini_enablement_path(host: &Host) -> PathBuf {
     host.home_join(".gemini/mcp-server-enablement.json")
 }
 
-fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> Discovery {
+fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, previous: Option<&Discovery>) -> Discovery {
     let specs = ordered_sources(host, settings, opts);
     let mut files: HashMap<(PathBuf, Format), FileRead> = HashMap::new();
     let mut out = Discovery::default();
@@ -387,27 +445,59 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> D
             fields: spec.dialect.fields().iter().map(|f| f.as_str()).collect(),
             hash: file.hash,
             spec: Some(spec.clone()),
+            parse_error: None,
+            good_version_at: None,
         };
         if spec.client == Client::Switchboard {
             // A settings.json that does not parse is shown with Switchboard's
             // own source: that is where users look for Switchboard's files.
             info.warnings.extend(settings.problem.clone());
         }
-        let doc = match &file.doc {
-            Ok(doc) => doc,
-            Err(e) => {
-                info.warnings.push(e.clone());
-                out.sources.push(info);
-                continue;
-            }
-        };
         let cx = var_context(host, spec);
-        let switched_off = match spec.client {
-            Client::Gemini => gemini_disabled(host, &doc.value),
-            Client::ClaudeCode if spec.level == Level::Project => mcpjson_disabled(host, spec),
-            _ => vec![],
+        // Claude Code's answers for a project's `.mcp.json`, and the pins of a
+        // trusted folder: what is held rather than started.
+        let approvals = match (&spec.project, trust::is_mcpjson(spec)) {
+            (Some(p), true) => Some(ClaudeApprovals::read(host, p)),
+            _ => None,
+        };
+        let pins = spec.project.as_ref().filter(|_| trust::is_pinned_source(spec)).and_then(|p| settings.trusted_servers.get(p));
+        let hold = |def: &ServerDef| approvals.as_ref().and_then(|a| a.verdict(&def.name)).or_else(|| trust::check_pin(pins, spec, def));
+        let (mut kept, kept_at) = last_good(previous, &spec.id);
+        for d in &mut kept {
+            d.held = hold(&d.def);
+        }
+        let broken = match &file.doc {
+            Err(e) => Some(e.clone()),
+            // Emptied while it had servers: a save caught between truncating and writing.
+            Ok(_) if file.empty && !kept.is_empty() => Some(unreadable(format!("{}: the file is empty (a save still in progress?)", spec.path.display()))),
+            Ok(_) => None,
         };
         let mut seen_here = 0;
+        if let Some(mut e) = broken {
+            e.last_good_at = kept_at;
+            info.warnings.push(match kept_at {
+                Some(_) => format!("{}; its servers keep running from the last good version", e.message),
+                None => format!("{}; there is no last good version (it did not parse since Switchboard started), so none of its servers run until it parses", e.message),
+            });
+            info.parse_error = Some(e);
+            info.good_version_at = kept_at;
+            seen_here = kept.len();
+            for d in kept {
+                by_name.entry(d.def.name.clone()).or_default().push(d);
+            }
+        }
+        if file.exists && info.parse_error.is_none() {
+            info.good_version_at = Some(file.modified.unwrap_or_else(crate::events::now_ms));
+        }
+        let nothing = LocatedDoc::default();
+        let doc = match (&file.doc, &info.parse_error) {
+            (Ok(doc), None) => doc,
+            _ => &nothing,
+        };
+        let switched_off = match spec.client {
+            Client::Gemini => gemini_disabled(host, &doc.value),
+            _ => vec![],
+        };
         for e in entries(spec, &doc.value, &mut info.warnings) {
             seen_here += 1;
             let line = doc.line(&e.pointer);
@@ -428,9 +518,10 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> D
                 }
             };
             let mut def = parsed.def;
-            if switched_off.contains(&e.name) {
+            if switched_off.contains(&e.name) || approvals.as_ref().is_some_and(|a| a.rejected(&e.name).is_some()) {
                 def.enabled = false;
             }
+            let held = hold(&def);
             let mut d = Definition {
                 source: spec.id.clone(),
                 path: spec.path.clone(),
@@ -439,6 +530,8 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> D
                 warnings: vec![],
                 not_runnable: parsed.not_runnable,
                 parked: false,
+                last_good_at: None,
+                held,
                 expansion: cx.expansion,
                 def,
             };
@@ -472,6 +565,8 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> D
                 warnings: vec![],
                 not_runnable: parsed.not_runnable,
                 parked: true,
+                last_good_at: None,
+                held: None,
                 expansion: cx.expansion,
                 def,
             };
@@ -482,15 +577,19 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> D
     }
 
     for (_, defs) in by_name {
-        let win = defs.iter().position(Definition::is_valid).unwrap_or(0);
+        // A held definition does not win over one that may run.
+        let win = defs
+            .iter()
+            .position(|d| d.is_valid() && d.held.is_none())
+            .or_else(|| defs.iter().position(Definition::is_valid))
+            .unwrap_or(0);
         let mut winner = defs[win].clone();
         for skipped in defs[..win].iter() {
-            winner.warnings.push(format!(
-                "the definition in {} ({}) is invalid and was skipped: {}",
-                skipped.path.display(),
-                skipped.source,
-                skipped.errors.join("; ")
-            ));
+            let why = match &skipped.held {
+                Some(h) if skipped.is_valid() => format!("is held and was skipped: {}", h.reason()),
+                _ => format!("is invalid and was skipped: {}", skipped.errors.join("; ")),
+            };
+            winner.warnings.push(format!("the definition in {} ({}) {why}", skipped.path.display(), skipped.source));
         }
         let shadowed = defs
             .iter()

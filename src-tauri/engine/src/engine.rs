@@ -8,10 +8,10 @@ use std::sync::{Arc, RwLock};
 use serde::Serialize;
 
 use crate::config::ServerDef;
-use crate::discovery::{absolute, discover, DiscoverOptions, DiscoveredServer, Discovery};
+use crate::discovery::{absolute, discover_after, DiscoverOptions, DiscoveredServer, Discovery};
 use crate::host::Host;
-use crate::manager::{Manager, ManagerOptions, ReconcileReport, ServerState, StartupReport, Wanted};
-use crate::settings::{ProjectFolder, Settings};
+use crate::manager::{Manager, ManagerOptions, ServerState, StartupReport, Wanted};
+use crate::settings::Settings;
 use crate::sources::text::EntryText;
 use crate::sources::SourceSpec;
 use crate::writer::edit::{EditError, ServerEdit, Writer};
@@ -95,10 +95,13 @@ impl Engine {
         DiscoverOptions { extra_projects: self.extra_projects.clone() }
     }
 
-    /// Re-read every source (cheap: tens of milliseconds for hundreds of servers).
+    /// Re-read every source (cheap: tens of milliseconds for hundreds of
+    /// servers). A file that does not parse keeps its servers from the
+    /// previous snapshot (its last good version).
     pub fn rediscover(&self) -> Arc<Discovery> {
         let settings = self.settings();
-        let d = Arc::new(discover(&self.host, &settings, &self.options()));
+        let previous = self.snapshot();
+        let d = Arc::new(discover_after(&self.host, &settings, &self.options(), Some(&previous)));
         *self.discovery.write().unwrap() = d.clone();
         d
     }
@@ -119,7 +122,13 @@ impl Engine {
 
     /// Discover and start every server behind the startup gate.
     pub async fn start(&self) -> StartupReport {
-        let d = self.rediscover();
+        let mut d = self.rediscover();
+        // Folders trusted before trust was tied to content: pinned as they
+        // are now (a broken settings file is reported elsewhere).
+        if let Ok(Some(s)) = crate::projects::pin_unpinned(&self.host, &self.settings(), &d) {
+            *self.settings.write().unwrap() = s;
+            d = self.rediscover();
+        }
         self.manager.set_roots(&d.project_folders()).await;
         self.manager.start(Wanted::from_discovery(&d)).await
     }
@@ -155,17 +164,20 @@ impl Engine {
         Ok(rx)
     }
 
-    /// Re-discover and reconcile: only changed servers are touched. With the
-    /// watcher running this goes through it, so the file event for our own
-    /// write finds nothing new (no second reconcile, no loop).
-    pub async fn refresh(&self) -> ReconcileReport {
+    /// Re-discover, then reconcile in the background: returns once the new
+    /// snapshot is in place; only changed servers are touched, and their
+    /// starts and handshakes arrive as events (`Reconciled` when done). With
+    /// the watcher running this goes through it, so the file event for our
+    /// own write finds nothing new (no second reconcile, no loop).
+    pub async fn refresh(&self) {
         let live = self.live.read().unwrap().clone();
         if let Some(live) = live {
-            return live.refresh().await.unwrap_or_default();
+            live.refresh().await;
+            return;
         }
         let d = self.rediscover();
         self.manager.set_roots(&d.project_folders()).await;
-        self.manager.reconcile(Wanted::from_discovery(&d)).await
+        self.manager.reconcile_in_background(Wanted::from_discovery(&d));
     }
 
     /// Every server with its definitions and runtime state.
@@ -196,8 +208,9 @@ impl Engine {
     }
 
     /// Apply one edit to a source's file (conflict-checked against what the
-    /// last discovery read), then reconcile.
-    pub async fn edit(&self, source: &str, edit: ServerEdit) -> Result<ReconcileReport, EditError> {
+    /// last discovery read). Returns once the file is written and the
+    /// snapshot follows it; servers restart in the background.
+    pub async fn edit(&self, source: &str, edit: ServerEdit) -> Result<(), EditError> {
         self.edit_seen(source, edit, None).await
     }
 
@@ -205,9 +218,10 @@ impl Engine {
     /// is the source's `contentHash` as the UI showed it (`None`: the newest
     /// snapshot's), so a change another program made while a form was open
     /// is refused as a conflict instead of overwritten.
-    pub async fn edit_seen(&self, source: &str, edit: ServerEdit, content_hash: Option<&str>) -> Result<ReconcileReport, EditError> {
+    pub async fn edit_seen(&self, source: &str, edit: ServerEdit, content_hash: Option<&str>) -> Result<(), EditError> {
+        let _g = self.edits.lock().await;
+        let before = self.snapshot();
         {
-            let _g = self.edits.lock().await;
             let (spec, newest) = self.spec(source)?;
             let seen = match content_hash {
                 Some(hex) => Some(seen_hash(hex)?),
@@ -217,11 +231,17 @@ impl Engine {
             Writer::new(&self.host, &mut settings).apply(&spec, edit, seen)?;
             *self.settings.write().unwrap() = settings;
         }
-        Ok(self.refresh().await)
+        self.refresh().await;
+        // A trusted folder's server the user wrote here runs as written.
+        if let Some(s) = crate::projects::pin_own_edit(&self.host, &before, &self.snapshot(), source)? {
+            *self.settings.write().unwrap() = s;
+            self.refresh().await;
+        }
+        Ok(())
     }
 
     /// Copy or move a server to another source, in that client's format (G3).
-    pub async fn copy_server(&self, name: &str, from: &str, to: &str, remove_source: bool) -> Result<ReconcileReport, EditError> {
+    pub async fn copy_server(&self, name: &str, from: &str, to: &str, remove_source: bool) -> Result<(), EditError> {
         {
             let _g = self.edits.lock().await;
             let (from, _) = self.spec(from)?;
@@ -254,7 +274,7 @@ impl Engine {
 
     /// New source priority: `ids` first, in this order, then every other
     /// source in its current order. A full list is a full new order.
-    pub async fn set_priority(&self, ids: Vec<String>) -> Result<ReconcileReport, EditError> {
+    pub async fn set_priority(&self, ids: Vec<String>) -> Result<(), EditError> {
         {
             let _g = self.edits.lock().await;
             self.change_priority(|current| crate::settings::put_first(&ids, current))?;
@@ -264,7 +284,7 @@ impl Engine {
 
     /// "Use this one" (U2): move the shadowed definition's source right above
     /// the current winner's source.
-    pub async fn promote(&self, name: &str, source: &str) -> Result<ReconcileReport, EditError> {
+    pub async fn promote(&self, name: &str, source: &str) -> Result<(), EditError> {
         let d = self.snapshot();
         let winner = d.server(name).map(|s| s.winner.source.clone()).ok_or_else(|| EditError::NotFound { name: name.into(), path: PathBuf::new() })?;
         {
@@ -279,25 +299,39 @@ impl Engine {
         Ok(self.refresh().await)
     }
 
-    pub async fn add_project(&self, dir: &Path, trusted: bool) -> Result<ReconcileReport, EditError> {
+    pub async fn add_project(&self, dir: &Path, trusted: bool) -> Result<(), EditError> {
         let abs = absolute(dir);
         {
             let _g = self.edits.lock().await;
-            self.save_settings(|s| {
-                s.projects.retain(|p| p.path != abs);
-                s.projects.push(ProjectFolder { path: abs.clone(), trusted });
-            })?;
+            // Trusting pins what the folder's servers run now.
+            *self.settings.write().unwrap() = crate::projects::set_trust(&self.host, &abs, trusted)?;
         }
         Ok(self.refresh().await)
     }
 
-    pub async fn remove_project(&self, dir: &Path) -> Result<ReconcileReport, EditError> {
+    pub async fn remove_project(&self, dir: &Path) -> Result<(), EditError> {
         let abs = absolute(dir);
         {
             let _g = self.edits.lock().await;
-            self.save_settings(|s| s.projects.retain(|p| p.path != abs))?;
+            *self.settings.write().unwrap() = crate::projects::remove(&self.host, &abs)?;
         }
         Ok(self.refresh().await)
+    }
+
+    /// Approve the held servers of a project folder (all, or only `server`):
+    /// ones Claude Code has not approved are approved there too, and what
+    /// each runs now becomes what the folder is trusted with.
+    pub async fn approve_project(&self, dir: &Path, server: Option<&str>) -> Result<crate::projects::Approved, EditError> {
+        let abs = absolute(dir);
+        let done = {
+            let _g = self.edits.lock().await;
+            let mut settings = self.settings();
+            let done = crate::projects::approve(&self.host, &mut settings, &self.snapshot(), &abs, server)?;
+            *self.settings.write().unwrap() = settings;
+            done
+        };
+        self.refresh().await;
+        Ok(done)
     }
 
     /// Switch one tool on or off for the gateway (SPEC G4), by server name

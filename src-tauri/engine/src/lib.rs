@@ -18,5 +18,7 @@ pub mod redact;
 pub mod manager;
 pub mod sse_client;
 pub mod watch;
+pub mod trust;
+pub mod projects;
 pub mod engine;
 pub mod gateway;

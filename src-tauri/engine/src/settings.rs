@@ -66,6 +66,12 @@ pub struct Settings {
     pub enable_project_config: bool,
     #[serde(default)]
     pub parked: Vec<ParkedEntry>,
+    /// What each trusted folder's servers ran when the user trusted it or
+    /// approved a change (`trust::Pin`), by folder. A trusted folder with no
+    /// entry was trusted before content was pinned: nothing of it is held
+    /// until its servers are pinned.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub trusted_servers: std::collections::BTreeMap<PathBuf, crate::trust::FolderPins>,
     /// Tools switched off, by server name and raw tool names (SPEC G4): the
     /// gateway does not offer them. Kept by raw name, so a switch survives
     /// restarts and changes of the sanitized name.
@@ -91,7 +97,7 @@ fn yes() -> bool {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], disabled_tools: Default::default(), gateway_excluded: vec![], other: Map::new(), problem: None, read_from: None }
+        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], trusted_servers: Default::default(), disabled_tools: Default::default(), gateway_excluded: vec![], other: Map::new(), problem: None, read_from: None }
     }
 }
 

@@ -19,8 +19,14 @@
 //!   (W2: hashes, not timestamps). Otherwise it re-runs discovery, publishes
 //!   `SourceChanged` per changed source and one `DiscoveryChanged`, re-arms
 //!   the folders (the watched set follows the source list: settings can add
-//!   project sources) and calls `Manager::reconcile` once. A burst — an editor
-//!   saving ten times, a checkout touching thirty files — is one reconcile.
+//!   project sources) and starts one reconcile in the background
+//!   (`Manager::reconcile_in_background`), so a server's slow handshake
+//!   never stops the watcher from taking the next change. A burst — an
+//!   editor saving ten times, a checkout touching thirty files — is one
+//!   reconcile.
+//! * A file caught mid-save (it does not parse) keeps the servers of its last
+//!   good version (`discover_after`): nothing stops, and when it parses
+//!   again only the servers whose definition changed restart.
 //! * The app's own writes (W2): after a `Writer` edit the app may call
 //!   [`Live::refresh`] to apply the change immediately; the watcher's own
 //!   event for that write then finds identical hashes and does nothing. If
@@ -44,10 +50,10 @@ use notify_debouncer_full::{new_debouncer, DebounceEventResult, DebouncedEvent, 
 use serde::Serialize;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use crate::discovery::{discover, gemini_enablement_path, DiscoverOptions, Discovery};
+use crate::discovery::{discover_after, gemini_enablement_path, DiscoverOptions, Discovery};
 use crate::events::EngineEvent;
 use crate::host::Host;
-use crate::manager::{Manager, ReconcileReport, Wanted};
+use crate::manager::{Manager, Wanted};
 use crate::settings::{settings_path, Settings};
 use crate::writer::{content_hash, ContentHash};
 
@@ -283,7 +289,7 @@ pub struct WatchStats {
     pub relevant_batches: u64,
     /// Hash comparisons run (after a settled burst or a refresh).
     pub checks: u64,
-    /// Re-discoveries followed by a reconcile.
+    /// Re-discoveries followed by a reconcile (started in the background).
     pub reconciles: u64,
 }
 
@@ -296,7 +302,7 @@ struct Shared {
 }
 
 enum Cmd {
-    Refresh(oneshot::Sender<Option<ReconcileReport>>),
+    Refresh(oneshot::Sender<Option<Arc<Discovery>>>),
     Stop,
 }
 
@@ -336,8 +342,9 @@ impl State {
         relevant
     }
 
-    /// Compare hashes; on any change re-discover, publish and reconcile.
-    async fn check(&mut self) -> Option<ReconcileReport> {
+    /// Compare hashes; on any change re-discover, publish, and start a
+    /// reconcile in the background. Returns the new discovery, if any.
+    async fn check(&mut self) -> Option<Arc<Discovery>> {
         self.shared.stats.lock().unwrap().checks += 1;
         self.watcher.rearm();
         self.publish_watch_state();
@@ -347,8 +354,8 @@ impl State {
         }
         changed.sort();
         let settings = (self.settings)();
-        let (host, opts) = (self.host.clone(), self.opts.discover.clone());
-        let d = match tokio::task::spawn_blocking(move || discover(&host, &settings, &opts)).await {
+        let (host, opts, previous) = (self.host.clone(), self.opts.discover.clone(), self.discovery.clone());
+        let d = match tokio::task::spawn_blocking(move || discover_after(&host, &settings, &opts, Some(&previous))).await {
             Ok(d) => Arc::new(d),
             Err(e) => {
                 self.shared.errors.lock().unwrap().push(format!("discovery failed: {e}"));
@@ -384,7 +391,8 @@ impl State {
         let _ = self.shared.events.send(EngineEvent::DiscoveryChanged { servers: d.servers.len(), warnings: warning_count(&d) });
         self.manager.set_roots(&d.project_folders()).await;
         self.shared.stats.lock().unwrap().reconciles += 1;
-        Some(self.manager.reconcile(Wanted::from_discovery(&d)).await)
+        self.manager.reconcile_in_background(Wanted::from_discovery(&d));
+        Some(d)
     }
 }
 
@@ -432,8 +440,8 @@ pub struct Live {
 
 impl Live {
     /// Start watching. `initial` is the discovery the manager was started
-    /// from; anything that changed since it was read is reconciled before
-    /// this returns. Must be called inside a Tokio runtime.
+    /// from; anything that changed since it was read is discovered before
+    /// this returns (and reconciled in the background). Must be called inside a Tokio runtime.
     pub async fn start(host: Host, settings: SettingsProvider, manager: Manager, initial: Discovery, opts: WatchOptions) -> Result<Live, WatchError> {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut watcher = ConfigWatcher::new(opts.debounce, tx)?;
@@ -489,19 +497,20 @@ impl Live {
         self.shared.stats.lock().unwrap().clone()
     }
 
-    /// Check every tracked file now (no debounce) and reconcile if any
-    /// changed; `None` when nothing did. Call it after the app's own writes
-    /// to apply them at once — the watcher's event for the same write then
-    /// finds nothing new. Waits for a reconcile already in progress.
-    pub async fn refresh(&self) -> Option<ReconcileReport> {
+    /// Check every tracked file now (no debounce); if any changed, returns
+    /// the new discovery once it is published, with its reconcile started in
+    /// the background (`Reconciled` tells when it is done); `None` when
+    /// nothing changed. Call it after the app's own writes to apply them at
+    /// once — the watcher's event for the same write then finds nothing new.
+    pub async fn refresh(&self) -> Option<Arc<Discovery>> {
         let (tx, rx) = oneshot::channel();
         self.cmds.send(Cmd::Refresh(tx)).ok()?;
         rx.await.ok().flatten()
     }
 
     /// Stop watching after the check in progress, if any (servers keep
-    /// running; shut the manager down separately). Dropping a `Live` stops
-    /// it at once instead, even mid-reconcile.
+    /// running, and a reconcile already started goes on; shut the manager
+    /// down separately). Dropping a `Live` stops it at once instead.
     pub async fn stop(mut self) {
         let _ = self.cmds.send(Cmd::Stop);
         if let Some(t) = self.task.take() {

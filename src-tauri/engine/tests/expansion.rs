@@ -101,6 +101,8 @@ env = {{ PASSWORD = "!echo pwned", TOKEN = "API_KEY", BRACED = "${{API_KEY}}", P
         "PREFIXED": "${env:SB_EXP_VAR}",
     })) } });
     m.write(&mcp_json, &cc.to_string());
+    // Approved in Claude Code, which runs a project's `.mcp.json` servers only then.
+    m.write(&m.project.join(".claude/settings.local.json"), r#"{"enabledMcpjsonServers": ["cc-vars"]}"#);
     // VS Code: `${env:VAR}`, `${userHome}`, … but no bare `${VAR}`.
     let vs = json!({ "servers": { "vscode-vars": json_server(m, "vscode-vars", json!({
         "FROM_ENV": "${env:SB_EXP_VAR}",

@@ -121,6 +121,24 @@ async fn a_broken_settings_file_is_shown_with_its_line_and_never_replaced() -> a
     Ok(())
 }
 
+#[test]
+fn a_broken_servers_json_is_shown_with_its_line_and_not_written() {
+    let h = Home::new();
+    let text = "{\n  \"mcpServers\": {\n    \"a\": { \"command\": \"x\" }\n    \"b\": { \"command\": \"y\" }\n  }\n}\n";
+    let own = h.write(".config/switchboard/servers.json", text);
+    let o = h.cli(&["discover"]);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    // The parser stops right after the entry that lacks its comma.
+    assert!(out.contains(&format!("{}:3:", own.display())), "`discover` names file and line:\n{out}");
+    for args in [&["add", "c", "--", "some-server"][..], &["remove", "a", "--source", "switchboard"], &["disable", "a", "--source", "switchboard"]] {
+        let o = h.cli(args);
+        assert!(!o.status.success(), "{args:?} must fail");
+        let e = stderr(&o);
+        assert!(e.contains(&format!("cannot edit {}: it does not parse", own.display())) && e.contains("line 3") && e.contains("fix the file first"), "{args:?}: {e}");
+    }
+    assert_eq!(std::fs::read_to_string(&own).unwrap(), text, "servers.json is byte for byte what the user wrote");
+}
+
 /// Two processes, the CLI (`switchboard priority ID`) and an `Engine` in this
 /// process (`set_priority`), each move 50 different sources to the top,
 /// interleaved. A move lost to the other process's write would leave its

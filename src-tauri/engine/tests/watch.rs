@@ -403,14 +403,15 @@ async fn an_edit_through_the_writer_is_one_reconcile_and_restarts_nothing_else()
     let mut def = d.server("c").unwrap().winner.def.clone();
     def.args.extend(["--tools".to_string(), "1".to_string()]);
     Writer::new(&env.host, &mut settings).apply(&spec, ServerEdit::Update { name: "c".into(), def }, d.source("switchboard").unwrap().hash).unwrap();
-    let rep = r.live.refresh().await.expect("refresh saw the write");
+    let d = r.live.refresh().await.expect("refresh saw the write");
+    assert!(d.server("c").unwrap().winner.def.args.ends_with(&["1".to_string()]), "refresh returns the new discovery");
+    let rep = next_reconcile(&mut r.rx).await;
     expect(&rep, &[], &[], &["c"], &["a", "b"]);
-    assert_eq!(next_reconcile(&mut r.rx).await, rep, "the manager published the same reconcile");
     check_pids(&r.m, &before, &["a", "b"], &["c"]).await;
     no_more_reconciles(&mut r.rx).await;
     assert_eq!(r.live.stats().reconciles, 2, "{:?}", r.live.stats());
     // Nothing left to do.
-    assert_eq!(r.live.refresh().await, None);
+    assert!(r.live.refresh().await.is_none());
     stop(r).await;
 }
 
@@ -419,9 +420,11 @@ async fn a_settings_change_rediscovers_and_the_watched_set_follows() {
     let env = Env::new();
     write_new(&env.own(), &config(&[("a", &[])]));
     let project = env.home.join("work/app");
-    write_new(&project.join(".mcp.json"), &config(&[("p", &[])]));
+    // Cursor's project file: no Claude Code approval is involved.
+    let project_file = project.join(".cursor/mcp.json");
+    write_new(&project_file, &config(&[("p", &[])]));
     let mut r = start(&env, &["a"]).await;
-    assert!(!r.live.watched_folders().contains(&project));
+    assert!(!r.live.watched_folders().contains(&project.join(".cursor")));
 
     // Trust the project (as `switchboard project add` would).
     let before = pids(&r.m);
@@ -431,12 +434,12 @@ async fn a_settings_change_rediscovers_and_the_watched_set_follows() {
     let rep = next_reconcile(&mut r.rx).await;
     expect(&rep, &["p"], &[], &[], &["a"]);
     check_pids(&r.m, &before, &["a"], &["p"]).await;
-    assert!(r.live.watched_folders().contains(&project), "{:?}", r.live.watched_folders());
+    assert!(r.live.watched_folders().contains(&project.join(".cursor")), "{:?}", r.live.watched_folders());
     assert!(changed_sources(&mut r.wrx).contains(&"settings".to_string()));
 
     // The project's file is now watched.
     let before = pids(&r.m);
-    save_atomic(&project.join(".mcp.json"), &config(&[("p", &["--tools", "2"])]));
+    save_atomic(&project_file, &config(&[("p", &["--tools", "2"])]));
     let rep = next_reconcile(&mut r.rx).await;
     expect(&rep, &[], &[], &["p"], &["a"]);
     check_pids(&r.m, &before, &["a"], &["p"]).await;

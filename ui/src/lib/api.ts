@@ -16,7 +16,6 @@ import type {
   ProjectFolder,
   PromptList,
   PromptResult,
-  ReconcileReport,
   ResourceList,
   ResourceRead,
   ServerDef,
@@ -112,27 +111,27 @@ export const api = {
   stopServer: (name: string) => call<void>('stop_server', { name }),
   restartServer: (name: string) => call<void>('restart_server', { name }),
   setEnabled: (source: string, name: string, enabled: boolean, contentHash?: string) =>
-    call<ReconcileReport>('set_enabled', { source, name, enabled, contentHash: contentHash ?? null }),
+    call<void>('set_enabled', { source, name, enabled, contentHash: contentHash ?? null }),
   /**
    * `contentHash`: the source's hash as the user saw it; when the file has
    * changed since, the edit is refused with code `conflict`.
    */
   addServer: (source: string, def: ServerDef, contentHash?: string) =>
-    call<ReconcileReport>('add_server', { source, def, contentHash: contentHash ?? null }),
+    call<void>('add_server', { source, def, contentHash: contentHash ?? null }),
   /** Writes only the fields where `def` differs from `original` (what the form was opened with). */
   updateServer: (source: string, name: string, def: ServerDef, original: ServerDef, contentHash?: string) =>
-    call<ReconcileReport>('update_server', { source, name, def, original, contentHash: contentHash ?? null }),
+    call<void>('update_server', { source, name, def, original, contentHash: contentHash ?? null }),
   /** `def` as an entry of `source`'s file, in that client's format and field names. */
   entryText: (source: string, def: ServerDef) => call<EntryText>('entry_text', { source, def }),
   /** Reads an entry typed by the user; the error names the line or field. */
   parseEntryText: (source: string, name: string, text: string) =>
     call<ServerDef>('parse_entry_text', { source, name, text }),
   removeServer: (source: string, name: string, contentHash?: string) =>
-    call<ReconcileReport>('remove_server', { source, name, contentHash: contentHash ?? null }),
-  setPriority: (ids: string[]) => call<ReconcileReport>('set_priority', { ids }),
-  promote: (name: string, source: string) => call<ReconcileReport>('promote', { name, source }),
-  addProject: (path: string, trusted: boolean) => call<ReconcileReport>('add_project', { path, trusted }),
-  removeProject: (path: string) => call<ReconcileReport>('remove_project', { path }),
+    call<void>('remove_server', { source, name, contentHash: contentHash ?? null }),
+  setPriority: (ids: string[]) => call<void>('set_priority', { ids }),
+  promote: (name: string, source: string) => call<void>('promote', { name, source }),
+  addProject: (path: string, trusted: boolean) => call<void>('add_project', { path, trusted }),
+  removeProject: (path: string) => call<void>('remove_project', { path }),
   listResources: (server: string) => call<ResourceList>('list_resources', { server }),
   readResource: (server: string, uri: string) => call<ResourceRead>('read_resource', { server, uri }),
   listPrompts: (server: string) => call<PromptList>('list_prompts', { server }),

@@ -120,25 +120,53 @@ pub struct Wanted {
     pub project: Option<PathBuf>,
     /// What the source's client expands; launching applies exactly this.
     pub expansion: Expansion,
+    /// The folder of the file that defines it: a relative `cwd` is relative
+    /// to it, as the client reading that file would take it.
+    pub config_dir: Option<PathBuf>,
 }
 
 impl Wanted {
     /// A server given directly counts as one of Switchboard's own file.
     pub fn new(def: ServerDef) -> Self {
-        Wanted { def, source: None, project: None, expansion: Expansion::SWITCHBOARD }
+        Wanted { def, source: None, project: None, expansion: Expansion::SWITCHBOARD, config_dir: None }
+    }
+
+    /// The folder a stdio server runs in, from its `cwd` with variables
+    /// already expanded: an absolute one as is, a relative one against the
+    /// defining file's folder, none at all the project folder (a project's
+    /// `node ./tools/server.js` means that project's `tools`), else the
+    /// process's own folder (`None`).
+    pub fn working_folder(&self, cwd: Option<&str>) -> Option<PathBuf> {
+        match cwd.filter(|c| !c.is_empty()) {
+            Some(c) if std::path::Path::new(c).is_absolute() => Some(PathBuf::from(c)),
+            Some(c) => Some(match &self.config_dir {
+                Some(dir) => dir.join(c),
+                None => PathBuf::from(c),
+            }),
+            None => self.project.clone(),
+        }
+    }
+
+    /// Equal keys start the same way: the definition, and what its
+    /// variables and relative paths are taken against.
+    fn launch_key(&self) -> (String, Option<PathBuf>, Option<PathBuf>) {
+        let relative = self.def.transport == Transport::Stdio && !self.def.cwd.as_deref().is_some_and(|c| std::path::Path::new(c).is_absolute());
+        (config_hash(&self.def), self.project.clone(), if relative { self.config_dir.clone() } else { None })
     }
 
     /// The servers discovery says should run: each name's valid winner that
-    /// Switchboard can start (disabled ones included, to show as disabled).
+    /// Switchboard can start (disabled ones included, to show as disabled),
+    /// unless it is held for the user's approval.
     pub fn from_discovery(d: &crate::discovery::Discovery) -> Vec<Wanted> {
         d.servers
             .iter()
-            .filter(|s| s.winner.is_valid() && s.winner.not_runnable.is_none())
+            .filter(|s| s.winner.is_valid() && s.winner.not_runnable.is_none() && s.winner.held.is_none())
             .map(|s| Wanted {
                 def: s.winner.def.clone(),
                 source: Some(s.winner.source.clone()),
                 project: d.source(&s.winner.source).and_then(|src| src.project.clone()),
                 expansion: s.winner.expansion,
+                config_dir: s.winner.path.parent().map(PathBuf::from),
             })
             .collect()
     }
@@ -297,6 +325,16 @@ pub enum ForwardError {
     Call(#[from] CallError),
 }
 
+/// What one reconcile step did to its server.
+enum Step {
+    Nothing,
+    Kept,
+    Started,
+    Stopped,
+    Updated,
+    Failed(RegistryError),
+}
+
 /// How one connection ended.
 enum Outcome {
     /// Stopped on purpose: never restarted.
@@ -350,6 +388,16 @@ struct Shared {
     reindex: Mutex<()>,
     /// Stored sign-ins (SPEC A3); `None`: no OAuth tokens are injected.
     vault: RwLock<Option<crate::auth::vault::Vault>>,
+    /// The newest reconcile's wish, by name (absent: not wanted). A
+    /// server's reconcile step reads it under that name's lock, so
+    /// reconciles that overlap converge on the newest wish.
+    desired: Mutex<HashMap<String, Wanted>>,
+    /// One lock per server name for reconcile steps: an update replaces the
+    /// slot, so the slot's own lock cannot order two steps on one name.
+    steps: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Reconciles running in the background, ended at shutdown.
+    background: TaskTracker,
+    closing: CancellationToken,
 }
 
 #[derive(Clone)]
@@ -378,6 +426,10 @@ impl Manager {
                 client_hooks: Arc::new(ClientHooks::default()),
                 reindex: Mutex::new(()),
                 vault: RwLock::new(None),
+                desired: Mutex::new(HashMap::new()),
+                steps: Mutex::new(HashMap::new()),
+                background: TaskTracker::new(),
+                closing: CancellationToken::new(),
             }),
         }
     }
@@ -749,6 +801,16 @@ impl Manager {
         def.command = def.command.as_deref().map(x);
         def.args = def.args.iter().map(|a| x(a)).collect();
         def.cwd = def.cwd.as_deref().map(x);
+        if def.transport == Transport::Stdio {
+            let folder = w.working_folder(def.cwd.as_deref());
+            if let Some(f) = folder.as_ref().filter(|f| !f.is_dir()) {
+                return Err(match &def.cwd {
+                    Some(c) => format!("its working folder {} does not exist (\"cwd\": \"{c}\"); fix \"cwd\" in its config file", f.display()),
+                    None => format!("its working folder, the project folder {}, does not exist", f.display()),
+                });
+            }
+            def.cwd = folder.map(|f| f.to_string_lossy().into_owned());
+        }
         def.url = def.url.as_deref().map(x);
         if let Some(u) = &def.url {
             crate::config::validate::check_url(u).map_err(|e| format!("url {e}"))?;
@@ -1281,10 +1343,15 @@ impl Manager {
             *r = roots;
         }
         let peers: Vec<Peer<RoleClient>> = self.shared.slots.read().unwrap().values().filter_map(|s| s.state.lock().unwrap().peer.clone()).collect();
-        for p in peers {
-            #[allow(deprecated)]
-            let _ = p.notify_roots_list_changed().await;
-        }
+        // Told in the background: a server that does not read its input
+        // must not hold up the caller (an edit, the file watcher).
+        let timeout = self.shared.opts.ping_timeout;
+        self.shared.tracker.spawn(async move {
+            for p in peers {
+                #[allow(deprecated)]
+                let _ = tokio::time::timeout(timeout, p.notify_roots_list_changed()).await;
+            }
+        });
     }
 
     /// Where stored sign-ins are read from when servers connect (the OS
@@ -1427,42 +1494,125 @@ impl Manager {
 
     /// Make the running set match `wanted` (SPEC M12): only servers whose
     /// effective definition changed are touched; the rest keep their
-    /// connection and process.
+    /// connection and process. Waits for the replacements' handshakes; each
+    /// server is its own step, so a slow one holds up no other. Reconciles
+    /// may overlap: every step applies the newest wish for its server.
     pub async fn reconcile(&self, wanted: Vec<Wanted>) -> ReconcileReport {
-        let mut report = ReconcileReport::default();
-        let current: Vec<(String, String)> = self.shared.slots.read().unwrap().values().map(|s| (s.name.clone(), s.hash.clone())).collect();
-        let wanted_names: std::collections::HashSet<String> = wanted.iter().map(|w| w.def.name.clone()).collect();
-        let removed: Vec<String> = current.iter().filter(|(n, _)| !wanted_names.contains(n)).map(|(n, _)| n.clone()).collect();
-        futures::future::join_all(removed.iter().map(|n| self.disconnect(n))).await;
-        report.stopped = removed;
-        let mut added = vec![];
-        let mut changed = vec![];
-        for w in wanted {
-            match current.iter().find(|(n, _)| *n == w.def.name) {
-                None => added.push(w),
-                Some((_, h)) if *h != config_hash(&w.def) => changed.push(w),
-                Some((n, _)) => report.kept.push(n.clone()),
-            }
+        let names = self.wish(wanted);
+        self.drive(names).await
+    }
+
+    /// `reconcile` without waiting: the wish is recorded now (a later one
+    /// wins), the starts, stops and handshakes happen in the background and
+    /// end with a `Reconciled` event.
+    pub fn reconcile_in_background(&self, wanted: Vec<Wanted>) {
+        if self.shared.closing.is_cancelled() {
+            return;
         }
-        report.started = added.iter().map(|w| w.def.name.clone()).collect();
-        self.add_all(added);
-        let results = futures::future::join_all(changed.into_iter().map(|w| {
-            let name = w.def.name.clone();
-            async move { (name, self.update(w).await) }
-        }))
-        .await;
-        for (name, r) in results {
-            match r {
-                Ok(()) => report.updated.push(name),
-                Err(e) => report.failed.push(ServerError { server: name, error: e.to_string() }),
+        let names = self.wish(wanted);
+        let me = self.clone();
+        let closing = self.shared.closing.clone();
+        self.shared.background.spawn(async move {
+            tokio::select! {
+                _ = me.drive(names) => {}
+                _ = closing.cancelled() => {}
+            }
+        });
+    }
+
+    /// Record `wanted` as the newest wish; returns every name it concerns
+    /// (wanted now, or registered and no longer wanted).
+    fn wish(&self, wanted: Vec<Wanted>) -> Vec<String> {
+        let mut names: Vec<String> = self.server_names();
+        let mut desired = HashMap::new();
+        for w in wanted {
+            if !names.contains(&w.def.name) {
+                names.push(w.def.name.clone());
+            }
+            desired.insert(w.def.name.clone(), w);
+        }
+        *self.shared.desired.lock().unwrap() = desired;
+        names
+    }
+
+    async fn drive(&self, names: Vec<String>) -> ReconcileReport {
+        let steps = futures::future::join_all(names.iter().map(|n| self.step(n))).await;
+        let mut report = ReconcileReport::default();
+        for (name, step) in names.into_iter().zip(steps) {
+            match step {
+                Step::Nothing => {}
+                Step::Kept => report.kept.push(name),
+                Step::Started => report.started.push(name),
+                Step::Stopped => report.stopped.push(name),
+                Step::Updated => report.updated.push(name),
+                Step::Failed(e) => report.failed.push(ServerError { server: name, error: e.to_string() }),
             }
         }
         let _ = self.shared.events.send(EngineEvent::Reconciled { report: report.clone() });
         report
     }
 
+    fn wished(&self, name: &str) -> Option<Wanted> {
+        self.shared.desired.lock().unwrap().get(name).cloned()
+    }
+
+    /// Bring one server in line with the newest wish for it. A server that
+    /// is already as wished is not waited for, even while an earlier step
+    /// still runs on it (a handshake in progress): that step checks the
+    /// newest wish again when it ends, and goes on until they agree.
+    async fn step(&self, name: &str) -> Step {
+        let key = |w: &Option<Wanted>| w.as_ref().map(Wanted::launch_key);
+        let as_wished = |want: &Option<Wanted>| match (self.slot(name), want) {
+            (None, None) => Some(Step::Nothing),
+            (Some(slot), Some(w)) if slot.wanted.launch_key() == w.launch_key() => Some(Step::Kept),
+            _ => None,
+        };
+        if let Some(done) = as_wished(&self.wished(name)) {
+            return done;
+        }
+        let lock = self.shared.steps.lock().unwrap().entry(name.to_string()).or_default().clone();
+        let _g = lock.lock().await;
+        let mut result = Step::Nothing;
+        loop {
+            if self.shared.closing.is_cancelled() {
+                return result;
+            }
+            let want = self.wished(name);
+            let now = match as_wished(&want) {
+                Some(done) => done,
+                None => match (self.slot(name), want.clone()) {
+                    (Some(_), None) => {
+                        self.disconnect(name).await;
+                        Step::Stopped
+                    }
+                    (None, Some(w)) => {
+                        self.add_all(vec![w]);
+                        Step::Started
+                    }
+                    (_, Some(w)) => match self.update(w).await {
+                        Ok(()) => Step::Updated,
+                        Err(e) => Step::Failed(e),
+                    },
+                    (None, None) => Step::Nothing,
+                },
+            };
+            result = match (result, now) {
+                (_, Step::Failed(e)) => Step::Failed(e),
+                (Step::Nothing | Step::Kept, now) => now,
+                (before, _) => before,
+            };
+            if key(&self.wished(name)) == key(&want) {
+                return result;
+            }
+        }
+    }
+
     /// Disconnect every server, in parallel, and wait for every task.
     pub async fn shutdown(&self) {
+        // Reconciles still running would start servers behind our back.
+        self.shared.closing.cancel();
+        self.shared.background.close();
+        self.shared.background.wait().await;
         let names = self.server_names();
         futures::future::join_all(names.iter().map(|n| self.disconnect(n))).await;
         self.shared.tracker.close();

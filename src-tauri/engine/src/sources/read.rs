@@ -26,6 +26,8 @@ impl LocatedDoc {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParseFailure {
     pub line: Option<usize>,
+    /// 1-based, in characters, where the format's parser says.
+    pub column: Option<usize>,
     pub message: String,
 }
 
@@ -35,6 +37,12 @@ pub fn escape_pointer(seg: &str) -> String {
 
 fn line_of(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1
+}
+
+fn column_of(text: &str, offset: usize) -> usize {
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    let start = before.iter().rposition(|b| *b == b'\n').map(|i| i + 1).unwrap_or(0);
+    String::from_utf8_lossy(&before[start..]).chars().count() + 1
 }
 
 /// Offsets of line starts, for O(log n) offset → line lookups (a 1 MB
@@ -77,6 +85,7 @@ fn parse_json(format: Format, text: &str) -> Result<LocatedDoc, ParseFailure> {
     };
     let res = jsonc_parser::parse_to_ast(text, &Default::default(), &opts).map_err(|e| ParseFailure {
         line: Some(e.line_display()),
+        column: Some(e.column_display()),
         message: format!("{} (line {}, column {})", e.kind(), e.line_display(), e.column_display()),
     })?;
     let mut doc = LocatedDoc::default();
@@ -118,7 +127,12 @@ fn convert_ast(v: &ast::Value, text: &LineIndex, ptr: &str, lines: &mut HashMap<
 fn parse_toml(text: &str) -> Result<LocatedDoc, ParseFailure> {
     let doc: toml_edit::Document<String> = text.parse().map_err(|e: toml_edit::TomlError| {
         let line = e.span().map(|s| line_of(text, s.start));
-        ParseFailure { line, message: e.message().to_string() + &line.map(|l| format!(" (line {l})")).unwrap_or_default() }
+        let column = e.span().map(|s| column_of(text, s.start));
+        ParseFailure { line, column, message: e.message().to_string() + &match (line, column) {
+            (Some(l), Some(c)) => format!(" (line {l}, column {c})"),
+            (Some(l), None) => format!(" (line {l})"),
+            _ => String::new(),
+        } }
     })?;
     let mut out = LocatedDoc::default();
     let index = LineIndex::new(text);
@@ -182,7 +196,7 @@ fn parse_yaml(text: &str) -> Result<LocatedDoc, ParseFailure> {
     }
     let value: Value = serde_norway::from_str(text).map_err(|e| {
         let line = e.location().map(|l| l.line());
-        ParseFailure { line, message: e.to_string() }
+        ParseFailure { line, column: e.location().map(|l| l.column()), message: e.to_string() }
     })?;
     // serde_norway has no spans for values; find each key's line by its
     // indentation-aware text position, which is what a user needs to look at.
