@@ -257,7 +257,7 @@ async fn one_server_alone_keeps_its_own_names() {
 }
 
 #[tokio::test]
-async fn cancellation_progress_and_elicitation_are_forwarded() {
+async fn cancellation_and_elicitation_are_forwarded() {
     let home = Home::new(&[("fx", &["--resources"])]);
     let (c, mut rx) = Client::new(true);
     let client = home.stdio(&[], c).await;

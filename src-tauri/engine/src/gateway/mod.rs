@@ -175,9 +175,9 @@ impl Drop for SessionEntry {
 /// notifications and elicitation requests.
 pub(crate) struct Relay {
     next: AtomicU64,
-    /// Upstream progress token → the session and the token it used.
-    progress: Mutex<HashMap<String, (Weak<SessionEntry>, ProgressToken)>>,
-    /// Calls in flight: (server, session), newest last.
+    /// (server, upstream progress token) → the session and the token it used.
+    progress: Mutex<HashMap<(String, String), (Weak<SessionEntry>, ProgressToken)>>,
+    /// Calls in flight: (id, server, session), newest last.
     calls: Mutex<Vec<(u64, String, Weak<SessionEntry>)>>,
 }
 
@@ -185,9 +185,9 @@ impl Relay {
     fn install(manager: &Manager) -> Arc<Relay> {
         let relay = Arc::new(Relay { next: AtomicU64::new(1), progress: Default::default(), calls: Default::default() });
         let weak = Arc::downgrade(&relay);
-        manager.set_progress_handler(Some(Arc::new(move |_server: &str, p: ProgressNotificationParam| {
+        manager.set_progress_handler(Some(Arc::new(move |server: &str, p: ProgressNotificationParam| {
             let Some(relay) = weak.upgrade() else { return };
-            let key = token_key(&p.progress_token);
+            let key = (server.to_string(), token_key(&p.progress_token));
             let target = relay.progress.lock().unwrap().get(&key).cloned();
             if let Some((session, token)) = target {
                 if let Some(s) = session.upgrade() {
@@ -226,12 +226,7 @@ impl Relay {
     pub(crate) fn begin_call(self: &Arc<Self>, server: &str, session: &Arc<SessionEntry>, client_token: Option<ProgressToken>) -> CallGuard {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.calls.lock().unwrap().push((id, server.to_string(), Arc::downgrade(session)));
-        let upstream = client_token.map(|t| {
-            let key = format!("switchboard-{id}");
-            self.progress.lock().unwrap().insert(key.clone(), (Arc::downgrade(session), t));
-            ProgressToken(rmcp::model::NumberOrString::String(key.into()))
-        });
-        CallGuard { relay: self.clone(), id, upstream }
+        CallGuard { relay: self.clone(), id, server: server.to_string(), session: Arc::downgrade(session), client_token, upstream: Mutex::new(None) }
     }
 }
 
@@ -239,15 +234,29 @@ impl Relay {
 pub(crate) struct CallGuard {
     relay: Arc<Relay>,
     id: u64,
-    /// The progress token the upstream server sees.
-    pub upstream: Option<ProgressToken>,
+    server: String,
+    session: Weak<SessionEntry>,
+    /// The token the gateway client asked progress for, if any.
+    client_token: Option<ProgressToken>,
+    upstream: Mutex<Option<(String, String)>>,
+}
+
+impl CallGuard {
+    /// The upstream request went out with `token`: its progress goes to the
+    /// client under the client's own token.
+    pub(crate) fn sent(&self, token: &ProgressToken) {
+        let Some(client) = self.client_token.clone() else { return };
+        let key = (self.server.clone(), token_key(token));
+        self.relay.progress.lock().unwrap().insert(key.clone(), (self.session.clone(), client));
+        *self.upstream.lock().unwrap() = Some(key);
+    }
 }
 
 impl Drop for CallGuard {
     fn drop(&mut self) {
         self.relay.calls.lock().unwrap().retain(|(id, _, _)| *id != self.id);
-        if let Some(t) = &self.upstream {
-            self.relay.progress.lock().unwrap().remove(&token_key(t));
+        if let Some(key) = self.upstream.lock().unwrap().take() {
+            self.relay.progress.lock().unwrap().remove(&key);
         }
     }
 }

@@ -90,20 +90,22 @@ impl GatewaySession {
             return Err(McpError::invalid_params(format!("Unknown tool \"{name}\""), None));
         };
         let entry = self.entry(&cx.peer)?;
-        let client_token = meta.as_ref().and_then(|m| m.get_progress_token());
+        // rmcp hands the request's _meta over in the context.
+        let client_token = meta.as_ref().and_then(|m| m.get_progress_token()).or_else(|| cx.meta.get_progress_token());
         let guard = self.inner.relay.begin_call(&server, &entry, client_token);
         let mut params = CallToolRequestParams::new(tool.clone());
         params.arguments = arguments;
-        // The client's _meta goes along, with our own progress token in place of its.
-        let mut meta = meta.unwrap_or_default();
+        // The client's _meta goes along; rmcp puts its own progress token in
+        // (one per upstream request), which `sent` maps back to the client's.
+        let mut meta = meta.unwrap_or_else(|| cx.meta.clone());
         meta.0.remove("progressToken");
-        if let Some(t) = &guard.upstream {
-            meta.set_progress_token(t.clone());
-        }
+        // Protocol keys describe the gateway's session, not the upstream one.
+        meta.0.retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
         if !meta.0.is_empty() {
             params.meta = Some(meta);
         }
-        let result = self.inner.manager.forward_call(&server, params, cx.ct.clone()).await;
+        let sent = |t: &ProgressToken| guard.sent(t);
+        let result = self.inner.manager.forward_call(&server, params, cx.ct.clone(), Some(&sent)).await;
         drop(guard);
         match result {
             Ok(mut r) => {

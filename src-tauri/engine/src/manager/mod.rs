@@ -1117,7 +1117,7 @@ impl Manager {
         if let Some(a) = args {
             params = params.with_arguments(a);
         }
-        let result = match self.forward_call(server, params, cancel.unwrap_or_default()).await {
+        let result = match self.forward_call(server, params, cancel.unwrap_or_default(), None).await {
             Ok(r) => r,
             Err(ForwardError::Server(e)) => return Err(CallError::Mcp(rmcp::ServiceError::McpError(e).to_string())),
             Err(ForwardError::Call(e)) => return Err(e),
@@ -1140,8 +1140,9 @@ impl Manager {
     /// `server`, the result as the server gave it (the gateway, SPEC G1). A
     /// deferred server is waited for; `cancel` sends
     /// `notifications/cancelled`; the call is bounded by `call_timeout` and
-    /// never replayed.
-    pub async fn forward_call(&self, server: &str, params: CallToolRequestParams, cancel: CancellationToken) -> Result<rmcp::model::CallToolResult, ForwardError> {
+    /// never replayed. `sent` learns the progress token the server's
+    /// `notifications/progress` for this call will carry (rmcp picks it).
+    pub async fn forward_call(&self, server: &str, params: CallToolRequestParams, cancel: CancellationToken, sent: Option<&(dyn Fn(&rmcp::model::ProgressToken) + Send + Sync)>) -> Result<rmcp::model::CallToolResult, ForwardError> {
         let slot = self.slot(server).ok_or_else(|| CallError::Mcp(format!("unknown server \"{server}\"")))?;
         let peer = self.wait_peer(&slot, &cancel).await?;
         let tool = params.name.to_string();
@@ -1150,6 +1151,9 @@ impl Manager {
             .send_cancellable_request(req, PeerRequestOptions::no_options())
             .await
             .map_err(|e| CallError::Mcp(e.to_string()))?;
+        if let Some(f) = sent {
+            f(&handle.progress_token);
+        }
         let limit = self.shared.opts.call_timeout;
         let resp = tokio::select! {
             r = &mut handle.rx => r,
