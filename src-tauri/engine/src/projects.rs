@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::discovery::{discover, DiscoverOptions, Discovery};
 use crate::host::Host;
 use crate::settings::{ProjectFolder, Settings};
-use crate::trust::{self, FolderPins, Held};
+use crate::trust::{self, ClaudeApprovals, FolderPins, Held};
 use crate::writer::edit::{EditError, ServerEdit, Writer};
 
 /// What the pinned sources of `folder` define now (every name, or only
@@ -94,19 +94,33 @@ pub fn approve(host: &Host, settings: &mut Settings, d: &Discovery, folder: &Pat
         .flat_map(|s| s.definitions.iter())
         .filter(|def| in_folder(&def.source))
         .collect();
+    if !d.project_folders().iter().any(|p| p == folder) {
+        return Err(EditError::Unsupported { path: folder.to_path_buf(), message: "this folder is not trusted, so none of its servers is read; trust it first (switchboard project add DIR, or Trust in Sources)".into() });
+    }
     if let (Some(n), true) = (name, defs.is_empty()) {
         return Err(EditError::NotFound { name: n.into(), path: folder.to_path_buf() });
     }
+    let claude = ClaudeApprovals::read(host, folder);
     let mut out = Approved::default();
     for def in defs.iter().filter(|d| d.held.is_some()) {
         let spec = d.source(&def.source).and_then(|s| s.spec.clone()).expect("discovered sources carry their spec");
         if matches!(def.held, Some(Held::NotApproved { .. })) {
+            // Switchboard records approvals where Claude Code keeps its own
+            // list (`~/.claude.json`); a rejection in a settings file is the
+            // user's to lift there.
+            if let Some(file) = claude.rejected(&def.def.name).filter(|f| *f != host.home_join(".claude.json")) {
+                return Err(EditError::Unsupported {
+                    path: file.to_path_buf(),
+                    message: format!("server \"{}\" is rejected for this project there (disabledMcpjsonServers); remove it from that list to approve it", def.def.name),
+                });
+            }
             let seen = d.source(&def.source).and_then(|s| s.hash);
             Writer::new(host, settings).apply(&spec, ServerEdit::SetEnabled { name: def.def.name.clone(), enabled: true }, seen)?;
             out.for_claude_code.push(def.def.name.clone());
         }
         out.servers.push(def.def.name.clone());
     }
+    out.servers.sort();
     out.servers.dedup();
     // Pinned: the held ones; every server when the folder had no pins yet
     // (else the others would count as added since).

@@ -251,11 +251,15 @@ pub fn file_hash(path: &Path) -> Option<ContentHash> {
 }
 
 /// Every file whose content can change a discovery: the sources, Switchboard's
-/// settings and Gemini's enablement file.
+/// settings, Gemini's enablement file and the files Claude Code keeps its
+/// project approvals in.
 fn tracked_files(host: &Host, d: &Discovery) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = d.sources.iter().map(|s| s.path.clone()).collect();
     v.push(settings_path(host));
     v.push(gemini_enablement_path(host));
+    for p in d.project_folders() {
+        v.extend(crate::trust::approval_files(host, &p));
+    }
     let mut seen = HashSet::new();
     v.retain(|p| seen.insert(p.clone()));
     v
