@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 use switchboard_engine::config::{ServerDef, Transport};
 use switchboard_engine::discovery::{discover, ordered_sources, DiscoverOptions, Discovery};
 use switchboard_engine::host::Host;
-use switchboard_engine::settings::{put_first, ProjectFolder, Settings};
+use switchboard_engine::settings::{put_first, Settings};
 use switchboard_engine::sources::SourceSpec;
 use switchboard_engine::writer::edit::{EditError, ServerEdit, Writer};
 use switchboard_engine::writer::history::History;
@@ -137,11 +137,19 @@ pub(crate) enum Command {
         #[arg(long)]
         follow: bool,
     },
-    /// Add (and trust) or remove a project folder in Switchboard's settings.
+    /// Add (and trust), remove, or approve the held servers of a project folder.
+    ///
+    /// `add` trusts it and remembers what each of its servers runs; a server
+    /// that later runs something else, or appears, is held until `approve`.
+    /// `approve DIR [SERVER]` runs the folder's held servers (or one): also
+    /// `.mcp.json` servers Claude Code has not approved, which it records in
+    /// `~/.claude.json` as Claude Code does.
     Project {
-        #[arg(value_parser = ["add", "remove"])]
+        #[arg(value_parser = ["add", "remove", "approve"])]
         action: String,
         dir: PathBuf,
+        /// With `approve`: only this server.
+        server: Option<String>,
         /// Add without trusting (its project files stay off).
         #[arg(long)]
         untrusted: bool,
@@ -399,16 +407,33 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let recorded = report.recorded_as.map(|n| format!(" (recorded as #{n})")).unwrap_or_default();
             println!("Undid #{}: {}; restored {}{recorded}", report.undone, report.summary, restored.join(", "));
         }
-        Command::Project { action, dir, untrusted } => {
+        Command::Project { action, dir, server, untrusted } => {
+            use switchboard_engine::projects;
             let abs = switchboard_engine::discovery::absolute(&dir);
-            Settings::update(&host, |s| {
-                s.projects.retain(|p| p.path != abs);
-                if action == "add" {
-                    s.projects.push(ProjectFolder { path: abs.clone(), trusted: !untrusted });
+            if server.is_some() && action != "approve" {
+                anyhow::bail!("a SERVER is given only to `switchboard project approve DIR SERVER`");
+            }
+            match action.as_str() {
+                "add" => {
+                    projects::set_trust(&host, &abs, !untrusted)?;
+                    println!("Added project {}{}", abs.display(), if untrusted { " (not trusted: its servers stay off)" } else { "" });
                 }
-            })
-            .map_err(EditError::from)?;
-            println!("{} project {}", if action == "add" { "Added" } else { "Removed" }, abs.display());
+                "remove" => {
+                    projects::remove(&host, &abs)?;
+                    println!("Removed project {}", abs.display());
+                }
+                _ => {
+                    let d = discover(&host, &settings, &o);
+                    let done = projects::approve(&host, &mut settings, &d, &abs, server.as_deref())?;
+                    if done.servers.is_empty() {
+                        println!("Nothing is held in {}{}", abs.display(), server.map(|s| format!(" for \"{s}\"")).unwrap_or_default());
+                    }
+                    for n in &done.servers {
+                        let cc = if done.for_claude_code.contains(n) { " (also approved for Claude Code in ~/.claude.json)" } else { "" };
+                        println!("Approved \"{n}\" in {}{cc}", abs.display());
+                    }
+                }
+            }
         }
     }
     Ok(())
@@ -451,6 +476,8 @@ fn print_table(d: &Discovery) {
             "invalid"
         } else if w.not_runnable.is_some() {
             "external"
+        } else if w.held.is_some() {
+            "held"
         } else if !w.def.enabled {
             "disabled"
         } else {
@@ -462,6 +489,15 @@ fn print_table(d: &Discovery) {
         }
         if let Some(n) = &w.not_runnable {
             println!("      note: {n}");
+        }
+        if let Some(h) = &w.held {
+            println!("      held: {} (switchboard project approve DIR {})", h.reason(), w.def.name);
+            if let switchboard_engine::trust::Held::Changed { changes, .. } = h {
+                for c in changes {
+                    let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
+                    println!("        {}: {} → {}", c.field, show(&c.before), show(&c.after));
+                }
+            }
         }
         for e in &w.errors {
             println!("      error: {e}");
