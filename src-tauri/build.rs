@@ -19,6 +19,7 @@ const COMMANDS: &[&str] = &[
     "promote",
     "add_project",
     "remove_project",
+    "approve_project",
     "list_resources",
     "read_resource",
     "list_prompts",

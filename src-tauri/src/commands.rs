@@ -12,6 +12,7 @@ use switchboard_engine::sources::text::EntryText;
 use switchboard_engine::engine::ServerView;
 use switchboard_engine::events::LogLine;
 use switchboard_engine::manager::{CallOutcome, ElicitAnswer, ToolIndex};
+use switchboard_engine::projects::Approved;
 use switchboard_engine::settings::ProjectFolder;
 use switchboard_engine::writer::edit::ServerEdit;
 use switchboard_engine::writer::history::{HistoryEntry, UndoReport};
@@ -139,6 +140,13 @@ pub async fn add_project(state: S<'_>, path: PathBuf, trusted: bool) -> CommandR
 #[tauri::command]
 pub async fn remove_project(state: S<'_>, path: PathBuf) -> CommandResult<()> {
     Ok(state.engine.remove_project(&path).await?)
+}
+
+/// Run the held servers of a project folder (all, or only `server`): ones
+/// changed since the folder was trusted, or not approved in Claude Code.
+#[tauri::command]
+pub async fn approve_project(state: S<'_>, path: PathBuf, server: Option<String>) -> CommandResult<Approved> {
+    Ok(state.engine.approve_project(&path, server.as_deref()).await?)
 }
 
 #[tauri::command]

@@ -199,6 +199,15 @@ pub struct ServerView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub parked: Option<bool>,
+    /// Its file does not parse right now: this is the last good version,
+    /// saved at this time (ms since the epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_good_at: Option<u64>,
+    /// Not started until the user approves it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub held: Option<Held>,
     pub shadowed: Vec<ShadowedDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -228,6 +237,62 @@ pub struct SourceInfo {
     pub content_hash: Option<String>,
     /// The `ServerDef` fields (camelCase) this source's client can store.
     pub fields: Vec<String>,
+    /// Set while the file exists but does not parse.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub parse_error: Option<ParseError>,
+}
+
+/// Why a source file does not parse, and whether its last good version is used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ParseError {
+    /// Starts with the file (and line).
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub line: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub column: Option<usize>,
+    /// When the last good version still used was saved (ms since the
+    /// epoch); absent: there is none, so none of the file's servers run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub last_good_at: Option<u64>,
+}
+
+/// One difference between what a trusted folder's server ran when it was
+/// trusted and what it runs now (env values are never shown).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TrustChange {
+    pub field: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub before: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub after: Option<String>,
+}
+
+/// Why a valid, enabled server is not started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Held {
+    /// Claude Code would not run this `.mcp.json` server.
+    NotApproved { reason: String },
+    /// Changed (or added) since its folder was trusted.
+    Changed { reason: String, changes: Vec<TrustChange> },
+}
+
+/// `approve_project`: the servers that may run now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Approved {
+    pub servers: Vec<String>,
+    /// Also approved for Claude Code (in `~/.claude.json`).
+    pub for_claude_code: Vec<String>,
 }
 
 /// `list_projects`: a project folder and whether its configs may run.
@@ -650,8 +715,12 @@ pub fn typescript() -> String {
         ServerStatus::decl(&cfg),
         ServerState::decl(&cfg),
         ShadowedDef::decl(&cfg),
+        TrustChange::decl(&cfg),
+        Held::decl(&cfg),
         ServerView::decl(&cfg),
+        ParseError::decl(&cfg),
         SourceInfo::decl(&cfg),
+        Approved::decl(&cfg),
         ProjectFolder::decl(&cfg),
         ToolRef::decl(&cfg),
         Collision::decl(&cfg),
@@ -751,5 +820,51 @@ pub(crate) mod tests {
         assert_mirrors::<EngineEvent>("AppEvent", serde_json::to_value(crate::events::AppEvent::Resync).unwrap());
         let ready = crate::events::AppEvent::Ready { report: Default::default() };
         assert_mirrors::<EngineEvent>("AppEvent", serde_json::to_value(ready).unwrap());
+    }
+
+    /// A file caught mid-save (its last good servers, its parse error), a
+    /// `.mcp.json` server Claude Code has not approved and a server added to
+    /// a trusted folder since: the engine's values read back through the mirrors.
+    #[test]
+    fn mirrors_match_last_good_and_held_servers() {
+        use switchboard_engine::discovery::{discover_after, DiscoverOptions};
+        use switchboard_engine::host::{Host, Os};
+        use switchboard_engine::settings::{ProjectFolder, Settings};
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_path_buf();
+        let project = home.join("webapp");
+        let write = |p: PathBuf, text: &str| {
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write(home.join(".cursor/mcp.json"), r#"{"mcpServers": {"c": {"command": "x"}}}"#);
+        write(project.join(".mcp.json"), r#"{"mcpServers": {"p": {"command": "x"}}}"#);
+        write(project.join(".cursor/mcp.json"), r#"{"mcpServers": {"q": {"command": "x", "env": {"K": "v"}}}}"#);
+        let host = Host { os: Os::Linux, home: home.clone(), vars: Default::default(), system_root: home.join("sys") };
+        let mut settings = Settings::default();
+        settings.projects.push(ProjectFolder { path: project.clone(), trusted: true });
+        settings.trusted_servers.insert(project.clone(), Default::default());
+        let good = discover_after(&host, &settings, &DiscoverOptions::default(), None);
+        write(home.join(".cursor/mcp.json"), r#"{"mcpServers": {"c": {"command": "x"},"#);
+        let d = discover_after(&host, &settings, &DiscoverOptions::default(), Some(&good));
+        let view = |name: &str| {
+            let s = d.server(name).unwrap_or_else(|| panic!("{name} is listed")).clone();
+            serde_json::to_value(switchboard_engine::engine::ServerView { discovered: s, runtime: None }).unwrap()
+        };
+        let c = view("c");
+        assert!(c["lastGoodAt"].is_number(), "{c}");
+        assert_mirrors::<ServerView>("ServerView", c);
+        let p = view("p");
+        assert_eq!(p["held"]["kind"], "not-approved", "{p}");
+        assert_mirrors::<ServerView>("ServerView", p);
+        let q = view("q");
+        assert_eq!(q["held"]["kind"], "changed", "{q}");
+        assert!(q["held"]["changes"].as_array().is_some_and(|c| c.len() == 2), "command and env.K: {q}");
+        assert_mirrors::<ServerView>("ServerView", q);
+        let src = serde_json::to_value(d.source("cursor-user").unwrap()).unwrap();
+        assert!(src["parseError"]["lastGoodAt"].is_number() && src["parseError"]["column"].is_number(), "{src}");
+        assert_mirrors::<SourceInfo>("SourceInfo", src);
+        let approved = switchboard_engine::projects::Approved { servers: vec!["p".into()], for_claude_code: vec!["p".into()] };
+        assert_mirrors::<Approved>("Approved", serde_json::to_value(approved).unwrap());
     }
 }

@@ -6,6 +6,7 @@ import { invoke, isTauri, type InvokeArgs } from '@tauri-apps/api/core';
 import { listen, type EventCallback, type UnlistenFn } from '@tauri-apps/api/event';
 import type {
   AppInfo,
+  Approved,
   CallOutcome,
   CommandErrorPayload,
   EngineEvent,
@@ -132,6 +133,11 @@ export const api = {
   promote: (name: string, source: string) => call<void>('promote', { name, source }),
   addProject: (path: string, trusted: boolean) => call<void>('add_project', { path, trusted }),
   removeProject: (path: string) => call<void>('remove_project', { path }),
+  /**
+   * Runs the held servers of a project folder (all, or only `server`): changed
+   * since the folder was trusted, or not approved in Claude Code.
+   */
+  approveProject: (path: string, server?: string) => call<Approved>('approve_project', { path, server: server ?? null }),
   listResources: (server: string) => call<ResourceList>('list_resources', { server }),
   readResource: (server: string, uri: string) => call<ResourceRead>('read_resource', { server, uri }),
   listPrompts: (server: string) => call<PromptList>('list_prompts', { server }),

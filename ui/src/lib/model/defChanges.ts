@@ -15,7 +15,7 @@ export interface FieldChange {
 const ORDER = ['name', 'transport', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'enabled', 'timeout', 'auth', 'restartPolicy', 'autoApprove'];
 
 // What a ServerView adds to the definition: where it came from and how it runs.
-const VIEW_ONLY = ['source', 'path', 'line', 'errors', 'warnings', 'notRunnable', 'parked', 'shadowed', 'runtime'] as const;
+const VIEW_ONLY = ['source', 'path', 'line', 'errors', 'warnings', 'notRunnable', 'parked', 'lastGoodAt', 'held', 'shadowed', 'runtime'] as const;
 // Fails to compile when ServerView gains a field that is not part of the
 // definition and not listed above (it would be sent back as if it were).
 type Unlisted = Exclude<Exclude<keyof ServerView, keyof ServerDef>, (typeof VIEW_ONLY)[number]>;

@@ -28,17 +28,51 @@ export type ServerState = { name: string, status: ServerStatus, transport: Trans
 
 export type ShadowedDef = { source: string, path: string, line?: number, transport: Transport, enabled: boolean, errors?: Array<string>, };
 
-export type ServerView = { source: string, path: string, line?: number, errors: Array<string>, warnings: Array<string>, notRunnable?: string, parked?: boolean, shadowed: Array<ShadowedDef>, runtime?: ServerState, name: string, transport: Transport, command?: string, args?: Array<string>, env?: Record<string, string>, cwd?: string, url?: string, headers?: Record<string, string>, enabled: boolean, 
+export type TrustChange = { field: string, before?: string, after?: string, };
+
+export type Held = { "kind": "not-approved", reason: string, } | { "kind": "changed", reason: string, changes: Array<TrustChange>, };
+
+export type ServerView = { source: string, path: string, line?: number, errors: Array<string>, warnings: Array<string>, notRunnable?: string, parked?: boolean, 
+/**
+ * Its file does not parse right now: this is the last good version,
+ * saved at this time (ms since the epoch).
+ */
+lastGoodAt?: number, 
+/**
+ * Not started until the user approves it.
+ */
+held?: Held, shadowed: Array<ShadowedDef>, runtime?: ServerState, name: string, transport: Transport, command?: string, args?: Array<string>, env?: Record<string, string>, cwd?: string, url?: string, headers?: Record<string, string>, enabled: boolean, 
 /**
  * Milliseconds.
  */
 timeout?: number, auth?: AuthConfig, restartPolicy?: RestartPolicy, autoApprove?: Array<string>, };
 
+export type ParseError = { 
+/**
+ * Starts with the file (and line).
+ */
+message: string, line?: number, column?: number, 
+/**
+ * When the last good version still used was saved (ms since the
+ * epoch); absent: there is none, so none of the file's servers run.
+ */
+lastGoodAt?: number, };
+
 export type SourceInfo = { id: string, client: Client, clientName: string, level: Level, path: string, format: Format, exists: boolean, readOnly: boolean, priority: number, project?: string, serverCount: number, warnings: Array<string>, contentHash?: string, 
 /**
  * The `ServerDef` fields (camelCase) this source's client can store.
  */
-fields: Array<string>, };
+fields: Array<string>, 
+/**
+ * Set while the file exists but does not parse.
+ */
+parseError?: ParseError, };
+
+export type Approved = { servers: Array<string>, 
+/**
+ * Also approved for Claude Code (in `~/.claude.json`).
+ */
+forClaudeCode: Array<string>, };
 
 export type ProjectFolder = { path: string, trusted: boolean, };
 
