@@ -242,15 +242,20 @@ impl Engine {
 
     /// Copy or move a server to another source, in that client's format (G3).
     pub async fn copy_server(&self, name: &str, from: &str, to: &str, remove_source: bool) -> Result<(), EditError> {
-        {
-            let _g = self.edits.lock().await;
-            let (from, _) = self.spec(from)?;
-            let (to, _) = self.spec(to)?;
-            let mut settings = self.settings();
-            Writer::new(&self.host, &mut settings).copy_server(&from, &to, name, remove_source)?;
-            *self.settings.write().unwrap() = settings;
+        let _g = self.edits.lock().await;
+        let before = self.snapshot();
+        let (from, _) = self.spec(from)?;
+        let (to, _) = self.spec(to)?;
+        let mut settings = self.settings();
+        Writer::new(&self.host, &mut settings).copy_server(&from, &to, name, remove_source)?;
+        *self.settings.write().unwrap() = settings;
+        self.refresh().await;
+        // Copied into a trusted folder by the user: trusted as copied.
+        if let Some(s) = crate::projects::pin_own_edit(&self.host, &before, &self.snapshot(), &to.id)? {
+            *self.settings.write().unwrap() = s;
+            self.refresh().await;
         }
-        Ok(self.refresh().await)
+        Ok(())
     }
 
     /// Apply `f` to the newest settings file (another process may have

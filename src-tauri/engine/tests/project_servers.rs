@@ -204,6 +204,16 @@ async fn a_changed_or_added_server_of_a_trusted_folder_is_held_until_approved() 
     assert!(held(&m.engine, "two").is_none(), "an edit made in Switchboard is not held");
     until("two to restart with its new args", || m.engine.manager().tools().get("mcp_two_more").is_some()).await;
 
+    // Copied into the folder through Switchboard: trusted as copied.
+    let own = m.home.join(".config/switchboard/servers.json");
+    write(&own, &json!({ "mcpServers": { "mine": script_server("mine", "./tools/server.sh", &out.join("mine")) } }));
+    let project_source = format!("cursor-project@{}", m.project.display());
+    until("mine to be discovered", || m.engine.snapshot().server("mine").is_some()).await;
+    m.engine.copy_server("mine", "switchboard", &project_source, false).await?;
+    let d = m.engine.snapshot();
+    let copy = d.server("mine").unwrap().definitions.iter().find(|def| def.source == project_source).cloned().expect("the copy is listed");
+    assert!(copy.held.is_none(), "{:?}", copy.held);
+
     // Approving the whole folder takes the rest.
     let done = m.engine.approve_project(&m.project, None).await?;
     assert_eq!(done.servers, ["three"]);

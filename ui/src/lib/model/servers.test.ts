@@ -57,6 +57,15 @@ describe('servers', () => {
     expect(serverStatus(list[1])).toMatchObject({ kind: 'invalid', detail: 'Invalid server config: missing command' });
   });
 
+  it('shows a held project server as waiting for approval, with why', () => {
+    const reason = 'Claude Code has not approved it for this project (it asks when the project is opened); approve it here or in Claude Code to run it';
+    const pending = sv('pending', { held: { kind: 'not-approved', reason } });
+    expect(serverStatus(pending)).toEqual({ kind: 'held', label: 'not approved', detail: reason });
+    const changed = sv('changed', { held: { kind: 'changed', reason: 'changed since you trusted this folder; approve the change to run it', changes: [] } });
+    expect(serverStatus(changed)).toMatchObject({ kind: 'held', label: 'changed' });
+    expect(filterServers([...list, pending, changed], { ...NO_FILTER, status: 'held' }).map((s) => s.name)).toEqual(['pending', 'changed']);
+  });
+
   it('names sources by client and level and explains promotion', () => {
     expect(sourceLabel('cursor-user', sources)).toBe('Cursor · user');
     expect(promoteExplanation('claude-desktop', 'cursor-user', sources)).toBe(

@@ -12,7 +12,8 @@ export type StatusKind =
   | 'restarting'
   | 'disconnected'
   | 'invalid'
-  | 'external';
+  | 'external'
+  | 'held';
 
 export interface StatusInfo {
   kind: StatusKind;
@@ -34,11 +35,16 @@ export function describeStatus(status: ServerStatus): StatusInfo {
   }
 }
 
-/** Servers without a runtime are not managed: invalid, or only their client can run them. */
+/**
+ * Servers without a runtime are not managed: invalid, only their client can
+ * run them, or held until the user approves them.
+ */
 export function serverStatus(server: ServerView): StatusInfo {
   if (server.runtime) return describeStatus(server.runtime.status);
   if (server.errors.length > 0) return { kind: 'invalid', label: 'invalid', detail: server.errors.join('\n') };
   if (server.notRunnable) return { kind: 'external', label: 'client only', detail: server.notRunnable };
+  if (server.held)
+    return { kind: 'held', label: server.held.kind === 'not-approved' ? 'not approved' : 'changed', detail: server.held.reason };
   if (!server.enabled) return { kind: 'disabled', label: 'disabled', detail: null };
   return { kind: 'connecting', label: 'starting', detail: null };
 }
@@ -53,6 +59,7 @@ export const STATUS_FILTERS: { value: StatusKind; label: string }[] = [
   { value: 'disconnected', label: 'Stopped' },
   { value: 'invalid', label: 'Invalid' },
   { value: 'external', label: 'Client only' },
+  { value: 'held', label: 'Waiting for approval' },
 ];
 
 /** Can be started / stopped from the UI right now. */
