@@ -457,7 +457,7 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, prev
         // Claude Code's answers for a project's `.mcp.json`, and the pins of a
         // trusted folder: what is held rather than started.
         let approvals = match (&spec.project, trust::is_mcpjson(spec)) {
-            (Some(p), true) => Some(ClaudeApprovals::read(host, p)),
+            (Some(p), true) if file.exists => Some(ClaudeApprovals::read(host, p)),
             _ => None,
         };
         let pins = spec.project.as_ref().filter(|_| trust::is_pinned_source(spec)).and_then(|p| settings.trusted_servers.get(p));

@@ -238,8 +238,7 @@ pub fn approval_files(host: &Host, project: &Path) -> Vec<PathBuf> {
 
 fn read_json(path: &Path) -> Option<Value> {
     let text = std::fs::read_to_string(path).ok()?;
-    let doc = crate::sources::read::parse(crate::config::Format::Jsonc, text.strip_prefix('\u{feff}').unwrap_or(&text)).ok()?;
-    Some(doc.value)
+    serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text)).ok()
 }
 
 /// Claude Code matches names loosely (`my.server` and `my_server` alike).
