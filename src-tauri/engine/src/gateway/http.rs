@@ -96,6 +96,11 @@ async fn aggregate(State(st): State<Arc<HttpState>>, req: Request) -> Response {
 
 async fn scoped(State(st): State<Arc<HttpState>>, Path(server): Path<String>, req: Request) -> Response {
     use tower_service::Service as _;
+    // Servers are registered as the gateway starts: a client quicker than
+    // that waits for the startup gate before hearing "no such server".
+    if !st.gateway.serves(&server) {
+        st.gateway.wait_ready().await;
+    }
     if !st.gateway.serves(&server) {
         return (StatusCode::NOT_FOUND, format!("Not Found: no server \"{server}\" in this Switchboard gateway (unknown, or excluded from the gateway)")).into_response();
     }

@@ -378,6 +378,12 @@ impl Gateway {
         self.inner.ready_tx.send_replace(true);
     }
 
+    /// Until the servers passed the startup gate (at most the gate's time
+    /// after the gateway started).
+    pub async fn wait_ready(&self) {
+        self.inner.wait_ready().await
+    }
+
     /// A handler for one new client connection.
     pub fn session(&self) -> GatewaySession {
         GatewaySession::new(self.inner.clone())
