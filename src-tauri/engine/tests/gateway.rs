@@ -205,6 +205,10 @@ async fn same_as_direct(peer: &rmcp::Peer<RoleClient>, name: &dyn Fn(&str) -> St
     }
     let missing = peer.read_resource(read(uri("fixture://nothing"))).await.unwrap_err().to_string();
     assert!(missing.contains("no resource fixture://nothing"), "{missing}");
+    // Subscriptions: an update of the server's resource reaches this client
+    // under the gateway's URI (checked by the callers that record them).
+    peer.subscribe(SubscribeRequestParams::new(uri("fixture://counter"))).await.unwrap();
+    peer.call_tool(call(&name("bump_counter"), json!({}))).await.unwrap();
     let templates = peer.list_all_resource_templates().await.unwrap();
     assert!(templates.iter().any(|t| t.uri_template == uri("fixture://item/{id}")), "{templates:?}");
     // Prompts.
@@ -229,7 +233,7 @@ fn aggregate_uri(uri: &str) -> String {
 #[tokio::test]
 async fn stdio_gateway_answers_like_the_server_itself() {
     let home = Home::new(&[("fx", &["--resources"]), ("other", &[])]);
-    let (c, _rx) = Client::new(false);
+    let (c, mut rx) = Client::new(false);
     let client = home.stdio(&[], c).await;
     let info = client.peer_info().unwrap();
     assert_eq!(info.server_info.as_ref().unwrap().name, "switchboard");
@@ -238,18 +242,20 @@ async fn stdio_gateway_answers_like_the_server_itself() {
     // Both servers, under their gateway names.
     assert!(tools.iter().any(|t| t.name == "mcp_other_echo"), "{:?}", tools.iter().map(|t| &t.name).collect::<Vec<_>>());
     same_as_direct(client.peer(), &aggregate_name, &aggregate_uri).await;
+    wait_for(&mut rx, "updated switchboard://fx/fixture://counter").await;
     client.cancel().await.unwrap();
 }
 
 #[tokio::test]
 async fn one_server_alone_keeps_its_own_names() {
     let home = Home::new(&[("fx", &["--resources"]), ("other", &[])]);
-    let (c, _rx) = Client::new(false);
+    let (c, mut rx) = Client::new(false);
     let client = home.stdio(&["--server", "fx"], c).await;
     assert_eq!(client.peer_info().unwrap().server_info.as_ref().unwrap().name, "switchboard/fx");
     let tools = client.list_all_tools().await.unwrap();
     assert!(tools.iter().all(|t| !t.name.starts_with("mcp_")), "{tools:?}");
     same_as_direct(client.peer(), &|t| t.to_string(), &|u| u.to_string()).await;
+    wait_for(&mut rx, "updated fixture://counter").await;
     client.cancel().await.unwrap();
     let unknown = home.run(&["serve", "--server", "nope"]).await;
     assert!(!unknown.status.success());
