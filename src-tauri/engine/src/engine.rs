@@ -444,15 +444,24 @@ impl Engine {
     /// earlier content back unless one changed since Switchboard wrote it.
     /// The restored files are then picked up as after any edit.
     pub async fn undo(&self, id: Option<u64>) -> Result<UndoReport, UndoError> {
-        let report = {
-            let _g = self.edits.lock().await;
-            let report = History::for_host(&self.host).undo(id)?;
-            // The entry may have written Switchboard's settings too.
-            let (settings, _) = Settings::load(&self.host);
-            *self.settings.write().unwrap() = settings;
-            report
-        };
+        let _g = self.edits.lock().await;
+        let before = self.snapshot();
+        let report = History::for_host(&self.host).undo(id)?;
+        // The entry may have written Switchboard's settings too.
+        let (settings, _) = Settings::load(&self.host);
+        *self.settings.write().unwrap() = settings;
         self.refresh().await;
+        // Like an edit, an undo is the user's own change: a trusted folder's
+        // server runs as restored instead of being held as changed. Should
+        // pinning fail, the server is held with the reason shown, as for any
+        // change; the undo itself stands.
+        let restored: Vec<String> = self.snapshot().sources.iter().filter(|s| report.restored.contains(&s.path)).map(|s| s.id.clone()).collect();
+        for source in restored {
+            if let Ok(Some(s)) = crate::projects::pin_own_edit(&self.host, &before, &self.snapshot(), &source) {
+                *self.settings.write().unwrap() = s;
+                self.refresh().await;
+            }
+        }
         Ok(report)
     }
 
