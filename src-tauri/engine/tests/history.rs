@@ -146,6 +146,13 @@ fn settings_changes_are_recorded_too() {
     assert_eq!(list[0].summary, "change source priority");
     assert_eq!(list[0].server, None);
     assert_eq!(list[0].files[0].path, switchboard_engine::settings::settings_path(&f.host));
+
+    let mut s = f.settings();
+    s.priority = vec!["claude-desktop".into()];
+    s.projects.push(switchboard_engine::settings::ProjectFolder { path: f.project.clone(), trusted: false });
+    s.save(&f.host).unwrap();
+    let list = History::for_host(&f.host).list();
+    assert_eq!(list[0].summary, "update Switchboard settings (source priority, project folders)", "keys named as people say them");
 }
 
 #[test]

@@ -53,7 +53,7 @@ pub fn for_settings() -> Label {
                 ["priority"] => "change source priority".to_string(),
                 ["projects"] => "change project folders".to_string(),
                 [] => "update Switchboard settings".to_string(),
-                _ => format!("update Switchboard settings ({})", keys.join(", ")),
+                _ => format!("update Switchboard settings ({})", keys.iter().map(|k| setting_words(k)).collect::<Vec<_>>().join(", ")),
             }
         }),
     }
@@ -87,6 +87,18 @@ fn changed_keys(spec: &SourceSpec, name: &str, writes: &[FileWrite]) -> Vec<Stri
     let mut keys: Vec<String> = if renamed { vec!["name".into()] } else { vec![] };
     keys.extend(a.keys().chain(b.keys().filter(|k| !a.contains_key(*k))).filter(|k| a.get(*k) != b.get(*k)).filter(|k| !(renamed && *k == "name")).cloned());
     keys
+}
+
+/// A settings key as people say it; keys this version does not know as they are.
+fn setting_words(key: &str) -> &str {
+    match key {
+        "priority" => "source priority",
+        "projects" => "project folders",
+        "trustedServers" => "trusted project servers",
+        "parked" => "disabled servers kept aside",
+        "enableProjectConfig" => "project config switch",
+        other => other,
+    }
 }
 
 fn changed_top_keys(w: &FileWrite) -> Vec<String> {
