@@ -37,7 +37,7 @@ fn everything_js(test: &str) -> Option<PathBuf> {
 }
 
 #[derive(Clone)]
-struct Progress(mpsc::UnboundedSender<ProgressNotificationParam>, mpsc::UnboundedSender<()>);
+struct Progress(mpsc::UnboundedSender<ProgressNotificationParam>, mpsc::UnboundedSender<()>, mpsc::UnboundedSender<LoggingMessageNotificationParam>);
 
 impl ClientHandler for Progress {
     async fn on_progress(&self, p: ProgressNotificationParam, _cx: NotificationContext<RoleClient>) {
@@ -45,6 +45,9 @@ impl ClientHandler for Progress {
     }
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
         let _ = self.1.send(());
+    }
+    async fn on_logging_message(&self, p: LoggingMessageNotificationParam, _cx: NotificationContext<RoleClient>) {
+        let _ = self.2.send(p);
     }
 }
 
@@ -91,7 +94,7 @@ fn gw(tool: &str) -> String {
 }
 
 /// What a client sees through the gateway equals what it sees directly.
-async fn compare(through: &RunningService<RoleClient, Progress>, rx: &mut mpsc::UnboundedReceiver<ProgressNotificationParam>, js: &Path) {
+async fn compare(through: &RunningService<RoleClient, Progress>, rx: &mut mpsc::UnboundedReceiver<ProgressNotificationParam>, logs: &mut mpsc::UnboundedReceiver<LoggingMessageNotificationParam>, js: &Path) {
     let mut cmd = tokio::process::Command::new("node");
     cmd.args([js.to_str().unwrap(), "stdio"]).stderr(std::process::Stdio::null());
     let direct = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
@@ -150,6 +153,16 @@ async fn compare(through: &RunningService<RoleClient, Progress>, rx: &mut mpsc::
         steps.push(n.progress);
     }
     assert_eq!(steps, vec![1.0, 2.0, 3.0]);
+    // Its log messages reach the client, named after the server.
+    through.peer().set_level(SetLevelRequestParams::new(LoggingLevel::Debug)).await.unwrap();
+    through.call_tool(call(&gw("toggle-simulated-logging"), json!({}))).await.unwrap();
+    loop {
+        let m = tokio::time::timeout(T, logs.recv()).await.expect("a simulated log message").unwrap();
+        assert_eq!(m.logger.as_deref(), Some("everything"), "{m:?}");
+        if m.data.as_str().unwrap().contains("-level message") || m.data.as_str().unwrap().contains("level-message") {
+            break;
+        }
+    }
 }
 
 #[tokio::test]
@@ -158,9 +171,10 @@ async fn server_everything_through_the_stdio_gateway() {
     let home = home(&js);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (ctx, mut changed) = mpsc::unbounded_channel();
-    let client = Progress(tx, ctx).serve(TokioChildProcess::new(command(home.path(), &["serve"])).unwrap()).await.unwrap();
+    let (ltx, mut logs) = mpsc::unbounded_channel();
+    let client = Progress(tx, ctx, ltx).serve(TokioChildProcess::new(command(home.path(), &["serve"])).unwrap()).await.unwrap();
     wait_for_tools(&client, &mut changed).await;
-    compare(&client, &mut rx, &js).await;
+    compare(&client, &mut rx, &mut logs, &js).await;
     client.cancel().await.unwrap();
 }
 
@@ -178,8 +192,9 @@ async fn server_everything_through_the_http_gateway() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (ctx, mut changed) = mpsc::unbounded_channel();
     let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(TOKEN.to_string());
-    let client = Progress(tx, ctx).serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
+    let (ltx, mut logs) = mpsc::unbounded_channel();
+    let client = Progress(tx, ctx, ltx).serve(StreamableHttpClientTransport::from_config(config)).await.unwrap();
     wait_for_tools(&client, &mut changed).await;
-    compare(&client, &mut rx, &js).await;
+    compare(&client, &mut rx, &mut logs, &js).await;
     client.cancel().await.unwrap();
 }

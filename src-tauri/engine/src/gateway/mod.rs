@@ -57,6 +57,8 @@ pub const MAX_SESSIONS: usize = 256;
 pub const OUTBOX_LIMIT: usize = 256;
 /// Per session: distinct updated resource URIs waiting to be sent.
 pub const UPDATES_LIMIT: usize = 1024;
+/// Per forwarded call: progress notifications waiting to be sent.
+pub const PROGRESS_LIMIT: usize = 64;
 /// How long a forwarded elicitation may wait for the gateway client's user.
 pub const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -101,6 +103,7 @@ const ALL: u8 = TOOLS | RESOURCES | PROMPTS;
 
 /// What waits to be sent to one session: list changes as flags, the rest in
 /// bounded queues (the oldest log lines go first when a client falls behind).
+/// Progress goes with its call instead (see `Relay::begin_call`).
 #[derive(Default)]
 pub(crate) struct Outbox {
     flags: AtomicU8,
@@ -113,7 +116,6 @@ pub(crate) struct Outbox {
 
 pub(crate) enum Outgoing {
     Log(LoggingMessageNotificationParam),
-    Progress(ProgressNotificationParam),
 }
 
 impl Outbox {
@@ -175,8 +177,9 @@ impl Drop for SessionEntry {
 /// notifications and elicitation requests.
 pub(crate) struct Relay {
     next: AtomicU64,
-    /// (server, upstream progress token) → the session and the token it used.
-    progress: Mutex<HashMap<(String, String), (Weak<SessionEntry>, ProgressToken)>>,
+    /// (server, upstream progress token) → the call waiting for its progress
+    /// and the token its client used.
+    progress: Mutex<HashMap<(String, String), (tokio::sync::mpsc::Sender<ProgressNotificationParam>, ProgressToken)>>,
     /// Calls in flight: (id, server, session), newest last.
     calls: Mutex<Vec<(u64, String, Weak<SessionEntry>)>>,
 }
@@ -189,12 +192,11 @@ impl Relay {
             let Some(relay) = weak.upgrade() else { return };
             let key = (server.to_string(), token_key(&p.progress_token));
             let target = relay.progress.lock().unwrap().get(&key).cloned();
-            if let Some((session, token)) = target {
-                if let Some(s) = session.upgrade() {
-                    let mut p = p;
-                    p.progress_token = token;
-                    s.outbox.push(Outgoing::Progress(p));
-                }
+            if let Some((call, token)) = target {
+                let mut p = p;
+                p.progress_token = token;
+                // Bounded: a flood of progress loses steps, never memory.
+                let _ = call.try_send(p);
             }
         })));
         let previous = manager.elicitation_handler();
@@ -223,10 +225,13 @@ impl Relay {
         calls.iter().rev().filter(|(_, s, _)| s == server).filter_map(|(_, _, w)| w.upgrade()).find(|s| s.elicitation).map(|s| s.peer.clone())
     }
 
-    pub(crate) fn begin_call(self: &Arc<Self>, server: &str, session: &Arc<SessionEntry>, client_token: Option<ProgressToken>) -> CallGuard {
+    /// Register a call; its progress notifications arrive on the receiver,
+    /// to be sent to the client before the call's result.
+    pub(crate) fn begin_call(self: &Arc<Self>, server: &str, session: &Arc<SessionEntry>, client_token: Option<ProgressToken>) -> (CallGuard, tokio::sync::mpsc::Receiver<ProgressNotificationParam>) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         self.calls.lock().unwrap().push((id, server.to_string(), Arc::downgrade(session)));
-        CallGuard { relay: self.clone(), id, server: server.to_string(), session: Arc::downgrade(session), client_token, upstream: Mutex::new(None) }
+        let (tx, rx) = tokio::sync::mpsc::channel(PROGRESS_LIMIT);
+        (CallGuard { relay: self.clone(), id, server: server.to_string(), progress: tx, client_token, upstream: Mutex::new(None) }, rx)
     }
 }
 
@@ -235,7 +240,7 @@ pub(crate) struct CallGuard {
     relay: Arc<Relay>,
     id: u64,
     server: String,
-    session: Weak<SessionEntry>,
+    progress: tokio::sync::mpsc::Sender<ProgressNotificationParam>,
     /// The token the gateway client asked progress for, if any.
     client_token: Option<ProgressToken>,
     upstream: Mutex<Option<(String, String)>>,
@@ -247,7 +252,7 @@ impl CallGuard {
     pub(crate) fn sent(&self, token: &ProgressToken) {
         let Some(client) = self.client_token.clone() else { return };
         let key = (self.server.clone(), token_key(token));
-        self.relay.progress.lock().unwrap().insert(key.clone(), (self.session.clone(), client));
+        self.relay.progress.lock().unwrap().insert(key.clone(), (self.progress.clone(), client));
         *self.upstream.lock().unwrap() = Some(key);
     }
 }
@@ -690,9 +695,7 @@ pub(crate) async fn drain(outbox: Arc<Outbox>, peer: Peer<RoleServer>) {
         for o in queued {
             let p = peer.clone();
             ok &= match o {
-                #[allow(deprecated)]
                 Outgoing::Log(m) => send(Box::pin(async move { p.notify_logging_message(m).await })).await,
-                Outgoing::Progress(m) => send(Box::pin(async move { p.notify_progress(m).await })).await,
             };
         }
         if !ok {

@@ -92,7 +92,7 @@ impl GatewaySession {
         let entry = self.entry(&cx.peer)?;
         // rmcp hands the request's _meta over in the context.
         let client_token = meta.as_ref().and_then(|m| m.get_progress_token()).or_else(|| cx.meta.get_progress_token());
-        let guard = self.inner.relay.begin_call(&server, &entry, client_token);
+        let (guard, mut progress) = self.inner.relay.begin_call(&server, &entry, client_token);
         let mut params = CallToolRequestParams::new(tool.clone());
         params.arguments = arguments;
         // The client's _meta goes along; rmcp puts its own progress token in
@@ -105,8 +105,30 @@ impl GatewaySession {
             params.meta = Some(meta);
         }
         let sent = |t: &ProgressToken| guard.sent(t);
-        let result = self.inner.manager.forward_call(&server, params, cx.ct.clone(), Some(&sent)).await;
-        drop(guard);
+        let call = self.inner.manager.forward_call(&server, params, cx.ct.clone(), Some(&sent));
+        tokio::pin!(call);
+        // Progress goes out while the call runs, on this request (streamable
+        // HTTP sends it on the call's own stream), and before its result.
+        let notify = |p: ProgressNotificationParam| {
+            let peer = cx.peer.clone();
+            async move {
+                let _ = tokio::time::timeout(super::SEND_TIMEOUT, peer.notify_progress(p)).await;
+            }
+        };
+        let result = loop {
+            tokio::select! {
+                r = &mut call => break r,
+                Some(p) = progress.recv() => notify(p).await,
+            }
+        };
+        // rmcp hands notifications to handlers on tasks of their own: let
+        // the ones that came before the result reach the queue.
+        for _ in 0..4 {
+            tokio::task::yield_now().await;
+        }
+        while let Ok(p) = progress.try_recv() {
+            notify(p).await;
+        }
         match result {
             Ok(mut r) => {
                 if self.one().is_none() {
