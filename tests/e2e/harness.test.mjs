@@ -38,7 +38,7 @@ test('every view renders and is photographed (artifacts/*.png)', async () => {
   await gotoViewByHash(b, 'servers');
   // Let live statuses settle when the view already shows them.
   if (await exists(b, 'server-status-alpha')) await waitForStatus(b, 'alpha', 'connected').catch(() => {});
-  for (const view of ['servers', 'tools', 'sources', 'logs', 'settings']) {
+  for (const view of ['servers', 'tools', 'sources', 'logs', 'history', 'settings']) {
     await gotoViewByHash(b, view);
     const text = await b.execute(() => document.body.innerText);
     assert.ok(text.trim().length > 0, `#/${view} renders some text`);
