@@ -31,6 +31,21 @@ use crate::config::{ServerDef, Transport};
 use crate::events::{EngineEvent, ServerStatus};
 use crate::launch::CommandResolver;
 use crate::naming::{assign_names, patch_schema, Collision, ToolRef};
+
+/// The schema as clients get it (`properties: {}` added to an object schema
+/// without it), shared unless it needed that patch.
+fn with_properties(schema: &Arc<Map<String, Value>>) -> Arc<Map<String, Value>> {
+    let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
+    let has_properties = schema.get("properties").is_some_and(|p| !p.is_null());
+    if is_object && !has_properties {
+        match patch_schema(Value::Object((**schema).clone())) {
+            Value::Object(m) => Arc::new(m),
+            _ => schema.clone(),
+        }
+    } else {
+        schema.clone()
+    }
+}
 use futures::future::FusedFuture;
 pub use connection::{ClientHooks, ElicitAnswer, ElicitRequest, ElicitationHandler, ProgressHandler};
 use connection::{kill_group, subscribe_request, terminate_group, ConnectError, Launch, Signals, SwitchboardClient};
@@ -222,7 +237,9 @@ pub struct ToolEntry {
     pub tool: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    pub input_schema: Value,
+    /// Shared with the server's own tool list (10,000 tools must not mean
+    /// 10,000 schemas copied on every re-index).
+    pub input_schema: Arc<Map<String, Value>>,
     /// From the tool cache; the server is still connecting.
     pub deferred: bool,
 }
@@ -557,14 +574,14 @@ impl Manager {
             let st = s.state.lock().unwrap();
             for t in st.tools.iter() {
                 refs.push(ToolRef { server: s.name.clone(), tool: t.name.to_string() });
-                meta.push((t.description.as_ref().map(|d| d.to_string()), Value::Object((*t.input_schema).clone()), st.deferred));
+                meta.push((t.description.as_ref().map(|d| d.to_string()), with_properties(&t.input_schema), st.deferred));
             }
         }
         let naming = assign_names(&refs);
         let mut index = ToolIndex { tools: Vec::with_capacity(refs.len()), collisions: naming.collisions, by_name: HashMap::with_capacity(refs.len()) };
         for ((r, name), (description, schema, deferred)) in refs.into_iter().zip(naming.names).zip(meta) {
             index.by_name.insert(name.clone(), index.tools.len());
-            index.tools.push(ToolEntry { name, server: r.server, tool: r.tool, description, input_schema: patch_schema(schema), deferred });
+            index.tools.push(ToolEntry { name, server: r.server, tool: r.tool, description, input_schema: schema, deferred });
         }
         *self.shared.index.write().unwrap() = Arc::new(index);
     }
@@ -924,6 +941,9 @@ impl Manager {
         };
         let session = opened.session;
         let peer = session.peer().clone();
+        // Switchboard keeps each server's list itself: a server's `ttlMs`
+        // must not make rmcp hold another copy of every page.
+        peer.set_response_cache_config(rmcp::service::ClientCacheConfig::disabled()).await;
         let pgid = opened.pgid;
         slot.state.lock().unwrap().pgid = pgid;
         let remaining = timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(100));
@@ -950,6 +970,7 @@ impl Manager {
             self.warn(slot, w);
         }
         let tools = tools.items;
+        release_freed_memory(&tools);
         {
             let mut st = slot.state.lock().unwrap();
             st.peer = Some(peer.clone());
@@ -1383,7 +1404,6 @@ impl Manager {
         *self.shared.client_hooks.progress.write().unwrap() = handler;
     }
 
-
     /// Stop a server deliberately (it stays registered, `Disconnected`, and
     /// is never restarted by the supervisor). Waits until it is down.
     pub async fn stop(&self, name: &str) -> Result<(), RegistryError> {
@@ -1624,6 +1644,22 @@ impl Manager {
         // Every group is ended: forget them (this run's record goes with them).
         orphans::settle().await;
     }
+}
+
+/// A big tool list leaves megabytes of freed parser buffers behind (the
+/// pages as received, before descriptions were cut); glibc keeps such memory
+/// unless asked to give it back (measured: 76 → 69 MiB peak with a server of
+/// 10,000 tools in pages of 1,000 beside twenty small ones).
+fn release_freed_memory(tools: &[Tool]) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if tools.len() >= 1000 {
+        // SAFETY: malloc_trim only returns free heap pages to the OS.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = tools;
 }
 
 /// Content flattened to display text: text parts joined, others described.

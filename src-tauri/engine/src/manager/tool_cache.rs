@@ -55,6 +55,11 @@ impl ToolCache {
     }
 
     pub async fn put(&self, name: &str, hash: &str, tools: &[Tool]) {
+        // Without a file there is nothing to read back: keeping a copy of
+        // every server's tools in memory would only cost memory.
+        if self.path.is_none() {
+            return;
+        }
         let mut g = self.loaded().await;
         let map = g.as_mut().expect("loaded");
         if map.get(name).is_some_and(|e| e.hash == hash && e.tools == tools) {
