@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde::Serialize;
-use switchboard_engine::config::{RestartPolicy, ServerDef};
+use switchboard_engine::config::RestartPolicy;
 use switchboard_engine::events::ServerStatus;
 use switchboard_engine::host::Host;
 use switchboard_engine::manager::{Manager, ManagerOptions, Wanted, DEFAULT_TIMEOUT};
@@ -22,7 +22,7 @@ pub struct ProbeReport {
 }
 
 pub async fn probe(host: &Host, wanted: Wanted) -> Result<ProbeReport, CommandError> {
-    let Wanted { def: mut def, .. } = wanted.clone();
+    let Wanted { mut def, .. } = wanted.clone();
     let name = def.name.clone();
     def.enabled = true;
     // One attempt: a test that restarts with backoff would look like a hang.
