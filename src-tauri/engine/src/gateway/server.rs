@@ -35,15 +35,16 @@ impl GatewaySession {
         let info = peer.peer_info();
         let elicitation = info.as_ref().is_some_and(|i| i.capabilities.elicitation.is_some());
         let (client, version) = info.as_ref().map(|i| (i.client_info.name.clone(), i.client_info.version.clone())).unwrap_or_default();
+        let id = self.inner.next_session_id();
         let entry = Arc::new(SessionEntry {
-            id: self.inner.next_session_id(),
+            id,
             peer: peer.clone(),
             outbox: Arc::new(Outbox::default()),
             log_level: std::sync::Mutex::new(LoggingLevel::Info),
             subscriptions: Default::default(),
             elicitation,
             info: SessionInfo {
-                id: 0,
+                id,
                 client,
                 version,
                 server: match &self.inner.scope {

@@ -3,7 +3,7 @@
 //! switch flipped by the app or by `switchboard tool off` in another process
 //! reaches every running gateway within a fraction of a second.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -76,11 +76,6 @@ pub fn save_tools(host: &Host, tools: &[(String, String)], on: bool) -> Result<S
             set_tool(s, server, tool, on);
         }
     })
-}
-
-/// Every switched-off tool, as the settings file has them.
-pub fn switched_off(s: &Settings) -> BTreeMap<String, Vec<String>> {
-    s.disabled_tools.clone()
 }
 
 /// Follows the settings file: the receiver holds the newest switches. A file
