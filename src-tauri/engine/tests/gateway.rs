@@ -488,3 +488,24 @@ async fn gateway_token_prints_the_environment_override() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(String::from_utf8_lossy(&o.stdout), format!("{TOKEN}\n"));
 }
+
+#[tokio::test]
+async fn the_first_list_waits_at_most_the_startup_gate() {
+    // "slow" takes 5 s to answer initialize and has no cached tools.
+    let home = Home::new(&[("fx", &[]), ("slow", &["--init-delay-ms", "5000"])]);
+    let (c, mut rx) = Client::new(false);
+    let started = std::time::Instant::now();
+    let client = home.stdio(&[], c).await;
+    let first: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
+    assert!(started.elapsed() < Duration::from_secs(3), "the first list took {:?}", started.elapsed());
+    assert!(!first.iter().any(|n| n.starts_with("mcp_slow_")), "{first:?}");
+    // Then list_changed brings it.
+    loop {
+        wait_for(&mut rx, "tools changed").await;
+        let now = client.list_all_tools().await.unwrap();
+        if now.iter().any(|t| t.name == "mcp_slow_echo") && now.iter().any(|t| t.name == "mcp_fx_echo") {
+            break;
+        }
+    }
+    client.cancel().await.unwrap();
+}
