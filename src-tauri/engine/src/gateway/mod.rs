@@ -173,13 +173,18 @@ impl Drop for SessionEntry {
     }
 }
 
+/// Where a call's progress goes: its queue, and the client's own token.
+type ProgressRoute = (tokio::sync::mpsc::Sender<ProgressNotificationParam>, ProgressToken);
+/// Gateway tool or prompt name → (server, its raw name there).
+pub(crate) type ToolRoutes = HashMap<String, (String, String)>;
+
 /// Shared by every gateway on one manager: who gets a server's progress
 /// notifications and elicitation requests.
 pub(crate) struct Relay {
     next: AtomicU64,
     /// (server, upstream progress token) → the call waiting for its progress
     /// and the token its client used.
-    progress: Mutex<HashMap<(String, String), (tokio::sync::mpsc::Sender<ProgressNotificationParam>, ProgressToken)>>,
+    progress: Mutex<HashMap<(String, String), ProgressRoute>>,
     /// Calls in flight: (id, server, session), newest last.
     calls: Mutex<Vec<(u64, String, Weak<SessionEntry>)>>,
 }
@@ -302,7 +307,7 @@ pub(crate) struct Inner {
     tool_list: Mutex<Option<ToolList>>,
     search: Mutex<Option<Arc<search::SearchIndex>>>,
     /// Aggregate prompt names → (server, prompt), as last listed.
-    pub prompt_names: Mutex<HashMap<String, (String, String)>>,
+    pub prompt_names: Mutex<ToolRoutes>,
     /// (server, original URI) → sessions subscribed; upstream subscribes on
     /// the first and unsubscribes after the last.
     pub subscribers: tokio::sync::Mutex<HashMap<(String, String), HashSet<u64>>>,
@@ -314,7 +319,7 @@ struct ToolList {
     switches: Arc<Switches>,
     tools: Arc<Vec<Tool>>,
     /// Per visible tool: (server, raw name), same order.
-    routes: Arc<HashMap<String, (String, String)>>,
+    routes: Arc<ToolRoutes>,
 }
 
 /// The gateway of one manager, for all servers or for one.
@@ -456,7 +461,7 @@ impl Inner {
     }
 
     /// The visible tools and how each name finds its server.
-    pub fn tool_list(&self) -> (Arc<Vec<Tool>>, Arc<HashMap<String, (String, String)>>) {
+    pub fn tool_list(&self) -> (Arc<Vec<Tool>>, Arc<ToolRoutes>) {
         let index = self.manager.tools();
         let switches = self.switches.borrow().clone();
         let mut cache = self.tool_list.lock().unwrap();
@@ -469,11 +474,12 @@ impl Inner {
         (tools, routes)
     }
 
-    fn build_tool_list(&self, index: &ToolIndex, switches: &Switches) -> (Vec<Tool>, HashMap<String, (String, String)>) {
+    fn build_tool_list(&self, index: &ToolIndex, switches: &Switches) -> (Vec<Tool>, ToolRoutes) {
         let mut tools = Vec::with_capacity(index.tools.len());
         let mut routes = HashMap::with_capacity(index.tools.len());
         // Each server's own definitions, by raw name.
-        let mut raw: HashMap<String, (Arc<Vec<Tool>>, HashMap<String, usize>)> = HashMap::new();
+        type ByName = (Arc<Vec<Tool>>, HashMap<String, usize>);
+        let mut raw: HashMap<String, ByName> = HashMap::new();
         for e in &index.tools {
             if !self.visible(&e.server) || switches.is_off(&e.server, &e.tool) {
                 continue;
