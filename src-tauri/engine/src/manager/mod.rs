@@ -201,6 +201,29 @@ struct SlotState {
     restarts: u32,
     /// The last `WWW-Authenticate` challenge the server answered with.
     auth_challenge: Option<String>,
+    /// `tools` as the index shows them, made once per list (and the list it
+    /// was made from): re-indexing after another server's change then copies
+    /// no description or schema of this one.
+    shown: Option<(Arc<Vec<Tool>>, Arc<Vec<Shown>>)>,
+}
+
+/// One tool's parts the index shares instead of copying.
+struct Shown {
+    description: Option<Arc<str>>,
+    input_schema: Arc<Map<String, Value>>,
+}
+
+impl SlotState {
+    fn shown(&mut self) -> Arc<Vec<Shown>> {
+        if let Some((from, shown)) = &self.shown {
+            if Arc::ptr_eq(from, &self.tools) {
+                return shown.clone();
+            }
+        }
+        let shown: Arc<Vec<Shown>> = Arc::new(self.tools.iter().map(|t| Shown { description: t.description.as_deref().map(Arc::from), input_schema: with_properties(&t.input_schema) }).collect());
+        self.shown = Some((self.tools.clone(), shown.clone()));
+        shown
+    }
 }
 
 /// One server's runtime record. A slot lives from `add` to `remove`; each
@@ -236,7 +259,7 @@ pub struct ToolEntry {
     /// The tool's raw name on its server.
     pub tool: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    pub description: Option<Arc<str>>,
     /// Shared with the server's own tool list (10,000 tools must not mean
     /// 10,000 schemas copied on every re-index).
     pub input_schema: Arc<Map<String, Value>>,
@@ -571,10 +594,11 @@ impl Manager {
         let mut refs = vec![];
         let mut meta = vec![];
         for s in &slots {
-            let st = s.state.lock().unwrap();
-            for t in st.tools.iter() {
+            let mut st = s.state.lock().unwrap();
+            let shown = st.shown();
+            for (t, sh) in st.tools.iter().zip(shown.iter()) {
                 refs.push(ToolRef { server: s.name.clone(), tool: t.name.to_string() });
-                meta.push((t.description.as_ref().map(|d| d.to_string()), with_properties(&t.input_schema), st.deferred));
+                meta.push((sh.description.clone(), sh.input_schema.clone(), st.deferred));
             }
         }
         let naming = assign_names(&refs);
@@ -583,7 +607,12 @@ impl Manager {
             index.by_name.insert(name.clone(), index.tools.len());
             index.tools.push(ToolEntry { name, server: r.server, tool: r.tool, description, input_schema: schema, deferred });
         }
+        let big = index.tools.len() >= 1000;
         *self.shared.index.write().unwrap() = Arc::new(index);
+        if big {
+            // The old index of thousands of entries was just freed.
+            release_freed_memory();
+        }
     }
 
     fn publish_tools(&self, slot: &Slot) {
@@ -970,7 +999,9 @@ impl Manager {
             self.warn(slot, w);
         }
         let tools = tools.items;
-        release_freed_memory(&tools);
+        if tools.len() >= 1000 {
+            release_freed_memory();
+        }
         {
             let mut st = slot.state.lock().unwrap();
             st.peer = Some(peer.clone());
@@ -1650,16 +1681,12 @@ impl Manager {
 /// pages as received, before descriptions were cut); glibc keeps such memory
 /// unless asked to give it back (measured: 76 → 69 MiB peak with a server of
 /// 10,000 tools in pages of 1,000 beside twenty small ones).
-fn release_freed_memory(tools: &[Tool]) {
+fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if tools.len() >= 1000 {
-        // SAFETY: malloc_trim only returns free heap pages to the OS.
-        unsafe {
-            libc::malloc_trim(0);
-        }
+    // SAFETY: malloc_trim only returns free heap pages to the OS.
+    unsafe {
+        libc::malloc_trim(0);
     }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    let _ = tools;
 }
 
 /// Content flattened to display text: text parts joined, others described.
