@@ -80,27 +80,6 @@ fn boot_id() -> String {
     std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|s| s.trim().to_string()).unwrap_or_default()
 }
 
-fn group_alive(pgid: u32) -> bool {
-    #[cfg(unix)]
-    unsafe {
-        libc::killpg(pgid as libc::pid_t, 0) == 0
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pgid;
-        false
-    }
-}
-
-fn kill_group(pgid: u32) {
-    #[cfg(unix)]
-    unsafe {
-        libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
-    }
-    #[cfg(not(unix))]
-    let _ = pgid;
-}
-
 /// What one Switchboard process records: which boot, who it is, and the
 /// process groups (leader pid = group id, with its start time) it owns.
 #[derive(Debug, Clone, PartialEq)]
@@ -174,7 +153,7 @@ impl Ledger {
 
     /// Forget groups that are gone; true when any were.
     fn forget_dead(&mut self) -> bool {
-        let (alive, dead): (Vec<ProcessId>, Vec<ProcessId>) = self.groups.iter().partition(|g| group_alive(g.pid));
+        let (alive, dead): (Vec<ProcessId>, Vec<ProcessId>) = self.groups.iter().partition(|g| super::connection::group_alive(g.pid));
         if dead.is_empty() {
             return false;
         }
@@ -425,7 +404,7 @@ fn alive(p: ProcessId) -> bool {
 fn end_group(g: ProcessId, owner: ProcessId) {
     match proc_stat(g.pid) {
         // The leader itself, by its start time.
-        Some(s) if s.start == g.start => kill_group(g.pid),
+        Some(s) if s.start == g.start => super::connection::kill_group(Some(g.pid)),
         // The pid now belongs to another process: our group is long gone.
         Some(_) => {}
         // The leader is gone (the parent-death signal took it), maybe not its
