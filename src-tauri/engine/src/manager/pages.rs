@@ -17,9 +17,9 @@ pub const MAX_PAGES: usize = 1000;
 /// Longest tool description kept (real ones are well under 4 KiB).
 pub const MAX_DESCRIPTION: usize = 4 * 1024;
 /// Description bytes kept per server before the rest are cut shorter.
-pub const DESCRIPTION_BUDGET: usize = 2 * 1024 * 1024;
+pub const DESCRIPTION_BUDGET: usize = 1024 * 1024;
 /// What a description is cut to once a server's budget is spent.
-pub const SHORT_DESCRIPTION: usize = 256;
+pub const SHORT_DESCRIPTION: usize = 128;
 
 /// A whole list, and why it stopped early if it did.
 #[derive(Debug)]
