@@ -282,11 +282,26 @@ impl Hasher for FxHasher {
 /// `properties` an empty one (some providers reject it otherwise).
 pub fn patch_schema(mut schema: serde_json::Value) -> serde_json::Value {
     if let Some(obj) = schema.as_object_mut() {
-        let is_object = obj.get("type").and_then(|t| t.as_str()) == Some("object");
-        let has_properties = obj.get("properties").is_some_and(|p| !p.is_null());
-        if is_object && !has_properties {
+        if needs_properties(obj) {
             obj.insert("properties".into(), serde_json::Value::Object(Default::default()));
         }
     }
     schema
+}
+
+type Schema = std::sync::Arc<serde_json::Map<String, serde_json::Value>>;
+
+/// [`patch_schema`] for a shared schema: the same `Arc` unless it needed the
+/// patch (thousands of tools must not mean thousands of copied schemas).
+pub fn with_properties(schema: &Schema) -> Schema {
+    if !needs_properties(schema) {
+        return schema.clone();
+    }
+    let mut patched = (**schema).clone();
+    patched.insert("properties".into(), serde_json::Value::Object(Default::default()));
+    std::sync::Arc::new(patched)
+}
+
+fn needs_properties(schema: &serde_json::Map<String, serde_json::Value>) -> bool {
+    schema.get("type").and_then(|t| t.as_str()) == Some("object") && schema.get("properties").is_none_or(|p| p.is_null())
 }

@@ -496,11 +496,7 @@ impl Inner {
                 Scope::One(_) => e.tool.clone(),
             };
             t.name = name.clone().into();
-            if needs_properties(&t.input_schema) {
-                let mut schema = (*t.input_schema).clone();
-                schema.insert("properties".into(), serde_json::Value::Object(Default::default()));
-                t.input_schema = Arc::new(schema);
-            }
+            t.input_schema = crate::naming::with_properties(&t.input_schema);
             routes.insert(name, (e.server.clone(), e.tool.clone()));
             tools.push(t);
         }
@@ -545,10 +541,6 @@ impl<H: Hasher> std::io::Write for HashWriter<'_, H> {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-fn needs_properties(schema: &serde_json::Map<String, serde_json::Value>) -> bool {
-    schema.get("type").and_then(|t| t.as_str()) == Some("object") && schema.get("properties").is_none_or(|p| p.is_null())
 }
 
 /// An MCP log level from a log line's kind (`None`: not a server log message).

@@ -30,22 +30,8 @@ use crate::config::vars::{expand, Expansion, VarContext};
 use crate::config::{ServerDef, Transport};
 use crate::events::{EngineEvent, ServerStatus};
 use crate::launch::CommandResolver;
-use crate::naming::{assign_names, patch_schema, Collision, ToolRef};
+use crate::naming::{assign_names, with_properties, Collision, ToolRef};
 
-/// The schema as clients get it (`properties: {}` added to an object schema
-/// without it), shared unless it needed that patch.
-fn with_properties(schema: &Arc<Map<String, Value>>) -> Arc<Map<String, Value>> {
-    let is_object = schema.get("type").and_then(Value::as_str) == Some("object");
-    let has_properties = schema.get("properties").is_some_and(|p| !p.is_null());
-    if is_object && !has_properties {
-        match patch_schema(Value::Object((**schema).clone())) {
-            Value::Object(m) => Arc::new(m),
-            _ => schema.clone(),
-        }
-    } else {
-        schema.clone()
-    }
-}
 use futures::future::FusedFuture;
 pub use connection::{ClientHooks, ElicitAnswer, ElicitRequest, ElicitationHandler, ProgressHandler};
 use connection::{kill_group, subscribe_request, terminate_group, ConnectError, Launch, Signals, SwitchboardClient};
