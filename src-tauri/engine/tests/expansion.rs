@@ -63,13 +63,26 @@ impl Machine {
     /// `sh -c` that writes its environment to `out/<name>.env`, then becomes
     /// the fixture server. No `$` in it: Gemini would expand one.
     fn env_dumping_args(&self, name: &str) -> Vec<String> {
+        // Written whole, then renamed: a reader never sees half an
+        // environment, even if a server were started twice.
         let out = self.out.join(format!("{name}.env"));
-        let script = format!("env > '{}'; exec '{}' --name {name}", out.display(), fixture_server_path().display());
+        let launches = self.out.join(format!("{name}.launches"));
+        let script = format!(
+            "echo launched >> '{l}'; env > '{o}.tmp' && mv '{o}.tmp' '{o}'; exec '{}' --name {name}",
+            fixture_server_path().display(),
+            l = launches.display(),
+            o = out.display()
+        );
         vec!["-c".into(), script]
     }
     fn child_env(&self, name: &str) -> HashMap<String, String> {
         let text = std::fs::read_to_string(self.out.join(format!("{name}.env"))).unwrap_or_else(|e| panic!("{name} wrote no environment: {e}"));
-        text.lines().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        let launches = std::fs::read_to_string(self.out.join(format!("{name}.launches"))).unwrap_or_default().lines().count();
+        assert_eq!(launches, 1, "{name} was started {launches} times");
+        let env: HashMap<String, String> = text.lines().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        // The marker every server gets tells that this is the whole environment.
+        assert!(env.contains_key("SWITCHBOARD_OWNER"), "{name}'s environment is incomplete:\n{text}");
+        env
     }
 }
 
