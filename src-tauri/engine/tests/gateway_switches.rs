@@ -109,3 +109,51 @@ async fn engine_switches_reach_an_open_session() {
     client.cancel().await.unwrap();
     engine.manager().shutdown().await;
 }
+
+/// The app's gateway status: who is connected (their `initialize` name and
+/// version) and how often each tool was called, failures counted apart.
+#[tokio::test]
+async fn activity_shows_sessions_and_call_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().to_path_buf();
+    let fixture = switchboard_tests::fixture_server_path();
+    let own = home.join(".config/switchboard/servers.json");
+    std::fs::create_dir_all(own.parent().unwrap()).unwrap();
+    std::fs::write(&own, json!({ "mcpServers": { "fx": { "command": fixture, "args": ["--name", "fx"] } } }).to_string()).unwrap();
+    let vars: HashMap<String, String> = [("HOME".to_string(), home.to_string_lossy().to_string()), ("PATH".to_string(), std::env::var("PATH").unwrap_or_default())].into();
+    let host = Host { os: Os::Linux, home: home.clone(), vars, system_root: home.join("sys") };
+    let engine = Engine::new(host.clone(), ManagerOptions { cache_path: None, process_records: None, ..ManagerOptions::default() }, vec![]);
+    engine.start().await;
+    let gateway = Gateway::new(engine.manager().clone(), switches::follow(&host), GatewayOptions::default());
+    gateway.set_ready();
+    let mut changes = gateway.watch_activity();
+    assert!(gateway.activity().sessions.is_empty());
+
+    let (server_end, client_end) = tokio::io::duplex(1 << 20);
+    let session = gateway.scoped("fx").session();
+    tokio::spawn(async move {
+        if let Ok(running) = session.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let info = ClientInfo::new(ClientCapabilities::default(), Implementation::new("activity-client", "9.8.7"));
+    let client = info.serve(client_end).await.unwrap();
+    tokio::time::timeout(T, changes.wait_for(|_| !gateway.activity().sessions.is_empty())).await.unwrap().unwrap();
+    let s = &gateway.activity().sessions[0];
+    assert_eq!((s.client.as_str(), s.version.as_str(), s.server.as_deref()), ("activity-client", "9.8.7", Some("fx")));
+
+    let mut echo = CallToolRequestParams::new("echo");
+    echo.arguments = json!({ "text": "hi" }).as_object().cloned();
+    client.call_tool(echo.clone()).await.unwrap();
+    client.call_tool(echo).await.unwrap();
+    let _ = client.call_tool(CallToolRequestParams::new("fail")).await;
+    let calls = gateway.activity().calls;
+    let count = |t: &str| calls.iter().find(|c| c.server == "fx" && c.tool == t).map(|c| (c.calls, c.errors));
+    assert_eq!(count("echo"), Some((2, 0)), "{calls:?}");
+    assert_eq!(count("fail"), Some((1, 1)), "{calls:?}");
+    assert_eq!(calls[0].tool, "echo", "most called first: {calls:?}");
+
+    client.cancel().await.unwrap();
+    tokio::time::timeout(T, changes.wait_for(|_| gateway.activity().sessions.is_empty())).await.expect("the closed session leaves the status").unwrap();
+    engine.manager().shutdown().await;
+}

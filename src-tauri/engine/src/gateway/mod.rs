@@ -22,6 +22,7 @@
 // Logging is deprecated in the newest protocol but is what 2025 clients and servers use.
 #![allow(deprecated)]
 
+pub mod activity;
 pub mod http;
 pub mod routes;
 pub mod search;
@@ -165,11 +166,13 @@ pub(crate) struct SessionEntry {
     pub subscriptions: Mutex<HashSet<String>>,
     pub elicitation: bool,
     pub info: SessionInfo,
+    pub activity: Arc<activity::Activity>,
 }
 
 impl Drop for SessionEntry {
     fn drop(&mut self) {
         self.outbox.close();
+        self.activity.closed(self.id);
     }
 }
 
@@ -187,11 +190,13 @@ pub(crate) struct Relay {
     progress: Mutex<HashMap<(String, String), ProgressRoute>>,
     /// Calls in flight: (id, server, session), newest last.
     calls: Mutex<Vec<(u64, String, Weak<SessionEntry>)>>,
+    /// Open sessions and call counts of every gateway on this manager.
+    pub activity: Arc<activity::Activity>,
 }
 
 impl Relay {
     fn install(manager: &Manager) -> Arc<Relay> {
-        let relay = Arc::new(Relay { next: AtomicU64::new(1), progress: Default::default(), calls: Default::default() });
+        let relay = Arc::new(Relay { next: AtomicU64::new(1), progress: Default::default(), calls: Default::default(), activity: Default::default() });
         let weak = Arc::downgrade(&relay);
         manager.set_progress_handler(Some(Arc::new(move |server: &str, p: ProgressNotificationParam| {
             let Some(relay) = weak.upgrade() else { return };
@@ -415,6 +420,17 @@ impl Gateway {
     /// The clients connected now.
     pub fn sessions(&self) -> Vec<SessionInfo> {
         self.inner.live_sessions().iter().map(|s| s.info.clone()).collect()
+    }
+
+    /// Open sessions (of this gateway and of the one-server gateways made
+    /// from it) and per-tool call counts.
+    pub fn activity(&self) -> activity::ActivitySnapshot {
+        self.inner.relay.activity.snapshot()
+    }
+
+    /// Changes whenever [`Gateway::activity`] would answer differently.
+    pub fn watch_activity(&self) -> watch::Receiver<u64> {
+        self.inner.relay.activity.watch()
     }
 
     /// The tools a client of this gateway sees (without search mode).

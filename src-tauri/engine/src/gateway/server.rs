@@ -43,6 +43,7 @@ impl GatewaySession {
             log_level: std::sync::Mutex::new(LoggingLevel::Info),
             subscriptions: Default::default(),
             elicitation,
+            activity: self.inner.relay.activity.clone(),
             info: SessionInfo {
                 id,
                 client,
@@ -58,6 +59,7 @@ impl GatewaySession {
             Err(_) => return Ok(self.entry.get().expect("set").clone()),
         };
         self.inner.register(&entry).map_err(|e| McpError::internal_error(e, None))?;
+        entry.activity.opened(&entry.info);
         tokio::spawn(super::drain(entry.outbox.clone(), peer.clone()));
         Ok(entry)
     }
@@ -130,6 +132,8 @@ impl GatewaySession {
         while let Ok(p) = progress.try_recv() {
             notify(p).await;
         }
+        let failed = !matches!(&result, Ok(r) if r.is_error != Some(true));
+        self.inner.relay.activity.called(&server, &tool, failed);
         match result {
             Ok(mut r) => {
                 if self.one().is_none() {
