@@ -353,6 +353,12 @@ impl Engine {
         self.save_settings(|s| crate::gateway::switches::set_excluded(s, server, excluded))
     }
 
+    /// How the app runs its HTTP gateway (port, off, tool search mode).
+    pub async fn set_gateway_settings(&self, gateway: crate::settings::GatewaySettings) -> Result<(), EditError> {
+        let _g = self.edits.lock().await;
+        self.save_settings(|s| s.gateway = gateway.clone())
+    }
+
     /// Sign in to a remote server (SPEC A1, U8): discover, register, open the
     /// authorization page with `open` (the system browser), wait up to
     /// `timeout` for the redirect, keep the tokens in the keychain, and

@@ -22,3 +22,4 @@ pub mod trust;
 pub mod projects;
 pub mod engine;
 pub mod gateway;
+pub mod ports;

@@ -80,6 +80,9 @@ pub struct Settings {
     /// Servers the gateway does not serve (they still run for the app).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gateway_excluded: Vec<String>,
+    /// How the desktop app runs its HTTP gateway.
+    #[serde(default, skip_serializing_if = "GatewaySettings::is_default")]
+    pub gateway: GatewaySettings,
     #[serde(flatten)]
     pub other: Map<String, Value>,
     /// Why the file could not be used (file and line): these are then the
@@ -91,13 +94,43 @@ pub struct Settings {
     read_from: Option<ContentHash>,
 }
 
+/// The port the app's gateway listens on unless Settings name another. Fixed,
+/// so the entries written into other clients stay valid across restarts;
+/// below Linux's ephemeral range (32768+), so no outgoing connection holds it.
+pub const DEFAULT_GATEWAY_PORT: u16 = 27182;
+
+/// The desktop app's HTTP gateway (`http://127.0.0.1:PORT/mcp`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewaySettings {
+    /// `None`: [`DEFAULT_GATEWAY_PORT`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// The app does not serve the gateway while it runs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub off: bool,
+    /// Offer `search_tools` and `call_tool` instead of every tool.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tool_search: bool,
+}
+
+impl GatewaySettings {
+    fn is_default(&self) -> bool {
+        *self == GatewaySettings::default()
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port.unwrap_or(DEFAULT_GATEWAY_PORT)
+    }
+}
+
 fn yes() -> bool {
     true
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], trusted_servers: Default::default(), disabled_tools: Default::default(), gateway_excluded: vec![], other: Map::new(), problem: None, read_from: None }
+        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], trusted_servers: Default::default(), disabled_tools: Default::default(), gateway_excluded: vec![], gateway: GatewaySettings::default(), other: Map::new(), problem: None, read_from: None }
     }
 }
 
