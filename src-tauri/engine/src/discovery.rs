@@ -522,13 +522,15 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, prev
                 def.enabled = false;
             }
             let held = hold(&def);
+            // A client's entry for Switchboard's gateway would start Switchboard inside itself.
+            let not_runnable = parsed.not_runnable.or_else(|| crate::connect::gateway_note(&e.name, &def));
             let mut d = Definition {
                 source: spec.id.clone(),
                 path: spec.path.clone(),
                 line,
                 errors: vec![],
                 warnings: vec![],
-                not_runnable: parsed.not_runnable,
+                not_runnable,
                 parked: false,
                 last_good_at: None,
                 held,

@@ -23,3 +23,4 @@ pub mod projects;
 pub mod engine;
 pub mod gateway;
 pub mod ports;
+pub mod connect;

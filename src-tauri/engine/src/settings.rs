@@ -83,6 +83,11 @@ pub struct Settings {
     /// How the desktop app runs its HTTP gateway.
     #[serde(default, skip_serializing_if = "GatewaySettings::is_default")]
     pub gateway: GatewaySettings,
+    /// What `switchboard connect` did in each client (by client id, e.g.
+    /// `cursor`) that `disconnect` must undo: servers it disabled there,
+    /// copies it made in Switchboard's own file, what it created.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub connections: crate::connect::Connections,
     #[serde(flatten)]
     pub other: Map<String, Value>,
     /// Why the file could not be used (file and line): these are then the
@@ -130,7 +135,7 @@ fn yes() -> bool {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], trusted_servers: Default::default(), disabled_tools: Default::default(), gateway_excluded: vec![], gateway: GatewaySettings::default(), other: Map::new(), problem: None, read_from: None }
+        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], trusted_servers: Default::default(), disabled_tools: Default::default(), gateway_excluded: vec![], connections: Default::default(), gateway: GatewaySettings::default(), other: Map::new(), problem: None, read_from: None }
     }
 }
 

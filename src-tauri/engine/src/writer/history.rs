@@ -363,7 +363,7 @@ fn parse_hash(h: &str) -> Option<ContentHash> {
 
 /// Delete a file Switchboard created (undoing its creation), if it still
 /// holds what was written.
-fn remove_checked(path: &Path, expected: Expected) -> Result<(), WriteError> {
+pub(crate) fn remove_checked(path: &Path, expected: Expected) -> Result<(), WriteError> {
     let io_err = |source| WriteError::Io { path: path.to_path_buf(), source };
     let now = read_optional(path).map_err(io_err)?;
     let same = match (expected, &now) {

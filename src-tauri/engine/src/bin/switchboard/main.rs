@@ -211,6 +211,35 @@ pub(crate) enum Command {
         #[arg(value_parser = ["token"])]
         action: String,
     },
+    /// Use Switchboard in another client: write one server entry named
+    /// `switchboard` into CLIENT's user config, in its own format (stdio:
+    /// this binary with `serve`; --http: the gateway's URL and token).
+    /// Without CLIENT: list the clients and whether each is connected.
+    /// Recorded in `switchboard history`; `switchboard disconnect` undoes it.
+    Connect {
+        /// The client's id as `switchboard connect` lists it (e.g. cursor, claude-code, codex).
+        client: Option<String>,
+        /// Connect to the HTTP gateway at ADDR (default 127.0.0.1 and the
+        /// app gateway's port) instead of starting `switchboard serve`.
+        #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+        http: Option<String>,
+        /// Also disable, in that client, the servers the gateway serves, so
+        /// they do not run twice (disconnect turns them back on).
+        #[arg(long)]
+        disable_duplicates: bool,
+        /// Show what would be written and disabled; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop using Switchboard in a client: remove its `switchboard` entry and
+    /// turn back on the servers `connect --disable-duplicates` disabled.
+    Disconnect {
+        client: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Switch tools off or on for the gateway: `switchboard tool off NAME…`
     /// (gateway names as `switchboard tools` prints them, or SERVER/TOOL).
     Tool {
@@ -221,6 +250,7 @@ pub(crate) enum Command {
     },
 }
 
+mod connect;
 mod history;
 mod runtime;
 mod serve;
@@ -301,6 +331,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             return rt.block_on(serve::serve(host, o));
         }
         Command::Gateway { .. } => serve::print_token()?,
+        Command::Connect { client, http, disable_duplicates, dry_run, json } => {
+            connect::connect(&host, &mut settings, &o, connect::Connect { client, http, disable_duplicates, dry_run, json })?
+        }
+        Command::Disconnect { client, json } => connect::disconnect(&host, &mut settings, &o, &client, json)?,
         Command::Tool { action, names } => {
             let d = discover(&host, &settings, &o);
             let rt = tokio::runtime::Runtime::new()?;
