@@ -36,6 +36,11 @@ const COMMANDS: &[&str] = &[
     "parse_entry_text",
     "list_history",
     "undo",
+    "gateway_status",
+    "set_gateway_settings",
+    "gateway_token",
+    "set_tool_enabled",
+    "set_gateway_excluded",
 ];
 
 fn main() {

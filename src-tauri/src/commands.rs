@@ -266,3 +266,45 @@ pub async fn list_history(state: S<'_>) -> CommandResult<Vec<HistoryEntry>> {
 pub async fn undo(state: S<'_>, id: u64) -> CommandResult<UndoReport> {
     Ok(state.engine.undo(Some(id)).await?)
 }
+
+// The gateway (SPEC G1, G4): status, settings, token and tool switches.
+
+type G<'a> = State<'a, std::sync::Arc<crate::gateway::AppGateway>>;
+
+#[tauri::command]
+pub fn gateway_status(gateway: G<'_>) -> crate::gateway::GatewayStatus {
+    gateway.status()
+}
+
+/// Saves the settings and restarts the listener with them.
+#[tauri::command]
+pub async fn set_gateway_settings(state: S<'_>, gateway: G<'_>, settings: switchboard_engine::settings::GatewaySettings) -> CommandResult<crate::gateway::GatewayStatus> {
+    if settings.port == Some(0) {
+        return Err(CommandError::new("invalid-port", "Port 0 is not a port clients can be configured with: choose one from 1024 to 65535."));
+    }
+    state.engine.set_gateway_settings(settings).await?;
+    gateway.inner().restart().await;
+    Ok(gateway.status())
+}
+
+/// The bearer token clients send to the HTTP gateway (shown only on request).
+#[tauri::command]
+pub async fn gateway_token() -> CommandResult<String> {
+    let t = tokio::task::spawn_blocking(switchboard_engine::gateway::token::GatewayToken::for_this_machine)
+        .await
+        .map_err(|e| CommandError::new("internal", e.to_string()))?
+        .map_err(|e| CommandError::new("no-keychain", e.to_string()))?;
+    Ok(t.reveal().to_string())
+}
+
+/// Switch one tool (by server and raw name) on or off for the gateway.
+#[tauri::command]
+pub async fn set_tool_enabled(state: S<'_>, server: String, tool: String, on: bool) -> CommandResult<()> {
+    Ok(state.engine.set_tool_enabled(&server, &tool, on).await?)
+}
+
+/// Leave all of a server's tools, resources and prompts out of the gateway, or serve them again.
+#[tauri::command]
+pub async fn set_gateway_excluded(state: S<'_>, server: String, excluded: bool) -> CommandResult<()> {
+    Ok(state.engine.set_gateway_excluded(&server, excluded).await?)
+}

@@ -26,20 +26,34 @@ pub enum AppEvent {
     Ready { report: StartupReport },
     /// Events were dropped (the UI fell behind): reload everything.
     Resync,
+    /// The gateway's status changed (listener, sessions, calls, tool count).
+    Gateway { status: crate::gateway::GatewayStatus },
 }
 
 fn emit<R: Runtime, T: Serialize + Clone>(app: &tauri::AppHandle<R>, payload: &T) {
     let _ = app.emit(EVENT, payload.clone());
 }
 
-/// Subscribe first, then start the engine, so no event is lost.
-pub fn start<R: Runtime>(app: tauri::AppHandle<R>, state: &AppState) {
+/// Subscribe first, then start the engine, so no event is lost. With
+/// `gateway`, the HTTP gateway listens from the start (servers come up
+/// behind it; a client's first list waits at most the startup gate).
+pub fn start<R: Runtime>(app: tauri::AppHandle<R>, state: &AppState, gateway: Option<Arc<crate::gateway::AppGateway>>) {
     let rx = state.engine.manager().subscribe();
     tauri::async_runtime::spawn(forward(rx, app.clone()));
     state.engine.manager().set_elicitation_handler(Some(elicitation_handler(app.clone(), state.elicitations.clone())));
     let engine = state.engine.clone();
+    if let Some(g) = &gateway {
+        let (g, app) = (g.clone(), app.clone());
+        tauri::async_runtime::spawn(async move {
+            g.restart().await;
+            g.changes(|status| emit(&app, &AppEvent::Gateway { status })).await;
+        });
+    }
     tauri::async_runtime::spawn(async move {
         let report = engine.start().await;
+        if let Some(g) = &gateway {
+            g.set_ready();
+        }
         emit(&app, &AppEvent::Ready { report });
         // Then follow the config files (changes made in other apps).
         match engine.watch().await {

@@ -6,9 +6,11 @@
 pub mod commands;
 pub mod error;
 pub mod events;
+pub mod gateway;
 pub mod probe;
 pub mod state;
 pub mod tool_calls;
+pub mod tray;
 pub mod types;
 
 use switchboard_engine::engine::Engine;
@@ -58,21 +60,36 @@ pub const COMMANDS: &[&str] = &[
     "parse_entry_text",
     "list_history",
     "undo",
+    "gateway_status",
+    "set_gateway_settings",
+    "gateway_token",
+    "set_tool_enabled",
+    "set_gateway_excluded",
 ];
+
+/// What the shell runs besides the engine: the desktop app serves the HTTP
+/// gateway; headless command tests do not (no port is taken).
+#[derive(Debug, Clone, Copy)]
+pub struct Shell {
+    pub serve_gateway: bool,
+}
 
 /// Plugins, state and command handlers shared by the app and its tests.
 /// The engine starts in the background once the app is set up: the window
 /// shows at once and servers appear as their events arrive.
-pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine) -> tauri::Builder<R> {
+pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine, shell: Shell) -> tauri::Builder<R> {
     // Reading the config files takes tens of milliseconds: do it now so the
     // first `list_servers` already shows every configured server.
     engine.rediscover();
+    let state = AppState::new(engine);
+    let gateway = gateway::AppGateway::new(state.engine.clone());
     builder
         .plugin(tauri_plugin_opener::init())
-        .manage(AppState::new(engine))
+        .manage(state)
+        .manage(gateway.clone())
         .manage(tool_calls::ToolCalls::default())
-        .setup(|app| {
-            events::start(app.handle().clone(), &app.state::<AppState>());
+        .setup(move |app| {
+            events::start(app.handle().clone(), &app.state::<AppState>(), shell.serve_gateway.then_some(gateway));
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
@@ -112,12 +129,18 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine) ->
             commands::parse_entry_text,
             commands::list_history,
             commands::undo,
+            commands::gateway_status,
+            commands::set_gateway_settings,
+            commands::gateway_token,
+            commands::set_tool_enabled,
+            commands::set_gateway_excluded,
         ])
 }
 
 /// Stop every server before the process ends, so none is orphaned.
 pub fn on_run_event<R: tauri::Runtime>(app: &tauri::AppHandle<R>, event: RunEvent) {
     if let RunEvent::Exit = event {
+        app.state::<std::sync::Arc<gateway::AppGateway>>().stop();
         app.state::<AppState>().shutdown_blocking();
     }
 }
@@ -125,9 +148,13 @@ pub fn on_run_event<R: tauri::Runtime>(app: &tauri::AppHandle<R>, event: RunEven
 /// Entry point of the `switchboard-app` binary. Like the CLI, it honours
 /// HOME, XDG_CONFIG_HOME and SWITCHBOARD_SYSTEM_ROOT (`Host::current()`).
 pub fn run() {
-    let app = builder(tauri::Builder::default(), Engine::for_host(Host::current()))
+    // A second launch shows this one's window and exits: one engine, one gateway.
+    let single = tauri_plugin_single_instance::init(|app, _args, _cwd| tray::show_main(app));
+    let app = builder(tauri::Builder::default().plugin(single), Engine::for_host(Host::current()), Shell { serve_gateway: true })
+        .on_window_event(tray::on_window_event)
         .build(tauri::generate_context!())
         .expect("error while building Switchboard");
+    tray::install(app.handle());
     #[cfg(unix)]
     events::exit_on_signals(app.handle().clone());
     app.run(on_run_event);
@@ -158,7 +185,7 @@ mod tests {
             vars: HashMap::from([("HOME".to_string(), home.path().to_string_lossy().to_string())]),
             system_root: home.path().join("system"),
         };
-        let app = builder(mock_builder(), Engine::for_host(host)).build(mock_context(noop_assets())).expect("mock app builds");
+        let app = builder(mock_builder(), Engine::for_host(host), Shell { serve_gateway: false }).build(mock_context(noop_assets())).expect("mock app builds");
         let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().expect("mock webview builds");
         TestApp { _home: home, app, webview }
     }

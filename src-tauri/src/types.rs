@@ -445,6 +445,71 @@ pub enum EngineEvent {
     Ready { report: StartupReport },
     /// App: events were dropped; reload everything.
     Resync,
+    /// App: the gateway's status changed (listener, sessions, calls, tools).
+    Gateway { status: GatewayStatus },
+}
+
+// The app's gateway (SPEC G1, G4): `src-tauri/src/gateway.rs`.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum GatewayState {
+    Starting,
+    Listening,
+    Off,
+    Failed,
+}
+
+/// Settings of the app's HTTP gateway; absent fields are the defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewaySettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub port: Option<u16>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub off: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<bool>", optional)]
+    pub tool_search: bool,
+}
+
+/// A client connected to the gateway (from its `initialize`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewaySession {
+    pub id: u64,
+    pub client: String,
+    pub version: String,
+    /// `null`: every server; else the one server it is for.
+    pub server: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayToolCalls {
+    pub server: String,
+    pub tool: String,
+    pub calls: u64,
+    pub errors: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayStatus {
+    pub state: GatewayState,
+    pub url: Option<String>,
+    pub settings: GatewaySettings,
+    pub default_port: u16,
+    pub message: Option<String>,
+    pub sessions: Vec<GatewaySession>,
+    pub calls: Vec<GatewayToolCalls>,
+    pub tool_count: u64,
+    pub long_names: Vec<String>,
+    pub over_limits: Vec<u64>,
+    pub disabled_tools: BTreeMap<String, Vec<String>>,
+    pub excluded: Vec<String>,
 }
 
 // Resources and prompts (SPEC M8) are MCP's own shapes, passed through as the
@@ -752,6 +817,11 @@ pub fn typescript() -> String {
         UndoState::decl(&cfg),
         HistoryEntry::decl(&cfg),
         UndoReport::decl(&cfg),
+        GatewayState::decl(&cfg),
+        GatewaySettings::decl(&cfg),
+        GatewaySession::decl(&cfg),
+        GatewayToolCalls::decl(&cfg),
+        GatewayStatus::decl(&cfg),
         AppInfo::decl(&cfg),
         CommandErrorPayload::decl(&cfg),
     ];
@@ -820,6 +890,34 @@ pub(crate) mod tests {
         assert_mirrors::<EngineEvent>("AppEvent", serde_json::to_value(crate::events::AppEvent::Resync).unwrap());
         let ready = crate::events::AppEvent::Ready { report: Default::default() };
         assert_mirrors::<EngineEvent>("AppEvent", serde_json::to_value(ready).unwrap());
+    }
+
+    /// A gateway status with a session, calls, switches and every setting,
+    /// made by the app's own gateway over a real engine.
+    #[test]
+    fn mirrors_match_the_gateway_status() {
+        use switchboard_engine::host::{Host, Os};
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_path_buf();
+        let host = Host { os: Os::Linux, home: home.clone(), vars: Default::default(), system_root: home.join("sys") };
+        let engine = std::sync::Arc::new(switchboard_engine::engine::Engine::new(host, switchboard_engine::manager::ManagerOptions { cache_path: None, process_records: None, ..Default::default() }, vec![]));
+        tauri::async_runtime::block_on(async {
+            engine.set_tool_enabled("a", "t", false).await.unwrap();
+            engine.set_gateway_excluded("b", true).await.unwrap();
+            engine.set_gateway_settings(switchboard_engine::settings::GatewaySettings { port: Some(1234), off: true, tool_search: true }).await.unwrap();
+            let g = crate::gateway::AppGateway::new(engine.clone());
+            g.restart().await;
+            let status = g.status();
+            let v = serde_json::to_value(&status).unwrap();
+            assert_eq!(v["state"], "off", "{v}");
+            assert_eq!(v["settings"], serde_json::json!({"port": 1234, "off": true, "toolSearch": true}), "{v}");
+            assert_eq!(v["disabledTools"]["a"][0], "t", "{v}");
+            assert_mirrors::<GatewayStatus>("GatewayStatus", v);
+            let mut v = serde_json::to_value(crate::events::AppEvent::Gateway { status }).unwrap();
+            v["status"]["sessions"] = serde_json::json!([{"id": 1, "client": "c", "version": "1", "server": null}]);
+            v["status"]["calls"] = serde_json::json!([{"server": "a", "tool": "t", "calls": 2, "errors": 1}]);
+            assert_mirrors::<EngineEvent>("AppEvent", v);
+        });
     }
 
     /// A file caught mid-save (its last good servers, its parse error), a

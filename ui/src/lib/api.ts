@@ -11,6 +11,8 @@ import type {
   CommandErrorPayload,
   EngineEvent,
   EntryText,
+  GatewaySettings,
+  GatewayStatus,
   HistoryEntry,
   LogLine,
   ProbeReport,
@@ -156,4 +158,15 @@ export const api = {
   listHistory: () => call<HistoryEntry[]>('list_history'),
   /** Fails with code `conflict` (naming the file) when the file changed since Switchboard wrote it. */
   undo: (id: number) => call<UndoReport>('undo', { id }),
+  /** The app's HTTP gateway: listener, connected clients, calls, tool count and switches. */
+  gatewayStatus: () => call<GatewayStatus>('gateway_status'),
+  /** Saves the gateway settings and restarts its listener with them. */
+  setGatewaySettings: (settings: GatewaySettings) => call<GatewayStatus>('set_gateway_settings', { settings }),
+  /** The bearer token HTTP clients send (shown only when the user asks). */
+  gatewayToken: () => call<string>('gateway_token'),
+  /** Switch one tool (server and raw tool name) on or off for the gateway. */
+  setToolEnabled: (server: string, tool: string, on: boolean) => call<void>('set_tool_enabled', { server, tool, on }),
+  /** Leave a whole server out of the gateway (it keeps running for the app), or serve it again. */
+  setGatewayExcluded: (server: string, excluded: boolean) =>
+    call<void>('set_gateway_excluded', { server, excluded }),
 };

@@ -114,7 +114,7 @@ export type SignInPhase = { "state": "waiting", url: string, } | { "state": "sig
 
 export type SignInStatus = { signedIn: boolean, store: string, unavailable?: string, };
 
-export type EngineEvent = { "type": "status", server: string, status: ServerStatus, } | { "type": "tools", server: string, count: number, deferred: boolean, } | { "type": "log", server: string, lines: Array<LogLine>, } | { "type": "warning", server: string, message: string, } | { "type": "removed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "resources-changed", server: string, } | { "type": "prompts-changed", server: string, } | { "type": "reconciled", report: ReconcileReport, } | { "type": "elicitation", id: number, server: string, message: string, schema: JsonSchema, } | { "type": "source-changed", source: string, path: string, } | { "type": "discovery-changed", servers: number, warnings: number, } | { "type": "sign-in", server: string, phase: SignInPhase, } | { "type": "ready", report: StartupReport, } | { "type": "resync" };
+export type EngineEvent = { "type": "status", server: string, status: ServerStatus, } | { "type": "tools", server: string, count: number, deferred: boolean, } | { "type": "log", server: string, lines: Array<LogLine>, } | { "type": "warning", server: string, message: string, } | { "type": "removed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "resources-changed", server: string, } | { "type": "prompts-changed", server: string, } | { "type": "reconciled", report: ReconcileReport, } | { "type": "elicitation", id: number, server: string, message: string, schema: JsonSchema, } | { "type": "source-changed", source: string, path: string, } | { "type": "discovery-changed", servers: number, warnings: number, } | { "type": "sign-in", server: string, phase: SignInPhase, } | { "type": "ready", report: StartupReport, } | { "type": "resync" } | { "type": "gateway", status: GatewayStatus, };
 
 export type ResourceInfo = { uri: string, name: string, title?: string, description?: string, mimeType?: string, 
 /**
@@ -163,6 +163,20 @@ export type HistoryEntry = { id: number,
 at: number, server?: string, summary: string, undoOf?: number, files: Array<FileChange>, state: UndoState, };
 
 export type UndoReport = { undone: number, summary: string, restored: Array<string>, recordedAs?: number, };
+
+export type GatewayState = "starting" | "listening" | "off" | "failed";
+
+export type GatewaySettings = { port?: number, off?: boolean, toolSearch?: boolean, };
+
+export type GatewaySession = { id: number, client: string, version: string, 
+/**
+ * `null`: every server; else the one server it is for.
+ */
+server: string | null, };
+
+export type GatewayToolCalls = { server: string, tool: string, calls: number, errors: number, };
+
+export type GatewayStatus = { state: GatewayState, url: string | null, settings: GatewaySettings, defaultPort: number, message: string | null, sessions: Array<GatewaySession>, calls: Array<GatewayToolCalls>, toolCount: number, longNames: Array<string>, overLimits: Array<number>, disabledTools: { [key in string]: Array<string> }, excluded: Array<string>, };
 
 export type AppInfo = { name: string, version: string, };
 
