@@ -34,14 +34,8 @@ pub const FIXED_TOOLS: &[&str] = &[
     "stats",
 ];
 
-const BIN_NAME: &str = "fixture-server";
-
-fn exe_name() -> String {
-    format!("{BIN_NAME}{}", std::env::consts::EXE_SUFFIX)
-}
-
-fn candidate(dir: &Path) -> Option<PathBuf> {
-    let p = dir.join(exe_name());
+fn candidate(dir: &Path, bin: &str) -> Option<PathBuf> {
+    let p = dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
     p.is_file().then_some(p)
 }
 
@@ -71,7 +65,21 @@ pub fn fixture_server_path() -> PathBuf {
 
 /// Like [`fixture_server_path`] but returns `None` when not found.
 pub fn try_fixture_server_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("SWITCHBOARD_FIXTURE_SERVER") {
+    try_built_bin("fixture-server", "SWITCHBOARD_FIXTURE_SERVER")
+}
+
+/// The `switchboard` CLI built from this workspace (`$SWITCHBOARD_BIN`, else
+/// searched like [`fixture_server_path`]). This crate's tests cannot make
+/// Cargo build another package's binary: `cargo build -p switchboard-engine
+/// --bin switchboard` does (a workspace-wide `cargo test` builds it too).
+pub fn try_switchboard_path() -> Option<PathBuf> {
+    try_built_bin("switchboard", "SWITCHBOARD_BIN")
+}
+
+/// A workspace binary named `bin`: `$env` when set to a file, else next to
+/// the current executable or its parent, else in the target directories.
+fn try_built_bin(bin: &str, env: &str) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(env) {
         let p = PathBuf::from(p);
         if p.is_file() {
             return Some(p);
@@ -81,7 +89,7 @@ pub fn try_fixture_server_path() -> Option<PathBuf> {
         let mut dir = exe.parent();
         for _ in 0..2 {
             let Some(d) = dir else { break };
-            if let Some(p) = candidate(d) {
+            if let Some(p) = candidate(d, bin) {
                 return Some(p);
             }
             dir = d.parent();
@@ -95,7 +103,7 @@ pub fn try_fixture_server_path() -> Option<PathBuf> {
     roots.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"));
     for root in roots {
         for profile in ["debug", "release"] {
-            if let Some(p) = candidate(&root.join(profile)) {
+            if let Some(p) = candidate(&root.join(profile), bin) {
                 return Some(p);
             }
         }

@@ -49,7 +49,6 @@ pub fn loopback_addr(addr: &str) -> Result<SocketAddr, String> {
 struct HttpState {
     gateway: Gateway,
     token: GatewayToken,
-    port: u16,
     config: StreamableHttpServerConfig,
     aggregate: Service,
     /// `/mcp/<server>` services, made on first use (one per served server).
@@ -73,7 +72,6 @@ pub fn router(gateway: Gateway, token: GatewayToken, bound: SocketAddr, stop: Ca
         aggregate: service(gateway.clone(), config.clone()),
         gateway,
         token,
-        port: bound.port(),
         config,
         scoped: Mutex::new(HashMap::new()),
     });
@@ -120,18 +118,23 @@ fn loopback_host(host: &str) -> bool {
     h.eq_ignore_ascii_case("localhost") || h.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// `host[:port]` naming this gateway.
-fn host_ok(value: &str, port: u16) -> bool {
-    let (host, p) = match value.rsplit_once(':') {
+/// `host[:port]` naming this machine, with any port (as rmcp's and the
+/// MCP SDKs' own checks do): DNS rebinding shows in the host name, which
+/// is the attacker's, while a client that reaches the gateway through a
+/// port forward (`ssh -L`, a container's port mapping, a local proxy)
+/// names the forwarded port, not the one the gateway listens on.
+fn host_ok(value: &str) -> bool {
+    let host = match value.rsplit_once(':') {
         // `[::1]:8080`, `127.0.0.1:8080`, `localhost:8080`; a bare `::1` has colons but no brackets.
-        Some((h, p)) if !h.is_empty() && (value.starts_with('[') || !h.contains(':')) && p.chars().all(|c| c.is_ascii_digit()) && !h.ends_with(':') => (h, p.parse::<u16>().ok()),
-        _ => (value, None),
+        Some((h, p)) if !h.is_empty() && (value.starts_with('[') || !h.contains(':')) && !h.ends_with(':') => {
+            if p.parse::<u16>().is_err() {
+                return false;
+            }
+            h
+        }
+        _ => value,
     };
-    let port_ok = match p {
-        Some(p) => p == port,
-        None => port == 80,
-    };
-    loopback_host(host) && port_ok
+    loopback_host(host)
 }
 
 /// A browser page's `Origin` on this machine (any port: local tools such as
@@ -153,7 +156,7 @@ fn origin_ok(value: &str) -> bool {
 async fn guard(State(st): State<Arc<HttpState>>, req: Request, next: Next) -> Response {
     let headers = req.headers();
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
-    if !host_ok(host, st.port) {
+    if !host_ok(host) {
         return (StatusCode::FORBIDDEN, "Forbidden: the Host header does not name this Switchboard gateway (DNS rebinding protection)").into_response();
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
@@ -199,11 +202,12 @@ mod tests {
 
     #[test]
     fn host_and_origin_must_be_this_machine() {
-        for ok in ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "LOCALHOST:8080"] {
-            assert!(host_ok(ok, 8080), "{ok}");
+        // Any port: a port forward names its own.
+        for ok in ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "LOCALHOST:8080", "127.0.0.1:8081", "127.0.0.1", "localhost", "[::1]", "::1"] {
+            assert!(host_ok(ok), "{ok}");
         }
-        for bad in ["evil.example:8080", "127.0.0.1:8081", "127.0.0.1", "", "evil.example", "127.0.0.1.evil.example:8080"] {
-            assert!(!host_ok(bad, 8080), "{bad}");
+        for bad in ["evil.example:8080", "", "evil.example", "127.0.0.1.evil.example:8080", "127.0.0.1:http", "127.0.0.1:99999", "localhost.evil.example:80", "[::1]:"] {
+            assert!(!host_ok(bad), "{bad}");
         }
         for ok in ["http://localhost:5173", "http://127.0.0.1", "https://[::1]:3000"] {
             assert!(origin_ok(ok), "{ok}");

@@ -11,8 +11,10 @@
 //! - `list_changed` notifications to every session when servers connect,
 //!   disconnect or re-list, or a switch changes (coalesced), resource
 //!   updates to the sessions that subscribed, servers' log messages;
-//! - elicitation requests of a server, forwarded to the gateway client whose
-//!   call caused them when that client can answer.
+//! - elicitation and sampling requests of a server, forwarded to the
+//!   gateway client whose call caused them when that client can answer
+//!   (servers are told sampling is offered only when a gateway is there
+//!   as they connect).
 //!
 //! A [`Gateway`] serves either all servers (the aggregate, `/mcp`) or one
 //! server under its own names (`/mcp/<server>`, `serve --server`). Each MCP
@@ -43,7 +45,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{EngineEvent, ServerStatus};
-use crate::manager::{ElicitAnswer, ElicitRequest, ElicitationHandler, Manager, ToolIndex};
+use crate::manager::{ElicitAnswer, ElicitRequest, ElicitationHandler, Manager, SamplingHandler, SamplingRequest, ToolIndex};
 pub use server::GatewaySession;
 pub use switches::Switches;
 
@@ -62,6 +64,9 @@ pub const UPDATES_LIMIT: usize = 1024;
 pub const PROGRESS_LIMIT: usize = 64;
 /// How long a forwarded elicitation may wait for the gateway client's user.
 pub const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long a forwarded sampling request may wait for the gateway client
+/// (its model, and often its user's approval).
+pub const SAMPLING_TIMEOUT: Duration = Duration::from_secs(600);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
@@ -165,6 +170,8 @@ pub(crate) struct SessionEntry {
     /// Gateway URIs (aggregate) or server URIs (one server) subscribed to.
     pub subscriptions: Mutex<HashSet<String>>,
     pub elicitation: bool,
+    /// The client declared `sampling`.
+    pub sampling: bool,
     pub info: SessionInfo,
     pub activity: Arc<activity::Activity>,
 }
@@ -182,7 +189,7 @@ type ProgressRoute = (tokio::sync::mpsc::Sender<ProgressNotificationParam>, Prog
 pub(crate) type ToolRoutes = HashMap<String, (String, String)>;
 
 /// Shared by every gateway on one manager: who gets a server's progress
-/// notifications and elicitation requests.
+/// notifications, elicitation and sampling requests.
 pub(crate) struct Relay {
     next: AtomicU64,
     /// (server, upstream progress token) → the call waiting for its progress
@@ -225,14 +232,43 @@ impl Relay {
             })
         });
         manager.set_elicitation_handler(Some(handler));
+        let previous = manager.sampling_handler();
+        let weak = Arc::downgrade(&relay);
+        let handler: SamplingHandler = Arc::new(move |req: SamplingRequest| {
+            let target = weak.upgrade().and_then(|r| r.sampling_target(&req.server));
+            let previous = previous.clone();
+            Box::pin(async move {
+                match (target, previous) {
+                    (Some(peer), _) => forward_sampling(&peer, req.params).await,
+                    (None, Some(h)) => h(req).await,
+                    (None, None) => Err(rmcp::ErrorData::new(
+                        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                        format!("no client of the Switchboard gateway that offers sampling has a call to \"{}\" in flight: nobody to answer sampling/createMessage", req.server),
+                        None,
+                    )),
+                }
+            })
+        });
+        manager.set_sampling_handler(Some(handler));
         relay
     }
 
     /// The newest session with a call in flight to `server` that can answer
-    /// an elicitation.
+    /// an elicitation. Over stdio nothing ties a server's request to the
+    /// call that caused it: with calls of several sessions in flight, the
+    /// newest is asked.
     fn elicitation_target(&self, server: &str) -> Option<Peer<RoleServer>> {
+        self.asking_target(server, |s| s.elicitation)
+    }
+
+    /// Likewise for a sampling request.
+    fn sampling_target(&self, server: &str) -> Option<Peer<RoleServer>> {
+        self.asking_target(server, |s| s.sampling)
+    }
+
+    fn asking_target(&self, server: &str, can: impl Fn(&SessionEntry) -> bool) -> Option<Peer<RoleServer>> {
         let calls = self.calls.lock().unwrap();
-        calls.iter().rev().filter(|(_, s, _)| s == server).filter_map(|(_, _, w)| w.upgrade()).find(|s| s.elicitation).map(|s| s.peer.clone())
+        calls.iter().rev().filter(|(_, s, _)| s == server).filter_map(|(_, _, w)| w.upgrade()).find(|s| can(s)).map(|s| s.peer.clone())
     }
 
     /// Register a call; its progress notifications arrive on the receiver,
@@ -294,6 +330,18 @@ async fn forward_elicitation(peer: &Peer<RoleServer>, req: &ElicitRequest) -> El
             _ => ElicitAnswer::Cancel,
         },
         _ => ElicitAnswer::Cancel,
+    }
+}
+
+/// A server's sampling request, asked of the gateway client; its answer or
+/// error goes back to the server as it is.
+#[allow(deprecated)] // sampling is what 2025 clients and servers use.
+async fn forward_sampling(peer: &Peer<RoleServer>, params: rmcp::model::CreateMessageRequestParams) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+    match tokio::time::timeout(SAMPLING_TIMEOUT, peer.create_message(params)).await {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(rmcp::ServiceError::McpError(e))) => Err(e),
+        Ok(Err(e)) => Err(rmcp::ErrorData::internal_error(format!("the gateway client did not answer sampling/createMessage: {e}"), None)),
+        Err(_) => Err(rmcp::ErrorData::internal_error(format!("the gateway client did not answer sampling/createMessage within {SAMPLING_TIMEOUT:?}"), None)),
     }
 }
 

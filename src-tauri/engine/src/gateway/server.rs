@@ -34,6 +34,7 @@ impl GatewaySession {
         }
         let info = peer.peer_info();
         let elicitation = info.as_ref().is_some_and(|i| i.capabilities.elicitation.is_some());
+        let sampling = info.as_ref().is_some_and(|i| i.capabilities.sampling.is_some());
         let (client, version) = info.as_ref().map(|i| (i.client_info.name.clone(), i.client_info.version.clone())).unwrap_or_default();
         let id = self.inner.next_session_id();
         let entry = Arc::new(SessionEntry {
@@ -43,6 +44,7 @@ impl GatewaySession {
             log_level: std::sync::Mutex::new(LoggingLevel::Info),
             subscriptions: Default::default(),
             elicitation,
+            sampling,
             activity: self.inner.relay.activity.clone(),
             info: SessionInfo {
                 id,

@@ -100,16 +100,30 @@ pub enum ElicitAnswer {
 
 pub type ElicitationHandler = Arc<dyn Fn(ElicitRequest) -> futures::future::BoxFuture<'static, ElicitAnswer> + Send + Sync>;
 
+/// A server's `sampling/createMessage` during a call: a language model's
+/// answer wanted. Switchboard has no model; a gateway asks its client's.
+#[derive(Debug, Clone)]
+#[allow(deprecated)] // sampling is what 2025 servers use.
+pub struct SamplingRequest {
+    pub server: String,
+    pub params: rmcp::model::CreateMessageRequestParams,
+}
+
+#[allow(deprecated)] // sampling is what 2025 servers use.
+pub type SamplingHandler = Arc<dyn Fn(SamplingRequest) -> futures::future::BoxFuture<'static, Result<rmcp::model::CreateMessageResult, rmcp::ErrorData>> + Send + Sync>;
+
 /// Hears a server's `notifications/progress` (server name, notification);
 /// must not block: the gateway hands it on in the background.
 pub type ProgressHandler = Arc<dyn Fn(&str, rmcp::model::ProgressNotificationParam) + Send + Sync>;
 
 /// What every session's client side shares: the roots we expose and who
-/// answers elicitations. Changing them reaches live sessions.
+/// answers elicitations and sampling. Changing them reaches live sessions
+/// (sampling is declared only to servers that connect while it is set).
 #[derive(Default)]
 pub struct ClientHooks {
     pub roots: std::sync::RwLock<Vec<(String, Option<String>)>>,
     pub elicitation: std::sync::RwLock<Option<ElicitationHandler>>,
+    pub sampling: std::sync::RwLock<Option<SamplingHandler>>,
     pub progress: std::sync::RwLock<Option<ProgressHandler>>,
 }
 
@@ -139,7 +153,8 @@ pub fn accept_defaults_handler(label: &'static str) -> ElicitationHandler {
 }
 
 /// Our side of every session: identifies Switchboard, offers roots and
-/// elicitation (never sampling), forwards the server's notifications.
+/// elicitation, and sampling only when someone can answer it (a gateway
+/// forwarding to its clients), forwards the server's notifications.
 #[derive(Clone)]
 pub struct SwitchboardClient {
     server: String,
@@ -150,7 +165,8 @@ pub struct SwitchboardClient {
 }
 
 impl SwitchboardClient {
-    /// What we declare: roots (with list_changed) and form elicitation; no sampling.
+    /// What we declare: roots (with list_changed) and form elicitation; no
+    /// sampling (see `new`).
     pub fn capabilities() -> ClientCapabilities {
         serde_json::from_value(serde_json::json!({
             "roots": { "listChanged": true },
@@ -160,7 +176,12 @@ impl SwitchboardClient {
     }
 
     pub fn new(server: &str, signals: Arc<Signals>, log: Arc<LogSink>, hooks: Arc<ClientHooks>) -> Self {
-        let caps = Self::capabilities();
+        let mut caps = Self::capabilities();
+        // Sampling only with someone to answer it, as the session starts: a
+        // server that sees it may count on it.
+        if hooks.sampling.read().unwrap().is_some() {
+            caps.sampling = Some(Default::default());
+        }
         // The handshake is `initialize`, so offer the newest version that has
         // it; servers negotiate down (2024-11-05 … 2025-11-25).
         let info = ClientConfig::new(caps, Implementation::new("switchboard", env!("CARGO_PKG_VERSION")).with_title("Switchboard"))
@@ -190,9 +211,13 @@ impl ClientHandler for SwitchboardClient {
     #[allow(deprecated)]
     async fn create_message(
         &self,
-        _p: rmcp::model::CreateMessageRequestParams,
+        params: rmcp::model::CreateMessageRequestParams,
         _cx: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+        let handler = self.hooks.sampling.read().unwrap().clone();
+        if let Some(h) = handler {
+            return h(SamplingRequest { server: self.server.clone(), params }).await;
+        }
         Err(rmcp::ErrorData::new(
             rmcp::model::ErrorCode::METHOD_NOT_FOUND,
             "Switchboard does not offer sampling: there is no language model in Switchboard to answer sampling/createMessage",

@@ -33,7 +33,7 @@ use crate::launch::CommandResolver;
 use crate::naming::{assign_names, with_properties, Collision, ToolRef};
 
 use futures::future::FusedFuture;
-pub use connection::{ClientHooks, ElicitAnswer, ElicitRequest, ElicitationHandler, ProgressHandler};
+pub use connection::{ClientHooks, ElicitAnswer, ElicitRequest, ElicitationHandler, ProgressHandler, SamplingHandler, SamplingRequest};
 use connection::{kill_group, subscribe_request, terminate_group, ConnectError, Launch, Signals, SwitchboardClient};
 use logbuf::LogSink;
 use tool_cache::{config_hash, ToolCache};
@@ -1414,6 +1414,18 @@ impl Manager {
     /// Who answers servers' elicitation requests now (a gateway wraps it).
     pub fn elicitation_handler(&self) -> Option<ElicitationHandler> {
         self.shared.client_hooks.elicitation.read().unwrap().clone()
+    }
+
+    /// Who answers servers' `sampling/createMessage` (a gateway asks its
+    /// clients); `None` refuses them. Servers connected from now on are
+    /// told sampling is offered while one is set.
+    pub fn set_sampling_handler(&self, handler: Option<SamplingHandler>) {
+        *self.shared.client_hooks.sampling.write().unwrap() = handler;
+    }
+
+    /// Who answers servers' sampling requests now (a gateway wraps it).
+    pub fn sampling_handler(&self) -> Option<SamplingHandler> {
+        self.shared.client_hooks.sampling.read().unwrap().clone()
     }
 
     /// Who hears servers' `notifications/progress` (the gateway forwards them).
