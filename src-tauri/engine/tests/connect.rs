@@ -582,3 +582,26 @@ fn cli_connect_lists_clients_and_round_trips_cursor() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("unknown client \"cursr\"") && err.contains("cursor") && err.contains("claude-code"), "{err}");
 }
+
+#[test]
+fn gateway_entries_are_recognised_and_never_run_by_switchboard() {
+    use switchboard_engine::config::{ServerDef, Transport};
+    let stdio = |cmd: &str, args: &[&str]| ServerDef::stdio("any-name", cmd, args);
+    assert!(connect::is_gateway_entry("any-name", &stdio("/usr/bin/switchboard", &["serve"])));
+    assert!(connect::is_gateway_entry("any-name", &stdio("/opt/Switchboard/switchboard-x86_64-unknown-linux-gnu", &["serve", "--tool-search"])));
+    assert!(connect::is_gateway_entry("any-name", &stdio(r"C:\Program Files\Switchboard\Switchboard.exe", &["serve"])));
+    assert!(!connect::is_gateway_entry("any-name", &stdio("/usr/bin/switchboard", &["status"])));
+    assert!(!connect::is_gateway_entry("any-name", &stdio("python3", &["serve"])));
+    let remote = |url: &str| ServerDef::remote("switchboard", Transport::Http, url);
+    assert!(connect::is_gateway_entry("switchboard", &remote("http://127.0.0.1:27182/mcp")));
+    assert!(connect::is_gateway_entry("switchboard", &remote("http://localhost:8765/mcp/github")));
+    assert!(!connect::is_gateway_entry("other", &remote("http://127.0.0.1:3000/mcp")), "someone else's local server");
+    assert!(!connect::is_gateway_entry("switchboard", &remote("https://switchboard.example.com/mcp")));
+
+    let h = home();
+    h.connect(Client::Cursor, &http()).unwrap();
+    let d = h.discover();
+    let entry = d.server("switchboard").unwrap();
+    assert!(entry.winner.not_runnable.as_deref().is_some_and(|n| n.contains("does not run itself")), "{:?}", entry.winner.not_runnable);
+    assert!(Wanted::from_discovery(&d).iter().all(|w| w.def.name != "switchboard"));
+}
