@@ -68,6 +68,18 @@ pub fn try_fixture_server_path() -> Option<PathBuf> {
     try_built_bin("fixture-server", "SWITCHBOARD_FIXTURE_SERVER")
 }
 
+/// The built `conformance-server` (src/bin/conformance_server.rs: what the
+/// conformance suite's server scenarios call), searched like
+/// [`fixture_server_path`] (`$SWITCHBOARD_CONFORMANCE_SERVER` first).
+///
+/// # Panics
+/// If the binary cannot be found.
+pub fn conformance_server_path() -> PathBuf {
+    try_built_bin("conformance-server", "SWITCHBOARD_CONFORMANCE_SERVER").unwrap_or_else(|| {
+        panic!("conformance-server binary not found; build it with `cargo build -p switchboard-tests --bin conformance-server`")
+    })
+}
+
 /// The `switchboard` CLI built from this workspace (`$SWITCHBOARD_BIN`, else
 /// searched like [`fixture_server_path`]). This crate's tests cannot make
 /// Cargo build another package's binary: `cargo build -p switchboard-engine
