@@ -41,6 +41,10 @@ const COMMANDS: &[&str] = &[
     "gateway_token",
     "set_tool_enabled",
     "set_gateway_excluded",
+    "list_connections",
+    "plan_connect",
+    "connect_client",
+    "disconnect_client",
 ];
 
 fn main() {

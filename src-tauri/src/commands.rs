@@ -308,3 +308,63 @@ pub async fn set_tool_enabled(state: S<'_>, server: String, tool: String, on: bo
 pub async fn set_gateway_excluded(state: S<'_>, server: String, excluded: bool) -> CommandResult<()> {
     Ok(state.engine.set_gateway_excluded(&server, excluded).await?)
 }
+
+// "Use Switchboard in…" (issue: connect a client to the gateway).
+
+#[tauri::command]
+pub fn list_connections(state: S<'_>) -> Vec<switchboard_engine::connect::ClientConnection> {
+    state.engine.connections()
+}
+
+/// How the entry reaches the gateway: over HTTP (the app's URL and token),
+/// or by running the bundled `switchboard serve`.
+async fn via(state: &AppState, http: bool) -> CommandResult<switchboard_engine::connect::Via> {
+    use switchboard_engine::connect::{HttpTarget, Via};
+    if !http {
+        let binary = crate::sidecar::path().map_err(|m| CommandError::new("no-sidecar", m))?;
+        return Ok(Via::Stdio { binary });
+    }
+    let port = state.engine.settings().gateway.port();
+    let token = tokio::task::spawn_blocking(switchboard_engine::gateway::token::GatewayToken::for_this_machine)
+        .await
+        .map_err(|e| CommandError::new("internal", e.to_string()))?
+        .map_err(|e| CommandError::new("no-keychain", e.to_string()))?;
+    Ok(Via::Http(HttpTarget { url: format!("http://127.0.0.1:{port}/mcp"), token: token.reveal().to_string() }))
+}
+
+fn options(via: switchboard_engine::connect::Via, disable_duplicates: bool) -> switchboard_engine::connect::ConnectOptions {
+    switchboard_engine::connect::ConnectOptions { via, disable_duplicates }
+}
+
+/// The preview: the entry as it will be written and what would be disabled.
+#[tauri::command]
+pub async fn plan_connect(state: S<'_>, client: String, http: bool, disable_duplicates: bool) -> CommandResult<switchboard_engine::connect::ConnectPlan> {
+    let via = via(&state, http).await?;
+    Ok(state.engine.plan_connect(&client, &options(via, disable_duplicates))?)
+}
+
+/// What connecting did; for a stdio entry, also the check of the binary it runs.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Connected {
+    pub report: switchboard_engine::connect::ConnectReport,
+    pub check: Option<crate::sidecar::SidecarCheck>,
+}
+
+/// Connect `client`. A stdio entry is written only after the bundled
+/// `switchboard serve` answered an MCP handshake (its result is returned).
+#[tauri::command]
+pub async fn connect_client<R: tauri::Runtime>(app: tauri::AppHandle<R>, state: S<'_>, client: String, http: bool, disable_duplicates: bool) -> CommandResult<Connected> {
+    let via = via(&state, http).await?;
+    let check = if http { None } else { Some(crate::sidecar::check(&app).await) };
+    if let Some(c) = check.as_ref().filter(|c| !c.ok) {
+        return Err(CommandError::new("sidecar-failed", format!("Nothing was written: {}", c.message)));
+    }
+    let report = state.engine.connect_client(&client, &options(via, disable_duplicates)).await?;
+    Ok(Connected { report, check })
+}
+
+#[tauri::command]
+pub async fn disconnect_client(state: S<'_>, client: String) -> CommandResult<switchboard_engine::connect::DisconnectReport> {
+    Ok(state.engine.disconnect_client(&client).await?)
+}

@@ -93,3 +93,9 @@ mod tests {
         assert_eq!(json, serde_json::json!({"code": "not_found", "message": "no server named \"x\""}));
     }
 }
+
+impl From<switchboard_engine::connect::ConnectError> for CommandError {
+    fn from(e: switchboard_engine::connect::ConnectError) -> Self {
+        CommandError::new(e.code(), e.to_string())
+    }
+}

@@ -8,6 +8,7 @@ pub mod error;
 pub mod events;
 pub mod gateway;
 pub mod probe;
+pub mod sidecar;
 pub mod state;
 pub mod tool_calls;
 pub mod tray;
@@ -65,6 +66,10 @@ pub const COMMANDS: &[&str] = &[
     "gateway_token",
     "set_tool_enabled",
     "set_gateway_excluded",
+    "list_connections",
+    "plan_connect",
+    "connect_client",
+    "disconnect_client",
 ];
 
 /// What the shell runs besides the engine: the desktop app serves the HTTP
@@ -85,6 +90,7 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine, sh
     let gateway = gateway::AppGateway::new(state.engine.clone());
     builder
         .plugin(tauri_plugin_opener::init())
+        .plugin(tauri_plugin_shell::init())
         .manage(state)
         .manage(gateway.clone())
         .manage(tool_calls::ToolCalls::default())
@@ -134,6 +140,10 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine, sh
             commands::gateway_token,
             commands::set_tool_enabled,
             commands::set_gateway_excluded,
+            commands::list_connections,
+            commands::plan_connect,
+            commands::connect_client,
+            commands::disconnect_client,
         ])
 }
 

@@ -449,6 +449,127 @@ pub enum EngineEvent {
     Gateway { status: GatewayStatus },
 }
 
+// Connecting other clients to the gateway (`switchboard_engine::connect`).
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum HttpSupport {
+    Headers,
+    TokenEnvVar,
+    None,
+}
+
+/// What a client's file holds under the name `switchboard`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum EntryState {
+    Absent,
+    Connected { transport: Transport, target: String, enabled: bool },
+    /// The user's own server with that name.
+    Foreign { runs: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientConnection {
+    pub client: String,
+    pub label: String,
+    pub source: String,
+    pub path: String,
+    pub exists: bool,
+    pub entry: EntryState,
+    pub http: HttpSupport,
+    pub duplicates: Vec<String>,
+    pub disabled_by_connect: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub problem: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum EntryAction {
+    Add,
+    Update,
+    Unchanged,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DuplicateServer {
+    pub name: String,
+    pub copy_to_switchboard: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct KeptServer {
+    pub name: String,
+    pub reason: String,
+}
+
+/// What connect would write; `entryText` shows the token as `•••`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectPlan {
+    pub client: String,
+    pub label: String,
+    pub source: String,
+    pub path: String,
+    pub action: EntryAction,
+    pub transport: Transport,
+    pub entry_text: String,
+    pub creates_file: bool,
+    pub duplicates: Vec<String>,
+    pub disable: Vec<DuplicateServer>,
+    pub kept: Vec<KeptServer>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectReport {
+    #[serde(flatten)]
+    pub plan: ConnectPlan,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub history_id: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct DisconnectReport {
+    pub client: String,
+    pub label: String,
+    pub path: String,
+    pub removed_entry: bool,
+    pub re_enabled: Vec<String>,
+    pub removed_copies: Vec<String>,
+    pub kept: Vec<KeptServer>,
+    pub removed_file: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub history_id: Option<u64>,
+}
+
+/// The check of the bundled `switchboard serve` before a stdio entry is written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct SidecarCheck {
+    pub ok: bool,
+    pub path: String,
+    pub server: Option<String>,
+    pub tools: Option<u64>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Connected {
+    pub report: ConnectReport,
+    pub check: Option<SidecarCheck>,
+}
+
 // The app's gateway (SPEC G1, G4): `src-tauri/src/gateway.rs`.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -817,6 +938,17 @@ pub fn typescript() -> String {
         UndoState::decl(&cfg),
         HistoryEntry::decl(&cfg),
         UndoReport::decl(&cfg),
+        HttpSupport::decl(&cfg),
+        EntryState::decl(&cfg),
+        ClientConnection::decl(&cfg),
+        EntryAction::decl(&cfg),
+        DuplicateServer::decl(&cfg),
+        KeptServer::decl(&cfg),
+        ConnectPlan::decl(&cfg),
+        ConnectReport::decl(&cfg),
+        DisconnectReport::decl(&cfg),
+        SidecarCheck::decl(&cfg),
+        Connected::decl(&cfg),
         GatewayState::decl(&cfg),
         GatewaySettings::decl(&cfg),
         GatewaySession::decl(&cfg),
@@ -890,6 +1022,44 @@ pub(crate) mod tests {
         assert_mirrors::<EngineEvent>("AppEvent", serde_json::to_value(crate::events::AppEvent::Resync).unwrap());
         let ready = crate::events::AppEvent::Ready { report: Default::default() };
         assert_mirrors::<EngineEvent>("AppEvent", serde_json::to_value(ready).unwrap());
+    }
+
+    /// Connect and disconnect Cursor through the engine: the list, the plan,
+    /// the report and the disconnect report read back through the mirrors.
+    #[test]
+    fn mirrors_match_connect_reports() {
+        use switchboard_engine::connect::{ConnectOptions, Via};
+        use switchboard_engine::host::{Host, Os};
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_path_buf();
+        std::fs::create_dir_all(home.join(".cursor")).unwrap();
+        std::fs::write(home.join(".cursor/mcp.json"), r#"{"mcpServers": {"dup": {"command": "x"}}}"#).unwrap();
+        std::fs::create_dir_all(home.join(".config/switchboard")).unwrap();
+        std::fs::write(home.join(".config/switchboard/servers.json"), r#"{"mcpServers": {"dup": {"command": "x"}}}"#).unwrap();
+        let host = Host { os: Os::Linux, home: home.clone(), vars: Default::default(), system_root: home.join("sys") };
+        let engine = switchboard_engine::engine::Engine::new(host, switchboard_engine::manager::ManagerOptions { cache_path: None, process_records: None, ..Default::default() }, vec![]);
+        engine.rediscover();
+        let list = serde_json::to_value(engine.connections()).unwrap();
+        let cursor = list.as_array().unwrap().iter().find(|c| c["client"] == "cursor").unwrap().clone();
+        assert_eq!(cursor["duplicates"], serde_json::json!(["dup"]), "{cursor}");
+        assert_mirrors::<ClientConnection>("ClientConnection", cursor);
+        let opts = ConnectOptions { via: Via::Stdio { binary: "/usr/bin/switchboard".into() }, disable_duplicates: true };
+        let plan = serde_json::to_value(engine.plan_connect("cursor", &opts).unwrap()).unwrap();
+        assert_mirrors::<ConnectPlan>("ConnectPlan", plan);
+        tauri::async_runtime::block_on(async {
+            let report = serde_json::to_value(engine.connect_client("cursor", &opts).await.unwrap()).unwrap();
+            assert!(report["historyId"].is_number(), "{report}");
+            assert_mirrors::<ConnectReport>("ConnectReport", report.clone());
+            let check = serde_json::json!({"ok": true, "path": "/usr/bin/switchboard", "server": "switchboard 0.1.0", "tools": 3, "message": "m"});
+            assert_mirrors::<Connected>("Connected", serde_json::json!({"report": report, "check": check}));
+            let list = serde_json::to_value(engine.connections()).unwrap();
+            let cursor = list.as_array().unwrap().iter().find(|c| c["client"] == "cursor").unwrap().clone();
+            assert_eq!(cursor["entry"]["kind"], "connected", "{cursor}");
+            assert_mirrors::<ClientConnection>("ClientConnection", cursor);
+            let gone = serde_json::to_value(engine.disconnect_client("cursor").await.unwrap()).unwrap();
+            assert_eq!(gone["reEnabled"], serde_json::json!(["dup"]), "{gone}");
+            assert_mirrors::<DisconnectReport>("DisconnectReport", gone);
+        });
     }
 
     /// A gateway status with a session, calls, switches and every setting,

@@ -353,6 +353,47 @@ impl Engine {
         self.save_settings(|s| crate::gateway::switches::set_excluded(s, server, excluded))
     }
 
+    /// "Use Switchboard in…": each client with a user file, and whether
+    /// it has the gateway entry.
+    pub fn connections(&self) -> Vec<crate::connect::ClientConnection> {
+        crate::connect::connections(&self.host, &self.settings(), &self.snapshot())
+    }
+
+    /// What connecting `client` would write (nothing is written).
+    pub fn plan_connect(&self, client: &str, opts: &crate::connect::ConnectOptions) -> Result<crate::connect::ConnectPlan, crate::connect::ConnectError> {
+        let client = crate::connect::parse_client(client)?;
+        crate::connect::plan_connect(&self.host, &self.settings(), &self.snapshot(), client, opts)
+    }
+
+    /// Write the gateway entry into `client`'s user file (and disable its
+    /// duplicates when asked), through the writer and the history.
+    pub async fn connect_client(&self, client: &str, opts: &crate::connect::ConnectOptions) -> Result<crate::connect::ConnectReport, crate::connect::ConnectError> {
+        let client = crate::connect::parse_client(client)?;
+        let report = {
+            let _g = self.edits.lock().await;
+            let mut settings = self.settings();
+            let report = crate::connect::connect(&self.host, &mut settings, &self.snapshot(), client, opts)?;
+            *self.settings.write().unwrap() = settings;
+            report
+        };
+        self.refresh().await;
+        Ok(report)
+    }
+
+    /// Undo what connect did in `client`'s file.
+    pub async fn disconnect_client(&self, client: &str) -> Result<crate::connect::DisconnectReport, crate::connect::ConnectError> {
+        let client = crate::connect::parse_client(client)?;
+        let report = {
+            let _g = self.edits.lock().await;
+            let mut settings = self.settings();
+            let report = crate::connect::disconnect(&self.host, &mut settings, &self.snapshot(), client)?;
+            *self.settings.write().unwrap() = settings;
+            report
+        };
+        self.refresh().await;
+        Ok(report)
+    }
+
     /// How the app runs its HTTP gateway (port, off, tool search mode).
     pub async fn set_gateway_settings(&self, gateway: crate::settings::GatewaySettings) -> Result<(), EditError> {
         let _g = self.edits.lock().await;

@@ -8,7 +8,11 @@ import type {
   AppInfo,
   Approved,
   CallOutcome,
+  ClientConnection,
   CommandErrorPayload,
+  ConnectPlan,
+  Connected,
+  DisconnectReport,
   EngineEvent,
   EntryText,
   GatewaySettings,
@@ -169,4 +173,14 @@ export const api = {
   /** Leave a whole server out of the gateway (it keeps running for the app), or serve it again. */
   setGatewayExcluded: (server: string, excluded: boolean) =>
     call<void>('set_gateway_excluded', { server, excluded }),
+  /** "Use Switchboard in…": every client with a user file, and its gateway entry. */
+  listConnections: () => call<ClientConnection[]>('list_connections'),
+  /** What connecting would write (over HTTP, or running the bundled `switchboard serve`); writes nothing. */
+  planConnect: (client: string, http: boolean, disableDuplicates: boolean) =>
+    call<ConnectPlan>('plan_connect', { client, http, disableDuplicates }),
+  /** Writes the entry; a stdio entry only after the bundled binary answered an MCP handshake (code `sidecar-failed` if not). */
+  connectClient: (client: string, http: boolean, disableDuplicates: boolean) =>
+    call<Connected>('connect_client', { client, http, disableDuplicates }),
+  /** Removes the entry and turns back on what connect turned off. */
+  disconnectClient: (client: string) => call<DisconnectReport>('disconnect_client', { client }),
 };

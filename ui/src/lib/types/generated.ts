@@ -164,6 +164,28 @@ at: number, server?: string, summary: string, undoOf?: number, files: Array<File
 
 export type UndoReport = { undone: number, summary: string, restored: Array<string>, recordedAs?: number, };
 
+export type HttpSupport = "headers" | "tokenEnvVar" | "none";
+
+export type EntryState = { "kind": "absent" } | { "kind": "connected", transport: Transport, target: string, enabled: boolean, } | { "kind": "foreign", runs: string, };
+
+export type ClientConnection = { client: string, label: string, source: string, path: string, exists: boolean, entry: EntryState, http: HttpSupport, duplicates: Array<string>, disabledByConnect: Array<string>, problem?: string, };
+
+export type EntryAction = "add" | "update" | "unchanged";
+
+export type DuplicateServer = { name: string, copyToSwitchboard: boolean, };
+
+export type KeptServer = { name: string, reason: string, };
+
+export type ConnectPlan = { client: string, label: string, source: string, path: string, action: EntryAction, transport: Transport, entryText: string, createsFile: boolean, duplicates: Array<string>, disable: Array<DuplicateServer>, kept: Array<KeptServer>, notes: Array<string>, };
+
+export type ConnectReport = { historyId?: number, client: string, label: string, source: string, path: string, action: EntryAction, transport: Transport, entryText: string, createsFile: boolean, duplicates: Array<string>, disable: Array<DuplicateServer>, kept: Array<KeptServer>, notes: Array<string>, };
+
+export type DisconnectReport = { client: string, label: string, path: string, removedEntry: boolean, reEnabled: Array<string>, removedCopies: Array<string>, kept: Array<KeptServer>, removedFile: boolean, historyId?: number, };
+
+export type SidecarCheck = { ok: boolean, path: string, server: string | null, tools: number | null, message: string, };
+
+export type Connected = { report: ConnectReport, check: SidecarCheck | null, };
+
 export type GatewayState = "starting" | "listening" | "off" | "failed";
 
 export type GatewaySettings = { port?: number, off?: boolean, toolSearch?: boolean, };
