@@ -59,6 +59,8 @@ if [ "$skip_build" != 1 ]; then
   timeout 600 npm --prefix "$ROOT/ui" run build
   step "Build switchboard-app with the UI embedded (cold: ~10 min)"
   timeout 2400 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-app --features custom-protocol
+  step "Build the switchboard binary the app runs as its sidecar (next to switchboard-app)"
+  timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-engine --bin switchboard
   step "Build fixture-server and oauth-server"
   timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-tests --bin fixture-server --bin oauth-server
 fi
