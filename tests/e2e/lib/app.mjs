@@ -6,6 +6,7 @@
 // Everything is time-boxed: a WebDriver session whose app crashes or cannot
 // start hangs instead of failing (PLATFORM.md).
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { remote } from 'webdriverio';
 import { makeFixtureHome } from './fixture-home.mjs';
@@ -111,6 +112,13 @@ export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 3
     Object.assign(own.mcpServers, extraServers);
     fs.writeFileSync(fx.servers, JSON.stringify(own, null, 2) + '\n');
   }
+  // The gateway of this session listens on a port of its own (the default
+  // one may be taken by a Switchboard the developer runs).
+  const gatewayPort = await freePort();
+  const settings = fs.existsSync(fx.settings) ? JSON.parse(fs.readFileSync(fx.settings, 'utf8')) : {};
+  settings.gateway = { ...(settings.gateway ?? {}), port: gatewayPort };
+  fs.mkdirSync(path.dirname(fx.settings), { recursive: true });
+  fs.writeFileSync(fx.settings, JSON.stringify(settings, null, 2) + '\n');
   const log = path.join(dir, 'app.log');
   const pidfile = path.join(dir, 'app.pid');
   const appPid = () => {
@@ -150,6 +158,7 @@ export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 3
   const app = {
     browser,
     fx,
+    gatewayUrl: `http://127.0.0.1:${gatewayPort}/mcp`,
     log,
     get pid() { return appPid(); },
     async close() {
@@ -168,6 +177,18 @@ export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 3
     throw new Error(`${e.message}\n--- app log (${log}) ---\n${tail(log)}`);
   }
   return app;
+}
+
+/** A TCP port free on loopback right now. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
 }
 
 function killHard(pid) {
