@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { applyEvent, emptyData } from './events';
-import type { ServerView } from '../types';
+import type { GatewayStatus, ServerView } from '../types';
 
 function server(name: string): ServerView {
   return {
@@ -87,9 +87,24 @@ describe('applyEvent', () => {
     expect(d.elicitations).toEqual([{ id: 3, server: 'a', message: 'Name?', schema: { type: 'object' } }]);
     const all = ['servers', 'sources', 'tools', 'projects'];
     expect([...applyEvent(d, { type: 'reconciled', report: { started: [], stopped: [], updated: [], kept: [], failed: [] } })].sort()).toEqual(all.slice().sort());
-    expect([...applyEvent(d, { type: 'resync' })].sort()).toEqual(all.slice().sort());
+    // Events were lost: the gateway's status, otherwise only sent in events, is fetched too.
+    expect([...applyEvent(d, { type: 'resync' })].sort()).toEqual([...all, 'gateway'].sort());
     applyEvent(d, { type: 'ready', report: { connected: [], failed: [], deferred: [], elapsedMs: 3 } });
     expect(d.ready).toBe(true);
+  });
+
+  it('takes the gateway\'s whole status from a gateway event, without reloading anything', () => {
+    const d = emptyData();
+    expect(d.gateway).toBeNull();
+    const status: GatewayStatus = {
+      state: 'listening', url: 'http://127.0.0.1:27182/mcp', settings: {}, defaultPort: 27182, message: null,
+      sessions: [{ id: 1, client: 'cursor', version: '1.2', server: null }], calls: [], toolCount: 3,
+      longNames: [], overLimits: [], disabledTools: {}, excluded: [],
+    };
+    expect(applyEvent(d, { type: 'gateway', status }).size).toBe(0);
+    expect(d.gateway?.sessions).toHaveLength(1);
+    applyEvent(d, { type: 'gateway', status: { ...status, state: 'failed', url: null, message: 'Port 27182 is taken by nginx', sessions: [] } });
+    expect(d.gateway).toMatchObject({ state: 'failed', message: 'Port 27182 is taken by nginx', sessions: [] });
   });
 
   it('records warnings once', () => {

@@ -2,7 +2,7 @@
 // in place (status, tool counts, log lines); structural ones (a server added
 // or removed, discovery re-run) say what to reload from the engine.
 
-import type { EngineEvent, JsonSchema, LogLine, ServerView, SignInPhase } from '../types';
+import type { EngineEvent, GatewayStatus, JsonSchema, LogLine, ServerView, SignInPhase } from '../types';
 import { appendBounded } from './logs';
 import { resourceKey } from './resources';
 
@@ -27,14 +27,18 @@ export interface EngineData {
   signIns: Record<string, SignInPhase | { state: 'starting' }>;
   /** The first discovery and startup gate finished. */
   ready: boolean;
+  /** The app's HTTP gateway, whole, as last reported (null until known). */
+  gateway: GatewayStatus | null;
 }
 
-export type Reload = 'servers' | 'sources' | 'tools' | 'projects';
+export type Reload = 'servers' | 'sources' | 'tools' | 'projects' | 'gateway';
 
 export function emptyData(): EngineData {
-  return { servers: [], logs: {}, elicitations: [], resourceUpdates: {}, resourceListVersion: {}, promptListVersion: {}, signIns: {}, ready: false };
+  return { servers: [], logs: {}, elicitations: [], resourceUpdates: {}, resourceListVersion: {}, promptListVersion: {}, signIns: {}, ready: false, gateway: null };
 }
 
+// The gateway's status is not among them: every gateway event carries it
+// whole, so it is fetched only at start and after events were lost.
 const EVERYTHING: Reload[] = ['servers', 'sources', 'tools', 'projects'];
 
 /** Mutates `data` and returns what must be fetched again. */
@@ -82,10 +86,13 @@ export function applyEvent(data: EngineData, ev: EngineEvent, now: number = Date
       data.ready = true;
       EVERYTHING.forEach((r) => reload.add(r));
       break;
+    case 'resync':
+      EVERYTHING.forEach((r) => reload.add(r));
+      reload.add('gateway');
+      break;
     case 'reconciled':
     case 'discovery-changed':
     case 'source-changed':
-    case 'resync':
       EVERYTHING.forEach((r) => reload.add(r));
       break;
     case 'resource-updated':
@@ -99,6 +106,9 @@ export function applyEvent(data: EngineData, ev: EngineEvent, now: number = Date
       break;
     case 'sign-in':
       data.signIns[ev.server] = ev.phase;
+      break;
+    case 'gateway':
+      data.gateway = ev.status;
       break;
   }
   return reload;

@@ -5,7 +5,7 @@
 import { api, CommandError, onEngineEvent } from '../api';
 import { applyEvent, emptyData, type EngineData, type Reload } from '../model/events';
 import { appendBounded, MAX_LINES } from '../model/logs';
-import type { ProjectFolder, SourceInfo, ToolIndex } from '../types';
+import type { GatewayStatus, ProjectFolder, SourceInfo, ToolIndex } from '../types';
 
 /**
  * Timing marks for the live-config benchmark (tests/e2e/live-config.bench.mjs):
@@ -35,9 +35,11 @@ class EngineStore {
     this.#started = true;
     await onEngineEvent((ev) => {
       trace(ev.type);
+      // An event carries the gateway's whole status, newer than any answer still on its way.
+      if (ev.type === 'gateway') this.#seq.gateway++;
       this.#schedule(applyEvent(this.data, ev));
     });
-    await this.reload(new Set(['servers', 'sources', 'tools', 'projects']));
+    await this.reload(new Set(['servers', 'sources', 'tools', 'projects', 'gateway']));
     this.loaded = true;
   }
 
@@ -69,7 +71,7 @@ class EngineStore {
 
   // Per list, the number of the last request sent: an older answer that
   // arrives after a newer one is dropped instead of overwriting it.
-  #seq: Record<Reload, number> = { servers: 0, sources: 0, tools: 0, projects: 0 };
+  #seq: Record<Reload, number> = { servers: 0, sources: 0, tools: 0, projects: 0, gateway: 0 };
 
   #latest<T>(kind: Reload, load: () => Promise<T>, apply: (v: T) => void): Promise<void> {
     const n = ++this.#seq[kind];
@@ -112,11 +114,21 @@ class EngineStore {
       if (what.has('sources')) jobs.push(this.#latest('sources', api.listSources, (s) => (this.sources = s)));
       if (what.has('projects')) jobs.push(this.#latest('projects', api.listProjects, (p) => (this.projects = p)));
       if (what.has('tools')) jobs.push(this.#latest('tools', api.listTools, (t) => (this.tools = t)));
+      if (what.has('gateway')) jobs.push(this.#latest('gateway', api.gatewayStatus, (g) => (this.data.gateway = g)));
       await Promise.all(jobs);
       this.error = null;
     } catch (e) {
       this.error = e as CommandError;
     }
+  }
+
+  /**
+   * Shows a gateway status a command answered with (or one made locally from
+   * a switch just saved); it replaces any older answer still on its way.
+   */
+  setGateway(status: GatewayStatus) {
+    this.#seq.gateway++;
+    this.data.gateway = status;
   }
 
   /** Loads a server's buffered lines once; new ones arrive as events. */
