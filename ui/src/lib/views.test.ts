@@ -10,6 +10,7 @@ describe('viewFromHash', () => {
     expect(viewFromHash('#/tools/github')).toBe('tools');
     expect(viewFromHash('#logs?server=x')).toBe('logs');
     expect(viewFromHash('#/Settings')).toBe('settings');
+    expect(viewFromHash('#/gateway')).toBe('gateway');
   });
 
   it('falls back to the default for empty or unknown hashes', () => {
