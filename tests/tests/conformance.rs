@@ -349,6 +349,13 @@ const SERVER_SCENARIOS: &[&str] = &[
 /// these at once could each be asked the other's question.
 const SERVER_REQUEST_SCENARIOS: &[&str] = &["tools-call-sampling", "tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums"];
 
+/// Scenarios whose check depends on timing the gateway does not promise,
+/// with why: they get a second try, and fail only when both tries do.
+const SERVER_RETRIED: &[(&str, &str)] = &[(
+    "tools-call-with-logging",
+    "counts the log notifications that arrive within 200 ms after the call's result; through the gateway they travel the server's log path (batched every 50 ms) to each session's queue and the standalone GET stream, not the call's own stream, so a loaded machine can deliver the last one later",
+)];
+
 /// Scenarios run at once (each is one Node process and one gateway session).
 const SERVER_PARALLEL: usize = 4;
 /// A scenario still running after this is killed and fails.
@@ -513,7 +520,8 @@ fn run_server_scenario(s: &Suite, url: &str, scenario: &str) -> Run {
 /// the gateway (`switchboard serve --http`, token from
 /// SWITCHBOARD_GATEWAY_TOKEN) serving `conformance-server`, reached through
 /// `bearer_proxy`. SERVER_PARALLEL scenarios at a time, the ones in
-/// SERVER_REQUEST_SCENARIOS one after another. Prints a results table;
+/// SERVER_REQUEST_SCENARIOS one after another, the ones in SERVER_RETRIED
+/// with a second try. Prints a results table;
 /// fails when any scenario fails other than as KNOWN_FAILURES says.
 #[test]
 fn conformance_server_scenarios() {
@@ -541,7 +549,11 @@ fn conformance_server_scenarios() {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let Some(job) = jobs.get(i) else { break };
                 for scenario in job {
-                    let r = run_server_scenario(&s, &url, scenario);
+                    let mut r = run_server_scenario(&s, &url, scenario);
+                    if !r.passed && SERVER_RETRIED.iter().any(|(n, _)| n == scenario) {
+                        eprintln!("conformance {scenario}: the first try failed ({:?}), trying again", r.problems());
+                        r = run_server_scenario(&s, &url, scenario);
+                    }
                     results.lock().unwrap().push((scenario, r));
                 }
             });
@@ -581,7 +593,7 @@ fn conformance_lists_the_server_scenarios() {
     let text = String::from_utf8_lossy(&out.stdout);
     let listed: Vec<&str> = text.lines().filter_map(|l| l.trim().strip_prefix("- ")).filter_map(|l| l.split_whitespace().next()).collect();
     assert_eq!(listed, SERVER_SCENARIOS, "SERVER_SCENARIOS in tests/tests/conformance.rs must match the suite's server scenarios");
-    for n in SERVER_REQUEST_SCENARIOS {
+    for n in SERVER_REQUEST_SCENARIOS.iter().chain(SERVER_RETRIED.iter().map(|r| &r.0)) {
         assert!(SERVER_SCENARIOS.contains(n), "{n}");
     }
 }
