@@ -49,6 +49,10 @@ test('the Gateway view shows the URL and token; a client without the token is re
   // The view names the connected client.
   await eventually(b, async () => (await text(b, 'gateway-sessions')).includes('e2e-gateway-client'), 'the session is listed');
   await screenshot(b, 'gateway-view');
+  // The session stays listed while it is open (not only while a request runs).
+  await client.listTools();
+  await new Promise((r) => setTimeout(r, 1000));
+  assert.ok((await text(b, 'gateway-sessions')).includes('e2e-gateway-client'), `still listed: ${await text(b, 'gateway-sessions')}`);
 });
 
 test('a tool switched off in the Tools view leaves the open session, and comes back when switched on', async () => {
