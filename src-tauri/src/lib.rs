@@ -158,9 +158,7 @@ pub fn on_run_event<R: tauri::Runtime>(app: &tauri::AppHandle<R>, event: RunEven
 /// Entry point of the `switchboard-app` binary. Like the CLI, it honours
 /// HOME, XDG_CONFIG_HOME and SWITCHBOARD_SYSTEM_ROOT (`Host::current()`).
 pub fn run() {
-    // A second launch shows this one's window and exits: one engine, one gateway.
-    let single = tauri_plugin_single_instance::init(|app, _args, _cwd| tray::show_main(app));
-    let app = builder(tauri::Builder::default().plugin(single), Engine::for_host(Host::current()), Shell { serve_gateway: true })
+    let app = builder(tauri::Builder::default(), Engine::for_host(Host::current()), Shell { serve_gateway: true })
         .on_window_event(tray::on_window_event)
         .build(tauri::generate_context!())
         .expect("error while building Switchboard");

@@ -1,7 +1,7 @@
 //! The tray icon: while the gateway serves other clients, closing the window
 //! only hides it; the app stays in the system tray (Show Switchboard, Quit).
-//! A second launch of the app shows the running one's window instead
-//! (single instance), so nothing runs twice even where no tray is visible.
+//! (A second launch while one runs finds the gateway's port taken and says
+//! which program holds it.)
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -39,7 +39,7 @@ fn build<R: Runtime>(app: &tauri::AppHandle<R>) -> tauri::Result<()> {
     Ok(())
 }
 
-/// Bring the main window back (tray menu, second launch).
+/// Bring the main window back (tray menu).
 pub fn show_main<R: Runtime>(app: &tauri::AppHandle<R>) {
     if let Some(w) = app.get_webview_window("main") {
         let _ = w.show();
