@@ -275,7 +275,9 @@ async fn sse_servers_fall_back_to_the_legacy_transport() -> anyhow::Result<()> {
 /// just "error sending request" (the cause is at the bottom of reqwest's chain).
 #[tokio::test]
 async fn a_dead_http_server_says_the_connection_was_refused() -> anyhow::Result<()> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port(); // free, then closed
+    // Port 1 (tcpmux): nothing listens there. A port freed just before
+    // could be taken by another test's server meanwhile (seen: a 403).
+    let port = 1;
     let mut def = ServerDef::remote("nowhere", Transport::Http, &format!("http://127.0.0.1:{port}/mcp"));
     def.restart_policy = Some(switchboard_engine::config::RestartPolicy { max_restart_attempts: 0, ..Default::default() });
     let m = Manager::new(opts(None));
