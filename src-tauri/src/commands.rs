@@ -290,10 +290,7 @@ pub async fn set_gateway_settings(state: S<'_>, gateway: G<'_>, settings: switch
 /// The bearer token clients send to the HTTP gateway (shown only on request).
 #[tauri::command]
 pub async fn gateway_token() -> CommandResult<String> {
-    let t = tokio::task::spawn_blocking(switchboard_engine::gateway::token::GatewayToken::for_this_machine)
-        .await
-        .map_err(|e| CommandError::new("internal", e.to_string()))?
-        .map_err(|e| CommandError::new("no-keychain", e.to_string()))?;
+    let t = crate::gateway::token().await.map_err(|e| CommandError::new("no-keychain", e))?;
     Ok(t.reveal().to_string())
 }
 
@@ -318,18 +315,14 @@ pub fn list_connections(state: S<'_>) -> Vec<switchboard_engine::connect::Client
 
 /// How the entry reaches the gateway: over HTTP (the app's URL and token),
 /// or by running the bundled `switchboard serve`.
-async fn via(state: &AppState, http: bool) -> CommandResult<switchboard_engine::connect::Via> {
+async fn via(gateway: &crate::gateway::AppGateway, http: bool) -> CommandResult<switchboard_engine::connect::Via> {
     use switchboard_engine::connect::{HttpTarget, Via};
     if !http {
         let binary = crate::sidecar::path().map_err(|m| CommandError::new("no-sidecar", m))?;
         return Ok(Via::Stdio { binary });
     }
-    let port = state.engine.settings().gateway.port();
-    let token = tokio::task::spawn_blocking(switchboard_engine::gateway::token::GatewayToken::for_this_machine)
-        .await
-        .map_err(|e| CommandError::new("internal", e.to_string()))?
-        .map_err(|e| CommandError::new("no-keychain", e.to_string()))?;
-    Ok(Via::Http(HttpTarget { url: format!("http://127.0.0.1:{port}/mcp"), token: token.reveal().to_string() }))
+    let token = crate::gateway::token().await.map_err(|e| CommandError::new("no-keychain", e))?;
+    Ok(Via::Http(HttpTarget { url: gateway.url(), token: token.reveal().to_string() }))
 }
 
 fn options(via: switchboard_engine::connect::Via, disable_duplicates: bool) -> switchboard_engine::connect::ConnectOptions {
@@ -338,8 +331,8 @@ fn options(via: switchboard_engine::connect::Via, disable_duplicates: bool) -> s
 
 /// The preview: the entry as it will be written and what would be disabled.
 #[tauri::command]
-pub async fn plan_connect(state: S<'_>, client: String, http: bool, disable_duplicates: bool) -> CommandResult<switchboard_engine::connect::ConnectPlan> {
-    let via = via(&state, http).await?;
+pub async fn plan_connect(state: S<'_>, gateway: G<'_>, client: String, http: bool, disable_duplicates: bool) -> CommandResult<switchboard_engine::connect::ConnectPlan> {
+    let via = via(&gateway, http).await?;
     Ok(state.engine.plan_connect(&client, &options(via, disable_duplicates))?)
 }
 
@@ -354,8 +347,8 @@ pub struct Connected {
 /// Connect `client`. A stdio entry is written only after the bundled
 /// `switchboard serve` answered an MCP handshake (its result is returned).
 #[tauri::command]
-pub async fn connect_client<R: tauri::Runtime>(app: tauri::AppHandle<R>, state: S<'_>, client: String, http: bool, disable_duplicates: bool) -> CommandResult<Connected> {
-    let via = via(&state, http).await?;
+pub async fn connect_client<R: tauri::Runtime>(app: tauri::AppHandle<R>, state: S<'_>, gateway: G<'_>, client: String, http: bool, disable_duplicates: bool) -> CommandResult<Connected> {
+    let via = via(&gateway, http).await?;
     let check = if http { None } else { Some(crate::sidecar::check(&app).await) };
     if let Some(c) = check.as_ref().filter(|c| !c.ok) {
         return Err(CommandError::new("sidecar-failed", format!("Nothing was written: {}", c.message)));

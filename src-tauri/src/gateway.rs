@@ -137,10 +137,8 @@ impl AppGateway {
             self.set_run(Run::Off);
             return;
         }
-        // The keychain may ask D-Bus: not on the async runtime.
-        let token = match tokio::task::spawn_blocking(GatewayToken::for_this_machine).await {
-            Ok(Ok(t)) => t,
-            Ok(Err(e)) => return self.set_run(Run::Failed(format!("The gateway needs its access token: {e}"))),
+        let token = match token().await {
+            Ok(t) => t,
             Err(e) => return self.set_run(Run::Failed(format!("The gateway needs its access token: {e}"))),
         };
         let port = settings.port();
@@ -185,6 +183,15 @@ impl AppGateway {
         }
     }
 
+    /// Where clients reach the gateway: the listening URL, else the one the
+    /// settings' port will give.
+    pub fn url(&self) -> String {
+        match &*self.run.lock().unwrap() {
+            Run::Listening { url, .. } => url.clone(),
+            _ => format!("http://127.0.0.1:{}/mcp", self.engine.settings().gateway.port()),
+        }
+    }
+
     pub fn status(&self) -> GatewayStatus {
         let settings = self.engine.settings();
         let (state, url, message) = match &*self.run.lock().unwrap() {
@@ -222,10 +229,13 @@ impl AppGateway {
         use tokio::sync::broadcast::error::RecvError;
         let mut run = self.changed.subscribe();
         let mut engine_events = self.engine.manager().subscribe();
-        let mut switches = switches::follow(self.engine.host());
         on_change(self.status());
         loop {
-            let mut activity = self.gateway(self.engine.settings().gateway.tool_search).watch_activity();
+            let gateway = self.gateway(self.engine.settings().gateway.tool_search);
+            let (mut activity, mut switches) = (gateway.watch_activity(), gateway.watch_switches());
+            // A clone starts where the gateway's own receiver stands: what it
+            // holds now is in the status just sent.
+            switches.borrow_and_update();
             tokio::select! {
                 r = run.changed() => if r.is_err() { return },
                 r = activity.changed() => if r.is_err() { continue },
@@ -241,6 +251,15 @@ impl AppGateway {
             tokio::time::sleep(EVENT_EVERY).await;
             on_change(self.status());
         }
+    }
+}
+
+/// The gateway's token (made once, kept in the keychain; the environment
+/// may override it). The keychain may ask D-Bus: not on the async runtime.
+pub async fn token() -> Result<GatewayToken, String> {
+    match tokio::task::spawn_blocking(GatewayToken::for_this_machine).await {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
     }
 }
 

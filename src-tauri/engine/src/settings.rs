@@ -108,7 +108,7 @@ pub const DEFAULT_GATEWAY_PORT: u16 = 27182;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewaySettings {
-    /// `None`: [`DEFAULT_GATEWAY_PORT`].
+    /// `None` (or 0, which no client entry could name): [`DEFAULT_GATEWAY_PORT`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
     /// The app does not serve the gateway while it runs.
@@ -125,7 +125,7 @@ impl GatewaySettings {
     }
 
     pub fn port(&self) -> u16 {
-        self.port.unwrap_or(DEFAULT_GATEWAY_PORT)
+        self.port.filter(|p| *p != 0).unwrap_or(DEFAULT_GATEWAY_PORT)
     }
 }
 

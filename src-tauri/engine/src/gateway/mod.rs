@@ -476,6 +476,11 @@ impl Gateway {
         self.inner.relay.activity.snapshot()
     }
 
+    /// The tool switches this gateway follows (changes with the settings file).
+    pub fn watch_switches(&self) -> watch::Receiver<Arc<Switches>> {
+        self.inner.switches.clone()
+    }
+
     /// Changes whenever [`Gateway::activity`] would answer differently.
     pub fn watch_activity(&self) -> watch::Receiver<u64> {
         self.inner.relay.activity.watch()
