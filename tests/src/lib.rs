@@ -34,6 +34,66 @@ pub const FIXED_TOOLS: &[&str] = &[
     "stats",
 ];
 
+/// A temporary HOME to run the `switchboard` binary in: Switchboard's own
+/// file (`~/.config/switchboard/servers.json`) lists the given servers, and
+/// nothing of the real home or system is seen.
+pub struct TempHome {
+    _dir: tempfile::TempDir,
+    /// The folder, canonical (paths the engine reports compare equal).
+    path: PathBuf,
+}
+
+impl TempHome {
+    /// A home with no config file at all.
+    pub fn empty() -> TempHome {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().canonicalize().expect("temp dir path");
+        TempHome { _dir: dir, path }
+    }
+
+    /// `servers`: the `mcpServers` object of Switchboard's own file.
+    pub fn with_servers(servers: serde_json::Value) -> TempHome {
+        let home = TempHome::empty();
+        home.write(".config/switchboard/servers.json", &serde_json::json!({ "mcpServers": servers }).to_string());
+        home
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Write `text` to `rel` (inside the home), making its folders.
+    pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.path.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).expect("folders");
+        std::fs::write(&p, text).expect("write");
+        p
+    }
+
+    /// The engine's view of this home as the machine (Linux, only HOME set).
+    pub fn host(&self) -> switchboard_engine::host::Host {
+        use switchboard_engine::host::{Host, Os};
+        Host { os: Os::Linux, home: self.path.clone(), vars: [("HOME".to_string(), self.path.to_string_lossy().to_string())].into(), system_root: self.path.join("sys") }
+    }
+
+    /// The whole environment of a process run in this home (use after
+    /// `env_clear()`): HOME, the caller's PATH, and a system root inside it.
+    pub fn vars(&self) -> Vec<(&'static str, std::ffi::OsString)> {
+        vec![
+            ("HOME", self.path().into()),
+            ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+            ("SWITCHBOARD_SYSTEM_ROOT", self.path().join("sys").into()),
+        ]
+    }
+
+    /// `program` with only [`TempHome::vars`], killed when dropped.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(program);
+        c.env_clear().envs(self.vars()).kill_on_drop(true);
+        c
+    }
+}
+
 fn candidate(dir: &Path, bin: &str) -> Option<PathBuf> {
     let p = dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
     p.is_file().then_some(p)

@@ -369,7 +369,7 @@ const SERVER_NAME: &str = "conformance";
 /// Switchboard file defines `conformance-server`; killed on drop.
 struct Gateway {
     child: std::process::Child,
-    home: tempfile::TempDir,
+    home: switchboard_tests::TempHome,
     addr: std::net::SocketAddr,
 }
 
@@ -382,18 +382,12 @@ impl Drop for Gateway {
 
 impl Gateway {
     fn start(switchboard: &Path) -> Result<Gateway, String> {
-        let home = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let own = home.path().join(".config/switchboard/servers.json");
-        std::fs::create_dir_all(own.parent().unwrap()).map_err(|e| e.to_string())?;
-        let servers = serde_json::json!({ "mcpServers": { SERVER_NAME: { "command": env!("CARGO_BIN_EXE_conformance-server"), "args": [] } } });
-        std::fs::write(&own, servers.to_string()).map_err(|e| e.to_string())?;
+        let home = switchboard_tests::TempHome::with_servers(serde_json::json!({ SERVER_NAME: { "command": env!("CARGO_BIN_EXE_conformance-server"), "args": [] } }));
         let stderr = std::fs::File::create(home.path().join("serve.stderr")).map_err(|e| e.to_string())?;
         let mut child = Command::new(switchboard)
             .args(["serve", "--http", "127.0.0.1:0"])
             .env_clear()
-            .env("HOME", home.path())
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("SWITCHBOARD_SYSTEM_ROOT", home.path().join("sys"))
+            .envs(home.vars())
             .env("SWITCHBOARD_GATEWAY_TOKEN", GATEWAY_TOKEN)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -17,7 +17,6 @@
 //! A plain binary that prints markdown; each comparison interleaves its two
 //! sides in rounds because the machine is noisy.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, ListToolsResult};
@@ -26,6 +25,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
+use switchboard_tests::TempHome;
 use tokio::io::AsyncBufReadExt;
 
 const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
@@ -46,7 +46,7 @@ fn median(v: &[Duration]) -> Duration {
     s[s.len() / 2]
 }
 
-fn home(servers: &[(String, Vec<String>)]) -> tempfile::TempDir {
+fn home(servers: &[(String, Vec<String>)]) -> TempHome {
     let fixture = switchboard_tests::fixture_server_path();
     let mut map = serde_json::Map::new();
     for (name, args) in servers {
@@ -54,33 +54,22 @@ fn home(servers: &[(String, Vec<String>)]) -> tempfile::TempDir {
         a.extend(args.iter().cloned());
         map.insert(name.clone(), json!({ "command": fixture, "args": a }));
     }
-    let dir = tempfile::tempdir().unwrap();
-    let own = dir.path().join(".config/switchboard/servers.json");
-    std::fs::create_dir_all(own.parent().unwrap()).unwrap();
-    std::fs::write(&own, json!({ "mcpServers": map }).to_string()).unwrap();
-    dir
+    TempHome::with_servers(map.into())
 }
 
-fn command(home: &Path, args: &[&str]) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(BIN);
-    c.args(args)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("SWITCHBOARD_SYSTEM_ROOT", home.join("sys"))
-        .env("SWITCHBOARD_GATEWAY_TOKEN", TOKEN)
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true);
+fn command(home: &TempHome, args: &[&str]) -> tokio::process::Command {
+    let mut c = home.command(BIN);
+    c.args(args).env("SWITCHBOARD_GATEWAY_TOKEN", TOKEN).stderr(std::process::Stdio::null());
     c
 }
 
-async fn gateway_stdio(home: &Path, extra: &[&str]) -> Client {
+async fn gateway_stdio(home: &TempHome, extra: &[&str]) -> Client {
     let mut a = vec!["serve"];
     a.extend_from_slice(extra);
     ().serve(TokioChildProcess::new(command(home, &a)).unwrap()).await.unwrap()
 }
 
-async fn gateway_http(home: &Path) -> (tokio::process::Child, String, u32) {
+async fn gateway_http(home: &TempHome) -> (tokio::process::Child, String, u32) {
     let mut c = command(home, &["serve", "--http", "127.0.0.1:0"]);
     c.stdout(std::process::Stdio::piped());
     let mut child = c.spawn().unwrap();
@@ -204,7 +193,7 @@ async fn main() {
     // 1. Call overhead, stdio and HTTP.
     let h = home(&[("fx".into(), vec![])]);
     let direct = direct_stdio(&["--name", "fx"]).await;
-    let through = gateway_stdio(h.path(), &[]).await;
+    let through = gateway_stdio(&h, &[]).await;
     wait_tool(&through, "mcp_fx_echo").await;
     let (d, g) = compare_calls(&direct, &through).await;
     println!("| tools/call `echo` ({CALLS} calls) | direct median | gateway median | overhead |");
@@ -214,7 +203,7 @@ async fn main() {
     direct.cancel().await.unwrap();
     let fx = switchboard_tests::spawn_http_fixture(&["--name", "fx"]).await.unwrap();
     let direct = http_client(&fx.url, None).await;
-    let (_gw, url, _) = gateway_http(h.path()).await;
+    let (_gw, url, _) = gateway_http(&h).await;
     let through = http_client(&url, Some(TOKEN)).await;
     wait_tool(&through, "mcp_fx_echo").await;
     let (d, g) = compare_calls(&direct, &through).await;
@@ -226,7 +215,7 @@ async fn main() {
     // 2. tools/list of 10,000 tools.
     let h = home(&[("fx".into(), vec!["--tools".into(), "9988".into()])]);
     let direct = direct_stdio(&["--name", "fx", "--tools", "9988"]).await;
-    let through = gateway_stdio(h.path(), &[]).await;
+    let through = gateway_stdio(&h, &[]).await;
     wait_count(&through, 10_000).await;
     let (mut dt, mut gt) = (vec![], vec![]);
     let mut counts = (0, 0);
@@ -251,7 +240,7 @@ async fn main() {
     // 3. RSS with 20 servers.
     let servers: Vec<(String, Vec<String>)> = (0..20u8).map(|i| (format!("s{}", (b'a' + i) as char), vec![])).collect();
     let h = home(&servers);
-    let (_gw, url, pid) = gateway_http(h.path()).await;
+    let (_gw, url, pid) = gateway_http(&h).await;
     let client = http_client(&url, Some(TOKEN)).await;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -272,11 +261,11 @@ async fn main() {
 
     // 4. Payload of 200 tools, with and without tool search.
     let h = home(&[("fx".into(), vec!["--tools".into(), "188".into()])]);
-    let plain = gateway_stdio(h.path(), &[]).await;
+    let plain = gateway_stdio(&h, &[]).await;
     wait_count(&plain, 200).await;
     let all: ListToolsResult = plain.list_tools(None).await.unwrap();
     plain.cancel().await.unwrap();
-    let search = gateway_stdio(h.path(), &["--tool-search"]).await;
+    let search = gateway_stdio(&h, &["--tool-search"]).await;
     let two: ListToolsResult = search.list_tools(None).await.unwrap();
     let mut p = CallToolRequestParams::new("search_tools");
     p.arguments = json!({ "query": "add two numbers" }).as_object().cloned();

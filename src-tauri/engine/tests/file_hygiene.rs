@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::json;
 use switchboard_engine::config::patch::{Field, ServerPatch};
 use switchboard_engine::discovery::{discover, DiscoverOptions};
-use switchboard_engine::host::{Host, Os};
+use switchboard_engine::host::Host;
 use switchboard_engine::settings::Settings;
 use switchboard_engine::sources::SourceSpec;
 use switchboard_engine::writer::edit::{ServerEdit, Writer};
@@ -17,17 +17,15 @@ use switchboard_engine::writer::edit::{ServerEdit, Writer};
 const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 
 struct Home {
-    _dir: tempfile::TempDir,
+    temp: switchboard_tests::TempHome,
     home: PathBuf,
     host: Host,
 }
 
 impl Home {
     fn new() -> Home {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().canonicalize().unwrap();
-        let host = Host { os: Os::Linux, home: home.clone(), vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(), system_root: home.join("sys") };
-        Home { _dir: dir, home, host }
+        let temp = switchboard_tests::TempHome::empty();
+        Home { home: temp.path().to_path_buf(), host: temp.host(), temp }
     }
 
     /// The CLI on this home, with no keychain reachable.
@@ -35,9 +33,7 @@ impl Home {
         let mut c = Command::new(BIN);
         c.args(args)
             .env_clear()
-            .env("HOME", &self.home)
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("SWITCHBOARD_SYSTEM_ROOT", self.home.join("sys"))
+            .envs(self.temp.vars())
             .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus");
         c
     }
@@ -47,10 +43,7 @@ impl Home {
     }
 
     fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let p = self.home.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, text).unwrap();
-        p
+        self.temp.write(rel, text)
     }
 
     fn spec(&self, id: &str) -> (SourceSpec, Option<switchboard_engine::writer::ContentHash>) {

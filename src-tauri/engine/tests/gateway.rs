@@ -21,9 +21,7 @@ const TOKEN: &str = "gateway-test-token-0123456789";
 /// Every wait in these tests ends by this deadline.
 const T: Duration = Duration::from_secs(20);
 
-struct Home {
-    dir: tempfile::TempDir,
-}
+struct Home(switchboard_tests::TempHome);
 
 impl Home {
     /// A home whose Switchboard file defines `servers` (name → fixture args).
@@ -35,26 +33,16 @@ impl Home {
             a.extend_from_slice(args);
             map.insert(name.to_string(), json!({ "command": fixture, "args": a }));
         }
-        let dir = tempfile::tempdir().unwrap();
-        let own = dir.path().join(".config/switchboard/servers.json");
-        std::fs::create_dir_all(own.parent().unwrap()).unwrap();
-        std::fs::write(&own, serde_json::to_string_pretty(&json!({ "mcpServers": map })).unwrap()).unwrap();
-        Home { dir }
+        Home(switchboard_tests::TempHome::with_servers(map.into()))
     }
 
     fn path(&self) -> &Path {
-        self.dir.path()
+        self.0.path()
     }
 
     fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let mut c = tokio::process::Command::new(BIN);
-        c.args(args)
-            .env_clear()
-            .env("HOME", self.path())
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("SWITCHBOARD_SYSTEM_ROOT", self.path().join("sys"))
-            .env("SWITCHBOARD_GATEWAY_TOKEN", TOKEN)
-            .kill_on_drop(true);
+        let mut c = self.0.command(BIN);
+        c.args(args).env("SWITCHBOARD_GATEWAY_TOKEN", TOKEN);
         c
     }
 

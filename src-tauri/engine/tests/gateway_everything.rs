@@ -60,23 +60,13 @@ async fn wait_for_tools(client: &RunningService<RoleClient, Progress>, changed: 
     }
 }
 
-fn home(js: &Path) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let own = dir.path().join(".config/switchboard/servers.json");
-    std::fs::create_dir_all(own.parent().unwrap()).unwrap();
-    std::fs::write(&own, json!({ "mcpServers": { "everything": { "command": "node", "args": [js, "stdio"] } } }).to_string()).unwrap();
-    dir
+fn home(js: &Path) -> switchboard_tests::TempHome {
+    switchboard_tests::TempHome::with_servers(json!({ "everything": { "command": "node", "args": [js, "stdio"] } }))
 }
 
-fn command(home: &Path, args: &[&str]) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(BIN);
-    c.args(args)
-        .env_clear()
-        .env("HOME", home)
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("SWITCHBOARD_SYSTEM_ROOT", home.join("sys"))
-        .env("SWITCHBOARD_GATEWAY_TOKEN", TOKEN)
-        .kill_on_drop(true);
+fn command(home: &switchboard_tests::TempHome, args: &[&str]) -> tokio::process::Command {
+    let mut c = home.command(BIN);
+    c.args(args).env("SWITCHBOARD_GATEWAY_TOKEN", TOKEN);
     if std::env::var_os("GATEWAY_TEST_STDERR").is_none() {
         c.stderr(std::process::Stdio::null());
     }
@@ -172,7 +162,7 @@ async fn server_everything_through_the_stdio_gateway() {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (ctx, mut changed) = mpsc::unbounded_channel();
     let (ltx, mut logs) = mpsc::unbounded_channel();
-    let client = Progress(tx, ctx, ltx).serve(TokioChildProcess::new(command(home.path(), &["serve"])).unwrap()).await.unwrap();
+    let client = Progress(tx, ctx, ltx).serve(TokioChildProcess::new(command(&home, &["serve"])).unwrap()).await.unwrap();
     wait_for_tools(&client, &mut changed).await;
     compare(&client, &mut rx, &mut logs, &js).await;
     client.cancel().await.unwrap();
@@ -182,7 +172,7 @@ async fn server_everything_through_the_stdio_gateway() {
 async fn server_everything_through_the_http_gateway() {
     let Some(js) = everything_js("server_everything_through_the_http_gateway") else { return };
     let home = home(&js);
-    let mut c = command(home.path(), &["serve", "--http", "127.0.0.1:0"]);
+    let mut c = command(&home, &["serve", "--http", "127.0.0.1:0"]);
     c.stdout(std::process::Stdio::piped());
     let mut child = c.spawn().unwrap();
     let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());

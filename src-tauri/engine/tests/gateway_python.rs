@@ -35,31 +35,19 @@ fn python(test: &str) -> Option<PathBuf> {
     None
 }
 
-struct Home {
-    dir: tempfile::TempDir,
-}
+struct Home(switchboard_tests::TempHome);
 
 impl Home {
     fn new() -> Home {
         let fixture = switchboard_tests::fixture_server_path();
-        let dir = tempfile::tempdir().unwrap();
-        let own = dir.path().join(".config/switchboard/servers.json");
-        std::fs::create_dir_all(own.parent().unwrap()).unwrap();
-        let servers = json!({ "mcpServers": {
+        Home(switchboard_tests::TempHome::with_servers(json!({
             "fx": { "command": fixture, "args": ["--name", "fx", "--resources"] },
             "other": { "command": fixture, "args": ["--name", "other"] }
-        }});
-        std::fs::write(&own, servers.to_string()).unwrap();
-        Home { dir }
+        })))
     }
 
     fn env(&self, c: &mut tokio::process::Command) {
-        c.env_clear()
-            .env("HOME", self.dir.path())
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("SWITCHBOARD_SYSTEM_ROOT", self.dir.path().join("sys"))
-            .env("SWITCHBOARD_GATEWAY_TOKEN", TOKEN)
-            .kill_on_drop(true);
+        c.env_clear().envs(self.0.vars()).env("SWITCHBOARD_GATEWAY_TOKEN", TOKEN).kill_on_drop(true);
     }
 
     async fn http(&self) -> (tokio::process::Child, String) {

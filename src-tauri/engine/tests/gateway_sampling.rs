@@ -39,21 +39,15 @@ impl ClientHandler for Client {
     }
 }
 
-/// `switchboard serve --server conf` (stdio) in a temporary HOME whose
-/// Switchboard file defines `conf` as conformance-server, with `client`.
-async fn serve(home: &tempfile::TempDir, client: Client) -> RunningService<RoleClient, Client> {
-    let own = home.path().join(".config/switchboard/servers.json");
-    std::fs::create_dir_all(own.parent().unwrap()).unwrap();
-    let server = switchboard_tests::conformance_server_path();
-    std::fs::write(&own, json!({ "mcpServers": { "conf": { "command": server, "args": [] } } }).to_string()).unwrap();
-    let mut cmd = tokio::process::Command::new(BIN);
-    cmd.args(["serve", "--server", "conf"])
-        .env_clear()
-        .env("HOME", home.path())
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("SWITCHBOARD_SYSTEM_ROOT", home.path().join("sys"))
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true);
+/// A temporary HOME whose Switchboard file defines `conf` as conformance-server.
+fn home() -> switchboard_tests::TempHome {
+    switchboard_tests::TempHome::with_servers(json!({ "conf": { "command": switchboard_tests::conformance_server_path(), "args": [] } }))
+}
+
+/// `switchboard serve --server conf` (stdio) in `home`, with `client`.
+async fn serve(home: &switchboard_tests::TempHome, client: Client) -> RunningService<RoleClient, Client> {
+    let mut cmd = home.command(BIN);
+    cmd.args(["serve", "--server", "conf"]).stderr(std::process::Stdio::null());
     tokio::time::timeout(T, client.serve(TokioChildProcess::new(cmd).unwrap())).await.expect("initialize in time").expect("initialize")
 }
 
@@ -65,7 +59,7 @@ fn sample(prompt: &str) -> CallToolRequestParams {
 
 #[tokio::test]
 async fn a_servers_sampling_request_reaches_the_calling_client_and_its_answer_the_server() -> anyhow::Result<()> {
-    let home = tempfile::tempdir()?;
+    let home = home();
     let asked = Arc::new(Mutex::new(Vec::new()));
     let client = serve(&home, Client { sampling: true, asked: asked.clone() }).await;
     let r = tokio::time::timeout(T, client.call_tool(sample("What is six times seven?"))).await??;
@@ -84,7 +78,7 @@ async fn a_servers_sampling_request_reaches_the_calling_client_and_its_answer_th
 
 #[tokio::test]
 async fn without_a_client_that_samples_the_server_hears_why() -> anyhow::Result<()> {
-    let home = tempfile::tempdir()?;
+    let home = home();
     let asked = Arc::new(Mutex::new(Vec::new()));
     let client = serve(&home, Client { sampling: false, asked: asked.clone() }).await;
     // conformance-server asks (the gateway offered sampling upstream) and

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::json;
 use switchboard_engine::discovery::{discover, ordered_sources, DiscoverOptions};
 use switchboard_engine::engine::Engine;
-use switchboard_engine::host::{Host, Os};
+use switchboard_engine::host::Host;
 use switchboard_engine::manager::ManagerOptions;
 use switchboard_engine::settings::{settings_path, Settings};
 
@@ -19,26 +19,22 @@ const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 /// A fake home that the CLI (through its environment) and an `Engine` in
 /// this process (through `host`) both see as the machine.
 struct Home {
-    _dir: tempfile::TempDir,
+    temp: switchboard_tests::TempHome,
     home: PathBuf,
     host: Host,
 }
 
 impl Home {
     fn new() -> Home {
-        let dir = tempfile::tempdir().unwrap();
-        let home = dir.path().canonicalize().unwrap();
-        let host = Host { os: Os::Linux, home: home.clone(), vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(), system_root: home.join("sys") };
-        Home { _dir: dir, home, host }
+        let temp = switchboard_tests::TempHome::empty();
+        Home { home: temp.path().to_path_buf(), host: temp.host(), temp }
     }
 
     fn cli(&self, args: &[&str]) -> Output {
         Command::new(BIN)
             .args(args)
             .env_clear()
-            .env("HOME", &self.home)
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("SWITCHBOARD_SYSTEM_ROOT", self.home.join("sys"))
+            .envs(self.temp.vars())
             .output()
             .unwrap()
     }
@@ -53,10 +49,7 @@ impl Home {
     }
 
     fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let p = self.home.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, text).unwrap();
-        p
+        self.temp.write(rel, text)
     }
 
     /// Source ids in the order the newest settings give.
