@@ -7,6 +7,7 @@ import {
   pendingKey,
   sessionScope,
   settingsWith,
+  stateBadge,
   stateLabel,
   switchesOf,
   toolState,
@@ -43,6 +44,15 @@ describe('gateway status text', () => {
     expect(stateLabel('off')).toBe('Off');
     expect(stateLabel('failed')).toBe('Not listening');
     expect(stateLabel('starting')).toBe('Starting…');
+  });
+
+  it('shows the state in the servers\' badge colours, with the message as its detail', () => {
+    const at = (state: 'listening' | 'starting' | 'off' | 'failed', message: string | null = null) =>
+      stateBadge({ state, message } as Parameters<typeof stateBadge>[0]);
+    expect(at('listening')).toEqual({ kind: 'connected', label: 'Listening', detail: null });
+    expect(at('starting').kind).toBe('connecting');
+    expect(at('off').kind).toBe('disabled');
+    expect(at('failed', 'port 27182 is in use')).toEqual({ kind: 'failed', label: 'Not listening', detail: 'port 27182 is in use' });
   });
 
   it('says which servers a client session is for', () => {

@@ -4,6 +4,7 @@
 // switches (saved, or just flipped and still being saved) are applied.
 
 import type { GatewaySession, GatewaySettings, GatewayStatus } from '../types';
+import type { StatusInfo } from './status';
 
 /** Tool counts above which some clients refuse or cut the list (mirrors the engine's `CLIENT_LIMITS`). */
 export const CLIENT_LIMITS = [40, 100, 128] as const;
@@ -13,6 +14,12 @@ export const MIN_PORT = 1024;
 export const MAX_PORT = 65535;
 
 /** The state as a word, so it never relies on colour alone. */
+/** The gateway's state as the badge servers use (same colours for the same meaning). */
+export function stateBadge(status: GatewayStatus): StatusInfo {
+  const kind = ({ listening: 'connected', starting: 'connecting', off: 'disabled', failed: 'failed' } as const)[status.state];
+  return { kind, label: stateLabel(status.state), detail: status.message };
+}
+
 export function stateLabel(state: GatewayStatus['state']): string {
   switch (state) {
     case 'listening':
