@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startApp, gotoView, byTestId, fill, screenshot, eventually } from './lib/app.mjs';
+import { startApp, gotoView, byTestId, exists, fill, screenshot, eventually } from './lib/app.mjs';
 import { McpHttpClient } from './lib/mcp.mjs';
 
 let app;
@@ -88,8 +88,13 @@ test('Connect Cursor writes its switchboard entry; Disconnect leaves the file by
   await eventually(b, async () => (await text(b, 'connect-preview')).includes('switchboard'), 'the preview shows the entry');
   assert.deepEqual(fs.readFileSync(file), before, 'a preview writes nothing');
   await screenshot(b, 'connect-cursor-preview');
-  await (await byTestId(b, 'connect-confirm')).click();
-  await eventually(b, async () => JSON.parse(fs.readFileSync(file, 'utf8')).mcpServers?.switchboard !== undefined, 'Cursor\'s file has the entry', 20_000);
+  const confirm = await byTestId(b, 'connect-confirm');
+  await confirm.waitForEnabled({ timeout: 10_000 });
+  await confirm.click();
+  // Written, or the panel says why not.
+  await eventually(b, async () => (await exists(b, 'connect-done')) || (await exists(b, 'connect-error')), 'the connect panel reports the result', 20_000);
+  if (await exists(b, 'connect-error')) assert.fail(`connect failed: ${await text(b, 'connect-error')}`);
+  assert.ok(JSON.parse(fs.readFileSync(file, 'utf8')).mcpServers?.switchboard, 'Cursor\'s file has the entry');
   const entry = JSON.parse(fs.readFileSync(file, 'utf8')).mcpServers.switchboard;
   assert.equal(entry.url, app.gatewayUrl, JSON.stringify(entry));
   assert.equal(entry.headers?.Authorization, `Bearer ${token}`, 'the token Cursor sends');
