@@ -23,6 +23,29 @@ after(async () => {
 
 const text = async (b, id) => (await (await byTestId(b, id)).getText()).trim();
 
+/**
+ * Scrolled to the middle of the window, enabled, then clicked. A button near
+ * the bottom edge of the Gateway view's long list was seen not to receive
+ * WebDriver clicks in full-suite runs (the click landed, nothing happened).
+ */
+/** Waits until the Connect panel says it wrote the entry; fails with its error, or its HTML if it says nothing. */
+async function connectResult(b, client, timeout) {
+  try {
+    await eventually(b, async () => (await exists(b, 'connect-done')) || (await exists(b, 'connect-error')), 'the connect panel reports the result', timeout);
+  } catch (e) {
+    await screenshot(b, `connect-${client}-stuck`);
+    const panel = await b.execute(() => document.querySelector('[data-testid="connect-panel"]')?.outerHTML ?? 'no panel');
+    throw new Error(`${e.message}\n--- the panel ---\n${panel}`);
+  }
+  if (await exists(b, 'connect-error')) assert.fail(`connect failed: ${await text(b, 'connect-error')}`);
+}
+
+async function clickCentered(el) {
+  await el.scrollIntoView({ block: 'center' });
+  await el.waitForEnabled({ timeout: 10_000 });
+  await el.click();
+}
+
 test('the Gateway view shows the URL and token; a client without the token is refused, with it lists every server', async () => {
   const b = app.browser;
   await gotoView(b, 'gateway');
@@ -83,17 +106,13 @@ test('Connect Cursor writes its switchboard entry; Disconnect leaves the file by
   const file = path.join(app.fx.home, '.cursor/mcp.json');
   const before = fs.readFileSync(file);
   await gotoView(b, 'gateway');
-  await (await byTestId(b, 'connect-cursor', { displayed: true, timeout: 20_000 })).click();
+  await clickCentered(await byTestId(b, 'connect-cursor', { displayed: true, timeout: 20_000 }));
   // The preview names the file and shows the entry before anything is written.
   await eventually(b, async () => (await text(b, 'connect-preview')).includes('switchboard'), 'the preview shows the entry');
   assert.deepEqual(fs.readFileSync(file), before, 'a preview writes nothing');
   await screenshot(b, 'connect-cursor-preview');
-  const confirm = await byTestId(b, 'connect-confirm');
-  await confirm.waitForEnabled({ timeout: 10_000 });
-  await confirm.click();
-  // Written, or the panel says why not.
-  await eventually(b, async () => (await exists(b, 'connect-done')) || (await exists(b, 'connect-error')), 'the connect panel reports the result', 20_000);
-  if (await exists(b, 'connect-error')) assert.fail(`connect failed: ${await text(b, 'connect-error')}`);
+  await clickCentered(await byTestId(b, 'connect-confirm'));
+  await connectResult(b, 'cursor', 20_000);
   assert.ok(JSON.parse(fs.readFileSync(file, 'utf8')).mcpServers?.switchboard, 'Cursor\'s file has the entry');
   const entry = JSON.parse(fs.readFileSync(file, 'utf8')).mcpServers.switchboard;
   assert.equal(entry.url, app.gatewayUrl, JSON.stringify(entry));
@@ -104,6 +123,7 @@ test('Connect Cursor writes its switchboard entry; Disconnect leaves the file by
   await eventually(b, async () => /connected/i.test(await text(b, 'connection-cursor')), 'Cursor shows as connected');
   await screenshot(b, 'connect-cursor-done');
 
-  await (await byTestId(b, 'disconnect-cursor')).click();
+  await clickCentered(await byTestId(b, 'disconnect-cursor'));
   await eventually(b, async () => Buffer.compare(fs.readFileSync(file), before) === 0, 'Cursor\'s file is byte for byte as before', 20_000);
 });
+
