@@ -20,6 +20,15 @@ pub const LOGIN_SHELL_TIMEOUT: Duration = Duration::from_secs(3);
 const HOME_DIRS: &[&str] = &[".local/bin", ".cargo/bin", ".bun/bin", ".volta/bin", ".deno/bin"];
 const SYSTEM_DIRS: &[&str] = &["/opt/homebrew/bin", "/usr/local/bin"];
 const HOME_DIRS_LAST: &[&str] = &[".npm-global/bin"];
+/// The system's own folders, searched last: the PATH a desktop session, a
+/// service manager or `env -i` may start Switchboard with can lack them, and
+/// without a login shell to ask (no `$SHELL`, or it timed out) a server's
+/// `sh -c "env …"` would then find neither `env` nor `mv`. These are the
+/// folders launchd and a shell without PATH fall back to.
+#[cfg(unix)]
+const BASE_DIRS: &[&str] = &["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
+#[cfg(not(unix))]
+const BASE_DIRS: &[&str] = &[];
 
 #[derive(Debug, Clone)]
 pub struct CommandResolver {
@@ -38,7 +47,8 @@ impl CommandResolver {
 
     /// Builds the search PATH from the given parts without spawning anything:
     /// the process PATH first, then the login shell's, then the usual extra
-    /// places under `home` and the system that exist. Duplicates, empty and
+    /// places under `home` and the system that exist, then the system's own
+    /// folders. Duplicates, empty and
     /// relative entries are dropped.
     pub fn new(process_path: Option<OsString>, home: Option<PathBuf>, login_shell_path: Option<String>) -> Self {
         let mut dirs: Vec<PathBuf> = vec![];
@@ -65,6 +75,7 @@ impl CommandResolver {
         if let Some(home) = &home {
             HOME_DIRS_LAST.iter().filter_map(|d| existing(home.join(d))).for_each(&mut push);
         }
+        BASE_DIRS.iter().filter_map(|d| existing(PathBuf::from(d))).for_each(&mut push);
         Self { dirs, home }
     }
 

@@ -61,8 +61,8 @@ fn not_found_names_the_command_and_the_searched_dirs() -> anyhow::Result<()> {
     let local = mkdir(&home.path().join(".local/bin"));
     let other = tempfile::tempdir()?;
     let r = CommandResolver::new(Some(path_of(&[other.path()])), Some(home.path().into()), None);
-    let err = r.resolve("npx", None).unwrap_err();
-    assert!(err.starts_with("command \"npx\" was not found on PATH (searched: "), "{err}");
+    let err = r.resolve("mcp-server-nowhere", None).unwrap_err();
+    assert!(err.starts_with("command \"mcp-server-nowhere\" was not found on PATH (searched: "), "{err}");
     assert!(err.contains(&other.path().display().to_string()), "{err}");
     let home_relative = format!("~{}{}", std::path::MAIN_SEPARATOR, local.strip_prefix(home.path())?.display());
     assert!(err.contains(&home_relative), "home dirs are shown with ~: {err}");
@@ -103,6 +103,26 @@ fn order_is_process_then_login_shell_then_extras_without_duplicates() -> anyhow:
 
     let search: Vec<PathBuf> = std::env::split_paths(&r.search_path()).collect();
     assert_eq!(search, dirs);
+    Ok(())
+}
+
+/// Started with no PATH and no login shell to ask (a service manager, `env -i`,
+/// a CI runner without `$SHELL`), a server still finds the system's tools, and
+/// so does the `sh -c` it may be: the system folders come last, after
+/// everything the user set up.
+#[cfg(unix)]
+#[test]
+fn without_path_or_login_shell_the_system_folders_are_searched_last() -> anyhow::Result<()> {
+    let home = tempfile::tempdir()?;
+    let r = CommandResolver::new(None, Some(home.path().into()), None);
+    let env = r.resolve("env", None).map_err(anyhow::Error::msg)?;
+    assert!(env.ends_with("env") && env.is_absolute(), "{env:?}");
+    let search: Vec<PathBuf> = std::env::split_paths(&r.search_path()).collect();
+    assert!(search.contains(&PathBuf::from("/usr/bin")), "{search:?}");
+
+    let mine = tempfile::tempdir()?;
+    let r = CommandResolver::new(Some(path_of(&[mine.path(), Path::new("/usr/bin")])), None, None);
+    assert_eq!(r.dirs()[..2], [mine.path(), Path::new("/usr/bin")], "the user's own order is kept");
     Ok(())
 }
 
