@@ -24,3 +24,4 @@ pub mod engine;
 pub mod gateway;
 pub mod ports;
 pub mod connect;
+pub mod tool_trust;

@@ -88,6 +88,10 @@ pub struct Settings {
     /// copies it made in Switchboard's own file, what it created.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub connections: crate::connect::Connections,
+    /// How the gateway treats each server's tools that differ from what the
+    /// user approved (`tool_trust`), by server name; absent: the default.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tool_approval: std::collections::BTreeMap<String, ApprovalMode>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
     /// Why the file could not be used (file and line): these are then the
@@ -97,6 +101,20 @@ pub struct Settings {
     /// Hash of the bytes these settings were read from (`None`: no file).
     #[serde(skip)]
     read_from: Option<ContentHash>,
+}
+
+/// What the gateway holds back of a server's tools until the user approves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    /// Tools that changed since they were approved, and never-approved tools
+    /// with a high-severity finding.
+    #[default]
+    HoldChanged,
+    /// Nothing is held; changes and findings are only shown.
+    Warn,
+    /// Also every tool never approved.
+    HoldNew,
 }
 
 /// The port the app's gateway listens on unless Settings name another. Fixed,
@@ -135,7 +153,7 @@ fn yes() -> bool {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], trusted_servers: Default::default(), disabled_tools: Default::default(), gateway_excluded: vec![], connections: Default::default(), gateway: GatewaySettings::default(), other: Map::new(), problem: None, read_from: None }
+        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], trusted_servers: Default::default(), disabled_tools: Default::default(), gateway_excluded: vec![], connections: Default::default(), tool_approval: Default::default(), gateway: GatewaySettings::default(), other: Map::new(), problem: None, read_from: None }
     }
 }
 
