@@ -50,6 +50,13 @@ pub struct Engine {
     live: RwLock<Option<Arc<crate::watch::Live>>>,
     /// Sign-ins waiting for the browser, by server: a new one cancels the old.
     sign_ins: std::sync::Mutex<std::collections::HashMap<String, (u64, tokio_util::sync::CancellationToken)>>,
+    /// Pins and approval modes (SPEC G9), shared with the manager's gateways.
+    trust: Arc<crate::tool_trust::TrustCell>,
+    /// Servers added or edited here: their next connect is approved.
+    approve_next: crate::approvals::ApproveNext,
+    /// Ends trust on first use (started once, by `start` or `watch`).
+    keeper: tokio_util::sync::CancellationToken,
+    keeping: std::sync::atomic::AtomicBool,
 }
 
 impl Engine {
@@ -58,7 +65,13 @@ impl Engine {
         let manager = Manager::new(manager_opts);
         // Stored sign-ins come from the OS keychain (SPEC A2).
         manager.set_vault(Some(crate::auth::vault::Vault::keychain()));
+        let trust = crate::tool_trust::TrustCell::for_host(&host);
+        manager.set_trust(Some(trust.clone()));
         Engine {
+            trust,
+            approve_next: Default::default(),
+            keeper: Default::default(),
+            keeping: Default::default(),
             manager,
             settings: RwLock::new(settings),
             discovery: RwLock::new(Arc::new(Discovery::default())),
@@ -120,8 +133,19 @@ impl Engine {
         }
     }
 
+    /// Follow the approvals files and approve servers on first use (once;
+    /// needs the tokio runtime, hence not in `new`).
+    fn keep_trust(&self) {
+        if self.keeping.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            return;
+        }
+        self.trust.follow();
+        crate::approvals::keep(self.manager.clone(), self.approve_next.clone(), self.keeper.clone());
+    }
+
     /// Discover and start every server behind the startup gate.
     pub async fn start(&self) -> StartupReport {
+        self.keep_trust();
         let mut d = self.rediscover();
         // Folders trusted before trust was tied to content: pinned as they
         // are now (a broken settings file is reported elsewhere).
@@ -138,6 +162,7 @@ impl Engine {
     /// events (`SourceChanged`, `DiscoveryChanged`); the engine's snapshot
     /// follows each re-discovery.
     pub async fn watch(self: &Arc<Self>) -> Result<tokio::sync::broadcast::Receiver<crate::events::EngineEvent>, crate::watch::WatchError> {
+        self.keep_trust();
         let opts = crate::watch::WatchOptions { discover: self.options(), ..Default::default() };
         let live = crate::watch::Live::start(
             self.host.clone(),
@@ -220,6 +245,12 @@ impl Engine {
     /// is refused as a conflict instead of overwritten.
     pub async fn edit_seen(&self, source: &str, edit: ServerEdit, content_hash: Option<&str>) -> Result<(), EditError> {
         let _g = self.edits.lock().await;
+        // A server the user adds or edits here: what its next connect shows is approved.
+        let written = match &edit {
+            ServerEdit::Add(def) | ServerEdit::Update { def, .. } => Some(def.name.clone()),
+            ServerEdit::Patch { name, .. } => Some(name.clone()),
+            _ => None,
+        };
         let before = self.snapshot();
         {
             let (spec, newest) = self.spec(source)?;
@@ -230,6 +261,9 @@ impl Engine {
             let mut settings = self.settings();
             Writer::new(&self.host, &mut settings).apply(&spec, edit, seen)?;
             *self.settings.write().unwrap() = settings;
+        }
+        if let Some(def) = written.and_then(|n| self.snapshot().server(&n).map(|s| s.winner.def.clone())) {
+            self.approve_next.lock().unwrap().insert(def.name.clone(), crate::tool_trust::pins::identity(&def));
         }
         self.refresh().await;
         // A trusted folder's server the user wrote here runs as written.
@@ -351,6 +385,34 @@ impl Engine {
     pub async fn set_gateway_excluded(&self, server: &str, excluded: bool) -> Result<(), EditError> {
         let _g = self.edits.lock().await;
         self.save_settings(|s| crate::gateway::switches::set_excluded(s, server, excluded))
+    }
+
+    /// Every server's tools, prompts and templates against what the user
+    /// approved, with findings and diffs (SPEC G9).
+    pub async fn tool_review(&self) -> crate::tool_trust::TrustReport {
+        crate::approvals::report(&self.manager).await
+    }
+
+    /// Approve `names` of `server` (all when empty) as offered now; gateways
+    /// then offer them (with `list_changed`).
+    pub async fn approve_tools(&self, server: &str, names: &[String]) -> Result<crate::approvals::Approved, crate::approvals::ApproveError> {
+        crate::approvals::approve(&self.manager, server, names).await
+    }
+
+    /// What the gateway holds back of `server` until approved.
+    pub async fn set_approval_mode(&self, server: &str, mode: crate::settings::ApprovalMode) -> Result<(), EditError> {
+        {
+            let _g = self.edits.lock().await;
+            self.save_settings(|s| {
+                if mode == crate::settings::ApprovalMode::default() {
+                    s.tool_approval.remove(server);
+                } else {
+                    s.tool_approval.insert(server.to_string(), mode);
+                }
+            })?;
+        }
+        self.trust.reload();
+        Ok(())
     }
 
     /// "Use Switchboard in…": each client with a user file, and whether
@@ -513,6 +575,7 @@ impl Engine {
     }
 
     pub async fn shutdown(&self) {
+        self.keeper.cancel();
         let live = self.live.write().unwrap().take();
         if let Some(live) = live {
             match Arc::try_unwrap(live) {

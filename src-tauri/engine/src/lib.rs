@@ -25,3 +25,4 @@ pub mod gateway;
 pub mod ports;
 pub mod connect;
 pub mod tool_trust;
+pub mod approvals;

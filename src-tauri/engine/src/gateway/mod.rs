@@ -3,7 +3,8 @@
 //!
 //! - tools: the manager's tool index (sanitized names, SPEC M4) of the
 //!   servers it serves, minus switched-off tools, with each tool's
-//!   definition as its server gave it; calls are routed to the owning
+//!   definition as its server gave it, minus the tools the manager's tool
+//!   trust holds until the user approves them (SPEC G9); calls are routed to the owning
 //!   server (cancellation and progress forwarded, errors passed through,
 //!   never replayed);
 //! - resources and prompts of every served server, renamed as `routes`
@@ -46,6 +47,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::{EngineEvent, ServerStatus};
 use crate::manager::{ElicitAnswer, ElicitRequest, ElicitationHandler, Manager, SamplingHandler, SamplingRequest, ToolIndex};
+use crate::tool_trust::{Holds, TrustBasis};
 pub use server::GatewaySession;
 pub use switches::Switches;
 
@@ -350,6 +352,8 @@ pub(crate) struct Inner {
     pub scope: Scope,
     pub opts: GatewayOptions,
     pub switches: watch::Receiver<Arc<Switches>>,
+    /// Pins and approval modes (`None`: the manager has no tool trust).
+    pub trust: Option<watch::Receiver<Arc<TrustBasis>>>,
     pub ready: watch::Receiver<bool>,
     ready_tx: Arc<watch::Sender<bool>>,
     pub started: tokio::time::Instant,
@@ -370,6 +374,7 @@ pub(crate) struct Inner {
 struct ToolList {
     index: Arc<ToolIndex>,
     switches: Arc<Switches>,
+    basis: Option<Arc<TrustBasis>>,
     tools: Arc<Vec<Tool>>,
     /// Per visible tool: (server, raw name), same order.
     routes: Arc<ToolRoutes>,
@@ -409,11 +414,16 @@ impl Gateway {
         relay: Arc<Relay>,
         next_session: Arc<AtomicU64>,
     ) -> Gateway {
+        let cell = manager.trust();
+        if let Some(c) = &cell {
+            c.follow();
+        }
         let inner = Arc::new(Inner {
             manager,
             scope,
             opts,
             switches,
+            trust: cell.map(|c| c.subscribe()),
             ready,
             ready_tx,
             started: tokio::time::Instant::now(),
@@ -426,7 +436,7 @@ impl Gateway {
             subscribers: tokio::sync::Mutex::new(HashMap::new()),
             stop: CancellationToken::new(),
         });
-        tokio::spawn(notifier(Arc::downgrade(&inner), inner.manager.subscribe(), inner.switches.clone(), inner.stop.clone()));
+        tokio::spawn(notifier(Arc::downgrade(&inner), inner.manager.subscribe(), inner.switches.clone(), inner.trust.clone(), inner.stop.clone()));
         Gateway { inner }
     }
 
@@ -533,24 +543,33 @@ impl Inner {
     pub fn tool_list(&self) -> (Arc<Vec<Tool>>, Arc<ToolRoutes>) {
         let index = self.manager.tools();
         let switches = self.switches.borrow().clone();
+        let basis = self.trust.as_ref().map(|t| t.borrow().clone());
+        let same_basis = |c: &ToolList| match (&c.basis, &basis) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
         let mut cache = self.tool_list.lock().unwrap();
-        if let Some(c) = cache.as_ref().filter(|c| Arc::ptr_eq(&c.index, &index) && Arc::ptr_eq(&c.switches, &switches)) {
+        if let Some(c) = cache.as_ref().filter(|c| Arc::ptr_eq(&c.index, &index) && Arc::ptr_eq(&c.switches, &switches) && same_basis(c)) {
             return (c.tools.clone(), c.routes.clone());
         }
-        let (tools, routes) = self.build_tool_list(&index, &switches);
+        // Reviewed against the same servers the index was built from: a
+        // server that just connected is judged before its tools are offered.
+        let holds = basis.as_ref().map(|b| crate::tool_trust::holds(&self.manager.trust_inputs(), b)).unwrap_or_default();
+        let (tools, routes) = self.build_tool_list(&index, &switches, &holds);
         let (tools, routes) = (Arc::new(tools), Arc::new(routes));
-        *cache = Some(ToolList { index, switches, tools: tools.clone(), routes: routes.clone() });
+        *cache = Some(ToolList { index, switches, basis, tools: tools.clone(), routes: routes.clone() });
         (tools, routes)
     }
 
-    fn build_tool_list(&self, index: &ToolIndex, switches: &Switches) -> (Vec<Tool>, ToolRoutes) {
+    fn build_tool_list(&self, index: &ToolIndex, switches: &Switches, holds: &Holds) -> (Vec<Tool>, ToolRoutes) {
         let mut tools = Vec::with_capacity(index.tools.len());
         let mut routes = HashMap::with_capacity(index.tools.len());
         // Each server's own definitions, by raw name.
         type ByName = (Arc<Vec<Tool>>, HashMap<String, usize>);
         let mut raw: HashMap<String, ByName> = HashMap::new();
         for e in &index.tools {
-            if !self.visible(&e.server) || switches.is_off(&e.server, &e.tool) {
+            if !self.visible(&e.server) || switches.is_off(&e.server, &e.tool) || holds.holds_tool(&e.server, &e.tool) {
                 continue;
             }
             let (list, by_name) = raw.entry(e.server.clone()).or_insert_with(|| {
@@ -570,6 +589,13 @@ impl Inner {
             tools.push(t);
         }
         (tools, routes)
+    }
+
+    /// Whether the tool trust holds this prompt or resource template of `server`.
+    pub fn holds_item(&self, server: &str, item: Option<crate::tool_trust::Item>) -> bool {
+        let (Some(trust), Some(item), Some(def)) = (&self.trust, item, self.manager.server_def(server)) else { return false };
+        let basis = trust.borrow().clone();
+        basis.holds_item(server, &crate::tool_trust::pins::identity(&def), &item)
     }
 
     /// The search index over the visible tools (search mode).
@@ -623,7 +649,7 @@ fn level_rank(l: LoggingLevel) -> u8 {
 
 /// Hears the manager and the switches; tells every session what changed,
 /// coalesced over [`COALESCE`].
-async fn notifier(inner: Weak<Inner>, mut events: broadcast::Receiver<EngineEvent>, mut switches: watch::Receiver<Arc<Switches>>, stop: CancellationToken) {
+async fn notifier(inner: Weak<Inner>, mut events: broadcast::Receiver<EngineEvent>, mut switches: watch::Receiver<Arc<Switches>>, mut trust: Option<watch::Receiver<Arc<TrustBasis>>>, stop: CancellationToken) {
     let mut pending: u8 = 0;
     let mut flush_at: Option<tokio::time::Instant> = None;
     let mut last_tools = match inner.upgrade() {
@@ -659,6 +685,13 @@ async fn notifier(inner: Weak<Inner>, mut events: broadcast::Receiver<EngineEven
                 let bits = if now.same_servers(&last_switches) { TOOLS } else { ALL };
                 last_switches = now;
                 raise(bits, &mut pending, &mut flush_at);
+            }
+            changed = async { trust.as_mut().expect("guarded").changed().await }, if trust.is_some() => {
+                match changed {
+                    // An approval or a mode change: tools, prompts or templates may come or go.
+                    Ok(()) => raise(ALL, &mut pending, &mut flush_at),
+                    Err(_) => trust = None,
+                }
             }
             _ = async { tokio::time::sleep_until(flush_at.unwrap()).await }, if flush_at.is_some() => {
                 flush_at = None;

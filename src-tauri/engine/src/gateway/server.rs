@@ -319,6 +319,9 @@ impl ServerHandler for GatewaySession {
         let mut out: Vec<ResourceTemplate> = vec![];
         for (server, v) in self.listed().await {
             for mut t in v.get("resourceTemplates").and_then(Value::as_array).cloned().unwrap_or_default() {
+                if self.inner.holds_item(&server, crate::tool_trust::Item::template(&t)) {
+                    continue;
+                }
                 if let (None, Some(u)) = (self.one(), t.get("uriTemplate").and_then(Value::as_str).map(String::from)) {
                     t["uriTemplate"] = Value::String(routes::wrap_uri(&server, &u));
                 }
@@ -368,6 +371,9 @@ impl ServerHandler for GatewaySession {
         for (server, l) in servers.into_iter().zip(lists) {
             let Ok(v) = l else { continue };
             for p in v.get("prompts").and_then(Value::as_array).cloned().unwrap_or_default() {
+                if self.inner.holds_item(&server, crate::tool_trust::Item::prompt(&p)) {
+                    continue;
+                }
                 found.push((server.clone(), p));
             }
         }

@@ -414,6 +414,8 @@ struct Shared {
     reindex: Mutex<()>,
     /// Stored sign-ins (SPEC A3); `None`: no OAuth tokens are injected.
     vault: RwLock<Option<crate::auth::vault::Vault>>,
+    /// Pins and approval modes (SPEC G9) the gateway follows; `None`: nothing is held.
+    trust: RwLock<Option<Arc<crate::tool_trust::TrustCell>>>,
     /// The newest reconcile's wish, by name (absent: not wanted). A
     /// server's reconcile step reads it under that name's lock, so
     /// reconciles that overlap converge on the newest wish.
@@ -452,6 +454,7 @@ impl Manager {
                 client_hooks: Arc::new(ClientHooks::default()),
                 reindex: Mutex::new(()),
                 vault: RwLock::new(None),
+                trust: RwLock::new(None),
                 desired: Mutex::new(HashMap::new()),
                 steps: Mutex::new(HashMap::new()),
                 background: TaskTracker::new(),
@@ -1230,6 +1233,58 @@ impl Manager {
             Ok(Err(e)) => Err(CallError::Mcp(self.redact(server, &e.to_string())).into()),
             Err(_) => Err(CallError::Mcp(format!("server \"{server}\" did not answer {what} within {limit:?}")).into()),
         }
+    }
+
+    /// The tool trust (pins, approval modes) gateways on this manager follow.
+    pub fn set_trust(&self, cell: Option<Arc<crate::tool_trust::TrustCell>>) {
+        *self.shared.trust.write().unwrap() = cell;
+    }
+
+    pub fn trust(&self) -> Option<Arc<crate::tool_trust::TrustCell>> {
+        self.shared.trust.read().unwrap().clone()
+    }
+
+    /// The definition a managed server runs (as written, unexpanded).
+    pub fn server_def(&self, server: &str) -> Option<ServerDef> {
+        Some(self.slot(server)?.wanted.def.clone())
+    }
+
+    /// The `instructions` the server sent at `initialize`, while connected.
+    pub fn server_instructions(&self, server: &str) -> Option<String> {
+        let slot = self.slot(server)?;
+        let st = slot.state.lock().unwrap();
+        st.peer.as_ref()?.peer_info()?.instructions.clone()
+    }
+
+    /// Whether the connected server offers prompts, and resources.
+    pub fn offers(&self, server: &str) -> (bool, bool) {
+        let Some(slot) = self.slot(server) else { return (false, false) };
+        let st = slot.state.lock().unwrap();
+        let caps = st.peer.as_ref().and_then(|p| p.peer_info()).map(|i| i.capabilities.clone());
+        caps.map(|c| (c.prompts.is_some(), c.resources.is_some())).unwrap_or((false, false))
+    }
+
+    /// Every server with tools, as the tool review reads it (tools only;
+    /// prompts and templates are listed by whoever needs them).
+    pub fn trust_inputs(&self) -> Vec<crate::tool_trust::ServerInput> {
+        let slots: Vec<Arc<Slot>> = self.shared.slots.read().unwrap().values().cloned().collect();
+        slots
+            .iter()
+            .filter_map(|s| {
+                let st = s.state.lock().unwrap();
+                if st.tools.is_empty() && st.peer.is_none() {
+                    return None;
+                }
+                Some(crate::tool_trust::ServerInput {
+                    server: s.name.clone(),
+                    identity: crate::tool_trust::pins::identity(&s.wanted.def),
+                    tools: st.tools.clone(),
+                    extra: None,
+                    instructions: st.peer.as_ref().and_then(|p| p.peer_info()).and_then(|i| i.instructions.clone()),
+                    deferred: st.deferred,
+                })
+            })
+            .collect()
     }
 
     /// `server`'s tools as it listed them (or as cached, while deferred).
