@@ -54,6 +54,74 @@ pub struct AuthConfig {
     pub credential_id: Option<String>,
 }
 
+/// An OAuth app registered in advance with a remote server's authorization
+/// server (MCP "pre-registration"), for servers that offer no dynamic client
+/// registration: its client id, the loopback port its redirect URI names,
+/// the scopes to ask for. Read from each client's own field (Claude Code's
+/// `oauth.clientId` / `oauth.callbackPort`, Gemini CLI's `oauth`, …).
+///
+/// `client_secret` is only ever read: a secret the user wrote into a
+/// client's file themselves (Gemini's `oauth.clientSecret`, raw, e.g.
+/// `${VAR}`). Switchboard never writes one to a file; a secret entered in
+/// the app is kept in the keychain beside the sign-in.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuthApp {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// The 127.0.0.1/localhost port of the registered redirect URI
+    /// (`http://localhost:PORT/callback`, Claude Code's convention).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_port: Option<u16>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// The exact registered redirect URI, when the client's file names one
+    /// (Gemini's `redirectUri`, e.g. `http://localhost:7777/oauth/callback`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redirect_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+}
+
+impl OAuthApp {
+    pub fn is_empty(&self) -> bool {
+        self.client_id.is_none() && self.callback_port.is_none() && self.scopes.is_empty() && self.redirect_uri.is_none() && self.client_secret.is_none()
+    }
+
+    /// The redirect URI a sign-in uses: the one written in the file, else
+    /// `http://localhost:PORT/callback` for a fixed port; `None`: any free port.
+    pub fn redirect(&self) -> Option<String> {
+        self.redirect_uri.clone().or_else(|| self.callback_port.map(|p| format!("http://localhost:{p}/callback")))
+    }
+
+    /// The port the sign-in listens on: the configured one, else the one in
+    /// the redirect URI.
+    pub fn port(&self) -> Option<u16> {
+        self.callback_port.or_else(|| self.redirect_uri.as_deref().and_then(|u| url::Url::parse(u).ok()).and_then(|u| u.port()))
+    }
+}
+
+/// The port and path of a redirect URI Switchboard can receive: `http` on
+/// `localhost`, `127.0.0.1` or `[::1]` with an explicit port.
+pub fn loopback_redirect(uri: &str) -> Option<(u16, String)> {
+    let u = url::Url::parse(uri).ok()?;
+    let loopback = matches!(u.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+    (u.scheme() == "http" && loopback).then_some(())?;
+    Some((u.port()?, u.path().to_string()))
+}
+
+impl std::fmt::Debug for OAuthApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthApp")
+            .field("client_id", &self.client_id)
+            .field("callback_port", &self.callback_port)
+            .field("scopes", &self.scopes)
+            .field("redirect_uri", &self.redirect_uri)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RestartPolicy {
@@ -98,6 +166,9 @@ pub struct ServerDef {
     pub timeout: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<AuthConfig>,
+    /// A pre-registered OAuth app (remote servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthApp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<RestartPolicy>,
     /// Kept on round-trip; never used to grant anything.
@@ -141,6 +212,7 @@ impl std::fmt::Debug for ServerDef {
             .field("headers", &redact(&self.headers))
             .field("enabled", &self.enabled)
             .field("timeout", &self.timeout)
+            .field("oauth", &self.oauth)
             .finish_non_exhaustive()
     }
 }

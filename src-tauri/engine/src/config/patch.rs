@@ -24,11 +24,13 @@ pub enum Field {
     Timeout,
     AutoApprove,
     Auth,
+    #[serde(rename = "oauth")]
+    OAuth,
     RestartPolicy,
 }
 
 impl Field {
-    pub const ALL: [Field; 13] = [
+    pub const ALL: [Field; 14] = [
         Field::Name,
         Field::Transport,
         Field::Command,
@@ -41,6 +43,7 @@ impl Field {
         Field::Timeout,
         Field::AutoApprove,
         Field::Auth,
+        Field::OAuth,
         Field::RestartPolicy,
     ];
 
@@ -59,6 +62,7 @@ impl Field {
             Field::Timeout => "timeout",
             Field::AutoApprove => "autoApprove",
             Field::Auth => "auth",
+            Field::OAuth => "oauth",
             Field::RestartPolicy => "restartPolicy",
         }
     }
@@ -80,6 +84,7 @@ impl Field {
             Field::Timeout => a.timeout != b.timeout,
             Field::AutoApprove => a.auto_approve != b.auto_approve,
             Field::Auth => a.auth != b.auth,
+            Field::OAuth => a.oauth != b.oauth,
             Field::RestartPolicy => a.restart_policy != b.restart_policy,
         }
     }
@@ -97,6 +102,7 @@ impl Field {
             Field::Timeout => def.timeout.is_none(),
             Field::AutoApprove => def.auto_approve.is_empty(),
             Field::Auth => def.auth.is_none(),
+            Field::OAuth => def.oauth.as_ref().is_none_or(|o| o.is_empty()),
             Field::RestartPolicy => def.restart_policy.is_none(),
         }
     }
@@ -116,6 +122,7 @@ impl Field {
             Field::Timeout => to.timeout = from.timeout,
             Field::AutoApprove => to.auto_approve = from.auto_approve.clone(),
             Field::Auth => to.auth = from.auth.clone(),
+            Field::OAuth => to.oauth = from.oauth.clone(),
             Field::RestartPolicy => to.restart_policy = from.restart_policy,
         }
     }

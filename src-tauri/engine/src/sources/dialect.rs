@@ -12,7 +12,7 @@
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
-use crate::config::{AuthConfig, Field, RestartPolicy, ServerDef, ServerPatch, Transport};
+use crate::config::{AuthConfig, Field, OAuthApp, RestartPolicy, ServerDef, ServerPatch, Transport};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {
@@ -124,6 +124,38 @@ pub enum UrlSpelling {
     ByTransport { http: &'static str, sse: &'static str },
 }
 
+/// How a client writes a list of OAuth scopes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScopesAs {
+    List,
+    /// One space-separated string (RFC 6749 §3.3), as Claude Code keeps it.
+    Spaced,
+}
+
+/// Where a client keeps a pre-registered OAuth app ([`OAuthApp`]): an object
+/// under `key` with these member names. Members Switchboard does not know
+/// (Claude Code's `authServerMetadataUrl`, Gemini's `authorizationUrl`, …)
+/// are the user's and stay as they are on every edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OAuthSpelling {
+    pub key: &'static str,
+    pub client_id: &'static str,
+    /// `None`: the client keeps the port only inside `redirect_uri`, or nowhere.
+    pub callback_port: Option<&'static str>,
+    pub scopes: Option<(&'static str, ScopesAs)>,
+    pub redirect_uri: Option<&'static str>,
+    /// Read (a secret the user wrote there), never written by Switchboard.
+    pub client_secret: Option<&'static str>,
+    /// A switch written `true` when Switchboard creates the object (Gemini's `enabled`).
+    pub enabled: Option<&'static str>,
+    /// The redirect URI the client uses when its object names none (Gemini:
+    /// http://localhost:7777/oauth/callback): an app registered for that
+    /// client was registered with it. Not written back unless the file had it.
+    pub default_redirect: Option<&'static str>,
+}
+
+const CLAUDE_CODE_OAUTH: OAuthSpelling = OAuthSpelling { key: "oauth", client_id: "clientId", callback_port: Some("callbackPort"), scopes: Some(("scopes", ScopesAs::Spaced)), redirect_uri: None, client_secret: None, enabled: None, default_redirect: None };
+
 /// Shapes that are not "one key per field".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hook {
@@ -159,6 +191,7 @@ pub struct Spelling {
     pub auto_approve: Option<&'static str>,
     pub auth: Option<&'static str>,
     pub restart_policy: Option<&'static str>,
+    pub oauth: Option<OAuthSpelling>,
     pub enable: EnableFlag,
     pub hook: Option<Hook>,
 }
@@ -181,6 +214,7 @@ const STANDARD: Spelling = Spelling {
     auto_approve: None,
     auth: None,
     restart_policy: None,
+    oauth: None,
     enable: EnableFlag::Park,
     hook: None,
 };
@@ -197,11 +231,18 @@ impl Dialect {
                 auto_approve: Some("autoApprove"),
                 auth: Some("auth"),
                 restart_policy: Some("restartPolicy"),
+                oauth: Some(OAuthSpelling { scopes: Some(("scopes", ScopesAs::List)), redirect_uri: Some("redirectUri"), client_secret: Some("clientSecret"), ..CLAUDE_CODE_OAUTH }),
                 enable: EnableFlag::InEntry { key: "enabled", inverted: false },
                 ..STANDARD
             },
             Dialect::Standard => STANDARD,
-            Dialect::ClaudeCode | Dialect::Vscode => Spelling { transport: TypeSpelling { when: TypeWhen::Always, ..CANONICAL_TYPES }, ..STANDARD },
+            Dialect::ClaudeCode => Spelling { transport: TypeSpelling { when: TypeWhen::Always, ..CANONICAL_TYPES }, oauth: Some(CLAUDE_CODE_OAUTH), ..STANDARD },
+            // VS Code's `oauth` holds only the client id.
+            Dialect::Vscode => Spelling {
+                transport: TypeSpelling { when: TypeWhen::Always, ..CANONICAL_TYPES },
+                oauth: Some(OAuthSpelling { callback_port: None, scopes: None, ..CLAUDE_CODE_OAUTH }),
+                ..STANDARD
+            },
             Dialect::Continue => Spelling {
                 name: Some("name"),
                 transport: TypeSpelling { http: Some("streamable-http"), when: TypeWhen::Always, ..CANONICAL_TYPES },
@@ -219,6 +260,7 @@ impl Dialect {
                 cwd: None,
                 // Zed's per-server timeout is in milliseconds.
                 timeout: TIMEOUT_MS,
+                oauth: Some(OAuthSpelling { key: "oauth", client_id: "client_id", callback_port: None, scopes: None, redirect_uri: None, client_secret: Some("client_secret"), enabled: None, default_redirect: None }),
                 enable: EnableFlag::InEntry { key: "enabled", inverted: false },
                 hook: Some(Hook::ZedCommandObject),
                 ..STANDARD
@@ -243,6 +285,18 @@ impl Dialect {
                 transport: TypeSpelling { keys: &["type"], when: TypeWhen::Never, ..CANONICAL_TYPES },
                 url: UrlSpelling::ByTransport { http: "httpUrl", sse: "url" },
                 timeout: TIMEOUT_MS,
+                // Gemini keeps the whole redirect URI (default
+                // http://localhost:7777/oauth/callback), not a port.
+                oauth: Some(OAuthSpelling {
+                    key: "oauth",
+                    client_id: "clientId",
+                    callback_port: None,
+                    scopes: Some(("scopes", ScopesAs::List)),
+                    redirect_uri: Some("redirectUri"),
+                    client_secret: Some("clientSecret"),
+                    enabled: Some("enabled"),
+                    default_redirect: Some("http://localhost:7777/oauth/callback"),
+                }),
                 enable: EnableFlag::GeminiEnablementFile,
                 ..STANDARD
             },
@@ -285,6 +339,7 @@ impl Dialect {
             Field::Timeout => !s.timeout.is_empty(),
             Field::AutoApprove => s.auto_approve.is_some(),
             Field::Auth => s.auth.is_some(),
+            Field::OAuth => s.oauth.is_some(),
             Field::RestartPolicy => s.restart_policy.is_some(),
         }
     }
@@ -336,6 +391,7 @@ impl Dialect {
             Field::Timeout => s.timeout.iter().map(|t| t.key).collect(),
             Field::AutoApprove => s.auto_approve.into_iter().collect(),
             Field::Auth => s.auth.into_iter().collect(),
+            Field::OAuth => s.oauth.map(|o| o.key).into_iter().collect(),
             Field::RestartPolicy => s.restart_policy.into_iter().collect(),
         }
     }
@@ -571,6 +627,107 @@ fn string_map(v: &IndexMap<String, String>) -> Value {
     Value::Object(v.iter().map(|(k, x)| (k.clone(), Value::String(x.clone()))).collect())
 }
 
+/// The members of a client's OAuth object that Switchboard writes (the
+/// secret and unknown members never).
+fn oauth_written_keys(o: &OAuthSpelling) -> Vec<&'static str> {
+    let mut k = vec![o.client_id];
+    k.extend(o.callback_port);
+    k.extend(o.scopes.map(|(k, _)| k));
+    k.extend(o.redirect_uri);
+    k
+}
+
+/// `app` as the members of this client's OAuth object. Scopes keep the form
+/// (`existing` list or string) the file has.
+fn oauth_members(o: &OAuthSpelling, app: &OAuthApp, existing: Option<&Value>) -> Vec<(&'static str, Value)> {
+    let mut out = vec![];
+    if let Some(id) = &app.client_id {
+        out.push((o.client_id, Value::String(id.clone())));
+    }
+    match (o.callback_port, o.redirect_uri) {
+        (Some(pk), Some(rk)) => {
+            if let Some(p) = app.callback_port {
+                out.push((pk, Value::from(p)));
+            }
+            if let Some(r) = &app.redirect_uri {
+                out.push((rk, Value::String(r.clone())));
+            }
+        }
+        (Some(pk), None) => {
+            if let Some(p) = app.port() {
+                out.push((pk, Value::from(p)));
+            }
+        }
+        (None, Some(rk)) => {
+            let had = existing.and_then(|e| e.get(rk)).is_some();
+            if let Some(r) = app.redirect().filter(|r| had || Some(r.as_str()) != o.default_redirect) {
+                out.push((rk, Value::String(r)));
+            }
+        }
+        (None, None) => {}
+    }
+    if let (Some((k, form)), false) = (o.scopes, app.scopes.is_empty()) {
+        let form = match existing.and_then(|e| e.get(k)) {
+            Some(Value::String(_)) => ScopesAs::Spaced,
+            Some(Value::Array(_)) => ScopesAs::List,
+            _ => form,
+        };
+        out.push((k, if form == ScopesAs::Spaced { Value::String(app.scopes.join(" ")) } else { strings(&app.scopes) }));
+    }
+    out
+}
+
+/// A client's OAuth object as an [`OAuthApp`]; `None` when it names nothing
+/// Switchboard uses. Wrong types are warnings naming the member.
+fn parse_oauth(o: &OAuthSpelling, v: Option<&Value>, issues: &mut Vec<FieldIssue>) -> Option<OAuthApp> {
+    let warn = |issues: &mut Vec<FieldIssue>, member: &str, message: String| issues.push(FieldIssue { field: Some(format!("{}.{member}", o.key)), message, is_error: false });
+    let m = match v {
+        None | Some(Value::Null) => return None,
+        Some(Value::Object(m)) => m,
+        Some(other) => {
+            issues.push(FieldIssue { field: Some(o.key.into()), message: format!("\"{}\" should be an object, found {}; ignored", o.key, kind(other)), is_error: false });
+            return None;
+        }
+    };
+    let text = |issues: &mut Vec<FieldIssue>, member: Option<&'static str>| -> Option<String> {
+        match m.get(member?)? {
+            Value::String(s) if !s.is_empty() => Some(s.clone()),
+            Value::String(_) | Value::Null => None,
+            other => {
+                warn(issues, member?, format!("\"{}.{}\" should be a string, found {}; ignored", o.key, member?, kind(other)));
+                None
+            }
+        }
+    };
+    let mut app = OAuthApp { client_id: text(issues, Some(o.client_id)), redirect_uri: text(issues, o.redirect_uri), client_secret: text(issues, o.client_secret), ..Default::default() };
+    if let Some(k) = o.callback_port {
+        match m.get(k) {
+            None | Some(Value::Null) => {}
+            Some(v) => match v.as_u64().or_else(|| v.as_str().and_then(|s| s.trim().parse().ok())).and_then(|n| u16::try_from(n).ok()).filter(|n| *n > 0) {
+                Some(p) => app.callback_port = Some(p),
+                None => warn(issues, k, format!("\"{}.{k}\" should be a port number from 1 to 65535, found {v}; a free port is used instead", o.key)),
+            },
+        }
+    }
+    if let Some((k, _)) = o.scopes {
+        match m.get(k) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) => app.scopes = s.split_whitespace().map(str::to_string).collect(),
+            Some(Value::Array(items)) => app.scopes = items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect(),
+            Some(other) => warn(issues, k, format!("\"{}.{k}\" should be a list of scopes, found {}; ignored", o.key, kind(other))),
+        }
+    }
+    if app.client_id.is_some() && app.redirect_uri.is_none() && app.callback_port.is_none() {
+        app.redirect_uri = o.default_redirect.map(str::to_string);
+    }
+    if let (Some(r), Some(k)) = (&app.redirect_uri, o.redirect_uri) {
+        if crate::config::loopback_redirect(r).is_none() {
+            warn(issues, k, format!("\"{}.{k}\" is {r}; Switchboard can only receive a sign-in at http://localhost:PORT/… or http://127.0.0.1:PORT/… on this computer, so signing in from Switchboard fails until it names one", o.key));
+        }
+    }
+    (!app.is_empty()).then_some(app)
+}
+
 /// Codex headers in its three keys: `Authorization: Bearer ${VAR}` as
 /// `bearer_token_env_var`, a whole-value `${VAR}` as `env_http_headers`,
 /// the rest as `http_headers`.
@@ -713,6 +870,9 @@ impl Dialect {
                 Err(e) => cx.warn("auth", format!("\"auth\" is not valid ({e}); ignored")),
             }
         }
+        if let Some(o) = s.oauth {
+            def.oauth = parse_oauth(&o, obj.get(o.key), &mut cx.issues);
+        }
         if let Some(r) = s.restart_policy.and_then(|k| obj.get(k)) {
             match serde_json::from_value::<RestartPolicy>(r.clone()) {
                 Ok(r) => def.restart_policy = Some(r),
@@ -815,6 +975,21 @@ impl Dialect {
                 (Some(r), Some(k)) => one(&[k], serde_json::to_value(r).unwrap_or_default()),
                 _ => Ok(vec![]),
             },
+            Field::OAuth => {
+                let (Some(app), Some(o)) = (def.oauth.as_ref().filter(|a| !a.is_empty()), s.oauth) else { return Ok(vec![]) };
+                let members = oauth_members(&o, app, existing.and_then(|e| e.get(o.key)));
+                match existing.and_then(|e| e.get(o.key)) {
+                    // Member by member: the object's other members stay.
+                    Some(Value::Object(_)) => Ok(members.into_iter().map(|(k, v)| (vec![o.key.to_string(), k.to_string()], v)).collect()),
+                    _ => {
+                        let mut m: Map<String, Value> = members.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+                        if let Some(e) = o.enabled {
+                            m.insert(e.into(), Value::Bool(true));
+                        }
+                        Ok(vec![(vec![o.key.to_string()], Value::Object(m))])
+                    }
+                }
+            }
             Field::Args | Field::Env | Field::Headers => Ok(vec![]),
         }
     }
@@ -845,12 +1020,27 @@ impl Dialect {
         }
         fields.sort();
         fields.dedup();
+        let s = self.spelling();
         let (mut removes, mut sets) = (vec![], vec![]);
         for f in fields {
             if matches!(f, Field::Name | Field::Enabled) {
                 continue;
             }
             let new = self.write_field(f, &patch.def, existing)?;
+            if let (Field::OAuth, Some(o), Some(Value::Object(old))) = (f, s.oauth, existing.and_then(|e| e.get(s.oauth.map_or("", |o| o.key)))) {
+                // Only the members Switchboard writes go; the rest stay, and
+                // so does the object while anything is left in it.
+                let kept: Vec<&String> = old.keys().filter(|k| !oauth_written_keys(&o).contains(&k.as_str()) || new.iter().any(|(np, _)| np.get(1) == Some(*k))).collect();
+                if kept.is_empty() && new.is_empty() {
+                    removes.push(EntryEdit::Remove(vec![o.key.into()]));
+                } else {
+                    for k in old.keys().filter(|k| !kept.contains(k)) {
+                        removes.push(EntryEdit::Remove(vec![o.key.into(), k.clone()]));
+                    }
+                }
+                sets.extend(new.into_iter().map(|(p, v)| EntryEdit::Set(p, v)));
+                continue;
+            }
             for k in self.field_keys(f) {
                 let p = self.locate(existing, f, k);
                 if existing.is_some_and(|e| get_in(e, &p).is_some()) && !new.iter().any(|(np, _)| *np == p) {
