@@ -30,6 +30,20 @@ pub enum ApproveError {
     Pins(#[from] PinError),
 }
 
+impl ApproveError {
+    /// The code the app's commands reject with.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApproveError::NotConnected(_) => "not-connected",
+            ApproveError::Unknown { .. } => "not-found",
+            ApproveError::NoTrust => "unsupported",
+            ApproveError::Pins(PinError::Broken { .. }) => "unparsable",
+            ApproveError::Pins(PinError::Write(crate::writer::atomic::WriteError::Conflict { .. })) => "conflict",
+            ApproveError::Pins(_) => "io",
+        }
+    }
+}
+
 /// What an approval pinned, and which approved items it let go.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -181,13 +195,25 @@ pub fn keep(m: Manager, next: ApproveNext, stop: tokio_util::sync::CancellationT
 }
 
 async fn keeping(m: Manager, events: &mut tokio::sync::broadcast::Receiver<EngineEvent>, next: ApproveNext) {
+    // Approvals made anywhere (this process, the CLI) reach the UI as an event.
+    let mut basis = m.trust().map(|c| c.subscribe());
     for s in m.server_names() {
         if m.status(&s) == Some(ServerStatus::Connected) {
             first_use(&m, &s, Some(&next)).await;
         }
     }
     loop {
-        match events.recv().await {
+        let ev = tokio::select! {
+            ev = events.recv() => ev,
+            changed = async { basis.as_mut().expect("guarded").changed().await }, if basis.is_some() => {
+                match changed {
+                    Ok(()) => m.publish(EngineEvent::Approvals),
+                    Err(_) => basis = None,
+                }
+                continue;
+            }
+        };
+        match ev {
             // Tools are published just before the status turns connected.
             Ok(EngineEvent::Status {
                 server,

@@ -74,6 +74,9 @@ pub enum EngineEvent {
     /// A sign-in's progress (SPEC A1, U8). `url` is the authorization page
     /// (no token in it) for users whose browser did not open.
     SignIn { server: String, phase: SignInPhase },
+    /// Tool approvals or approval modes changed (by the app, the CLI, or a
+    /// first connect): what is approved, new, changed and held may differ.
+    Approvals,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -104,6 +104,26 @@ pub(crate) enum Command {
         /// Wait for every server instead of using cached (deferred) tools.
         #[arg(long)]
         wait: bool,
+        /// Only tools that changed since they were approved.
+        #[arg(long)]
+        changed: bool,
+    },
+    /// Approve a server's tools as they are now (all of them, or the TOOLs
+    /// named: raw tool, prompt or resource template names). Switchboard's
+    /// gateway holds a tool whose definition changed since its approval
+    /// until it is approved again.
+    Approve {
+        server: String,
+        tools: Vec<String>,
+    },
+    /// Check every server's tool descriptions, schemas and instructions
+    /// offline for hidden text, instruction overrides, requests for secrets
+    /// and references to other servers' tools; exits 1 when a finding is high.
+    Scan {
+        #[arg(long)]
+        json: bool,
+        #[arg(long = "server")]
+        servers: Vec<String>,
     },
     /// Call a tool by its sanitized name; prints its text.
     Call {
@@ -311,6 +331,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         c @ (Command::Status { .. }
         | Command::Tools { .. }
+        | Command::Approve { .. }
+        | Command::Scan { .. }
         | Command::Call { .. }
         | Command::Logs { .. }
         | Command::Resources { .. }

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use switchboard_engine::discovery::Discovery;
 use switchboard_engine::host::Host;
 use switchboard_engine::manager::{CallError, Manager, ManagerOptions, Wanted};
+use switchboard_engine::tool_trust::{ItemKind, PinState, Severity};
 
 use crate::Command;
 
@@ -24,6 +25,8 @@ pub async fn run(host: Host, d: Discovery, cmd: Command, o: Options) -> anyhow::
     // Servers signed in with `switchboard login` (or the app) get their tokens.
     manager.set_vault(Some(switchboard_engine::auth::vault::Vault::keychain()));
     manager.set_roots(&o.roots).await;
+    // Tool approvals (pins) and approval modes, as the app and `serve` keep them.
+    manager.set_trust(Some(switchboard_engine::tool_trust::TrustCell::for_host(&host)));
     if o.accept_defaults {
         manager.set_elicitation_handler(Some(switchboard_engine::manager::connection::accept_defaults_handler("switchboard")));
     }
@@ -88,12 +91,18 @@ async fn work(m: &Manager, d: &Discovery, cmd: Command) -> anyhow::Result<()> {
                 }
             }
         }
-        Command::Tools { json, servers, wait } => {
+        Command::Tools { json, servers, wait, changed } => {
             let report = m.start(pick(d, &servers)?).await;
             if wait {
                 m.settle().await;
             }
-            let index = m.tools();
+            first_use(m).await;
+            let trust = switchboard_engine::tool_trust::review(&m.trust_inputs(), &m.trust().expect("set in run").basis(), false);
+            let mut index = (*m.tools()).clone();
+            if changed {
+                index.tools.retain(|t| trust.item(&t.server, ItemKind::Tool, &t.tool).is_some_and(|i| i.pin == PinState::Changed));
+            }
+            let index = std::sync::Arc::new(index);
             let errors: Vec<Value> = m
                 .states()
                 .into_iter()
@@ -104,11 +113,31 @@ async fn work(m: &Manager, d: &Discovery, cmd: Command) -> anyhow::Result<()> {
                 })
                 .collect();
             if json {
-                println!("{}", serde_json::to_string_pretty(&json!({"tools": index.tools, "collisions": index.collisions, "errors": errors}))?);
+                let tools: Vec<Value> = index
+                    .tools
+                    .iter()
+                    .map(|t| {
+                        let mut v = serde_json::to_value(t).unwrap_or_default();
+                        let r = trust.item(&t.server, ItemKind::Tool, &t.tool);
+                        v["pin"] = json!(r.map(|r| r.pin).unwrap_or(PinState::New));
+                        v["held"] = json!(r.is_some_and(|r| r.held));
+                        v["findings"] = json!(r.map(|r| r.findings.clone()).unwrap_or_default());
+                        v
+                    })
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&json!({"tools": tools, "collisions": index.collisions, "errors": errors}))?);
             } else {
                 for t in &index.tools {
                     let deferred = if t.deferred { " (cached)" } else { "" };
-                    println!("  {:<48} {}/{}{deferred}", t.name, t.server, t.tool);
+                    let r = trust.item(&t.server, ItemKind::Tool, &t.tool);
+                    let pin = match r.map(|r| r.pin) {
+                        Some(PinState::Changed) => " [changed]",
+                        Some(PinState::New) | None => " [new]",
+                        Some(PinState::Approved) => "",
+                    };
+                    let held = if r.is_some_and(|r| r.held) { " [held]" } else { "" };
+                    let worst = r.and_then(|r| r.findings.first()).map(|f| format!(" [{}: {}]", severity(f.severity), f.rule)).unwrap_or_default();
+                    println!("  {:<48} {}/{}{deferred}{pin}{held}{worst}", t.name, t.server, t.tool);
                 }
                 for c in &index.collisions {
                     println!("  collision: {} → {}", c.name, c.resolved.join(", "));
@@ -117,6 +146,35 @@ async fn work(m: &Manager, d: &Discovery, cmd: Command) -> anyhow::Result<()> {
                     println!("  error: {}: {}", e["server"].as_str().unwrap_or(""), e["error"].as_str().unwrap_or(""));
                 }
                 println!("{} tools from {} servers in {} ms", index.tools.len(), report.connected.len() + report.deferred.len(), report.elapsed_ms);
+            }
+        }
+        Command::Approve { server, tools } => {
+            m.start(pick(d, std::slice::from_ref(&server))?).await;
+            m.settle().await;
+            if let Some(switchboard_engine::events::ServerStatus::Failed { error }) = m.status(&server) {
+                anyhow::bail!("Failed to connect to \"{server}\": {error}");
+            }
+            let done = switchboard_engine::approvals::approve(m, &server, &tools).await?;
+            for k in &done.approved {
+                println!("Approved {} of \"{server}\"", switchboard_engine::approvals::describe(k));
+            }
+            for k in &done.forgotten {
+                println!("Forgot {} of \"{server}\" (no longer offered)", switchboard_engine::approvals::describe(k));
+            }
+        }
+        Command::Scan { json, servers } => {
+            m.start(pick(d, &servers)?).await;
+            m.settle().await;
+            first_use(m).await;
+            let report = switchboard_engine::approvals::report(m).await;
+            let high = report.servers.iter().flat_map(|s| s.findings.iter().chain(s.items.iter().flat_map(|i| i.findings.iter()))).filter(|f| f.severity == Severity::High).count();
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print_scan(&report);
+            }
+            if high > 0 {
+                anyhow::bail!("{high} high-severity finding{} (see above)", if high == 1 { "" } else { "s" });
             }
         }
         Command::Call { name, args, json, servers } => {
@@ -183,6 +241,61 @@ async fn work(m: &Manager, d: &Discovery, cmd: Command) -> anyhow::Result<()> {
         _ => unreachable!("not a runtime command"),
     }
     Ok(())
+}
+
+/// Trust on first use for every connected server (as the app does).
+async fn first_use(m: &Manager) {
+    for s in m.server_names() {
+        if m.status(&s) == Some(switchboard_engine::events::ServerStatus::Connected) {
+            switchboard_engine::approvals::first_use(m, &s, None).await;
+        }
+    }
+}
+
+fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::High => "high",
+        Severity::Medium => "medium",
+        Severity::Low => "low",
+    }
+}
+
+/// `switchboard scan`: each finding under its server and item.
+fn print_scan(report: &switchboard_engine::tool_trust::TrustReport) {
+    if let Some(p) = &report.problem {
+        println!("warning: {p}");
+    }
+    let mut total = 0;
+    for s in &report.servers {
+        let print = |f: &switchboard_engine::tool_trust::Finding| {
+            println!("    {:<6} {:<24} {}", severity(f.severity), f.rule, f.message);
+            if let Some(v) = &f.visible {
+                println!("           as read: {v}");
+            }
+        };
+        for f in &s.findings {
+            println!("  {}", s.server);
+            print(f);
+            total += 1;
+        }
+        for i in &s.items {
+            if i.findings.is_empty() {
+                continue;
+            }
+            let pin = match i.pin {
+                PinState::Approved => "approved",
+                PinState::New => "new",
+                PinState::Changed => "changed",
+            };
+            println!("  {}/{} ({}, {pin}{})", s.server, i.name, i.kind.word(), if i.held { ", held from the gateway" } else { "" });
+            for f in &i.findings {
+                print(f);
+                total += 1;
+            }
+        }
+    }
+    let items: usize = report.servers.iter().map(|s| s.items.len()).sum();
+    println!("{total} finding{} in {items} tools, prompts and templates of {} servers", if total == 1 { "" } else { "s" }, report.servers.len());
 }
 
 /// The URL of a remote server, for signing in.
