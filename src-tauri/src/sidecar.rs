@@ -73,6 +73,10 @@ pub async fn check<R: Runtime>(app: &tauri::AppHandle<R>) -> SidecarCheck {
 async fn handshake<R: Runtime>(app: &tauri::AppHandle<R>) -> Result<(String, usize), String> {
     let cmd = app.shell().sidecar(NAME).map_err(|e| e.to_string())?.args(["serve"]).set_raw_out(false);
     let (mut events, mut child) = cmd.spawn().map_err(|e| format!("cannot start it: {e}"))?;
+    // Each step goes to the app's log: a check that hangs says where.
+    let (started, pid) = (std::time::Instant::now(), child.pid());
+    let step = |what: &str| eprintln!("switchboard: sidecar check (pid {pid}): {what} after {} ms", started.elapsed().as_millis());
+    step("started");
     let result = async {
         let mut send = |v: Value| child.write(format!("{v}\n").as_bytes()).map_err(|e| format!("cannot write to it: {e}"));
         send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -80,14 +84,19 @@ async fn handshake<R: Runtime>(app: &tauri::AppHandle<R>) -> Result<(String, usi
             "clientInfo": {"name": "switchboard-app-check", "version": env!("CARGO_PKG_VERSION")}
         }}))?;
         let init = answer(&mut events, 1).await?;
+        step("initialize answered");
         let info = &init["serverInfo"];
         let server = format!("{} {}", info["name"].as_str().unwrap_or("?"), info["version"].as_str().unwrap_or(""));
         send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
         send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}))?;
         let tools = answer(&mut events, 2).await?["tools"].as_array().map_or(0, Vec::len);
+        step(&format!("tools/list answered ({tools} tools)"));
         Ok((server.trim().to_string(), tools))
     }
     .await;
+    if let Err(e) = &result {
+        step(&format!("failed: {e}"));
+    }
     // It started servers of its own for the check: its process group goes.
     let _ = child.kill();
     result

@@ -5,7 +5,7 @@
 import { api, CommandError, onEngineEvent } from '../api';
 import { applyEvent, emptyData, type EngineData, type Reload } from '../model/events';
 import { appendBounded, MAX_LINES } from '../model/logs';
-import type { GatewayStatus, ProjectFolder, SourceInfo, ToolIndex } from '../types';
+import type { EngineEvent, GatewayStatus, ProjectFolder, ServerView, SourceInfo, ToolIndex } from '../types';
 
 /**
  * Timing marks for the live-config benchmark (tests/e2e/live-config.bench.mjs):
@@ -37,6 +37,10 @@ class EngineStore {
       trace(ev.type);
       // An event carries the gateway's whole status, newer than any answer still on its way.
       if (ev.type === 'gateway') this.#seq.gateway++;
+      if (this.#serversAsked > 0 && (ev.type === 'status' || ev.type === 'tools' || ev.type === 'warning')) {
+        this.#sinceSent.push({ after: this.#seq.servers, ev });
+        if (this.#sinceSent.length > 5000) this.#sinceSent.shift();
+      }
       this.#schedule(applyEvent(this.data, ev));
     });
     await this.reload(new Set(['servers', 'sources', 'tools', 'projects', 'gateway']));
@@ -73,11 +77,34 @@ class EngineStore {
   // arrives after a newer one is dropped instead of overwriting it.
   #seq: Record<Reload, number> = { servers: 0, sources: 0, tools: 0, projects: 0, gateway: 0 };
 
-  #latest<T>(kind: Reload, load: () => Promise<T>, apply: (v: T) => void): Promise<void> {
+  #latest<T>(kind: Reload, load: () => Promise<T>, apply: (v: T, request: number) => void): Promise<void> {
     const n = ++this.#seq[kind];
-    return load().then((v) => {
-      if (n === this.#seq[kind] && !(kind === 'sources' && this.#reordering > 0)) apply(v);
-    });
+    if (kind === 'servers') this.#serversAsked++;
+    return load()
+      .then((v) => {
+        if (n === this.#seq[kind] && !(kind === 'sources' && this.#reordering > 0)) apply(v, n);
+      })
+      .finally(() => {
+        if (kind === 'servers' && --this.#serversAsked === 0) this.#sinceSent = [];
+      });
+  }
+
+  /**
+   * A server's status, tool count and warnings change in place from events;
+   * a list of servers the engine made before such an event, arriving after
+   * it, would put the old status back for good (a server seen connecting
+   * forever). Each such event is kept with the number of the last list
+   * request sent when it arrived, and applied again on top of every list
+   * answer to a request sent before it.
+   */
+  #sinceSent: { after: number; ev: EngineEvent }[] = [];
+  /** List requests on their way (events are kept only then). */
+  #serversAsked = 0;
+
+  #applyServers(servers: ServerView[], request: number) {
+    this.data.servers = servers;
+    this.#sinceSent = this.#sinceSent.filter((e) => e.after >= request);
+    for (const { ev } of this.#sinceSent) applyEvent(this.data, ev);
   }
 
   /** Priority saves still in flight: until they return, the engine may answer with the old order. */
@@ -106,9 +133,9 @@ class EngineStore {
       const jobs: Promise<unknown>[] = [];
       if (what.has('servers'))
         jobs.push(
-          this.#latest('servers', api.listServers, (s) => {
+          this.#latest('servers', api.listServers, (s, n) => {
             trace('servers-applied');
-            this.data.servers = s;
+            this.#applyServers(s, n);
           }),
         );
       if (what.has('sources')) jobs.push(this.#latest('sources', api.listSources, (s) => (this.sources = s)));

@@ -61,3 +61,35 @@ describe('engine store: reordering sources', () => {
     expect(engine.notice?.kind).toBe('error');
   });
 });
+
+describe('engine store: statuses from events and lists from the engine', () => {
+  const server = (name: string, state: string) =>
+    ({ name, runtime: { status: { state }, restarts: 0, warnings: [], toolCount: 0 } }) as unknown;
+
+  it('a list made before a status event does not put the old status back', async () => {
+    // The engine answers list_servers with what it knew when asked: connecting.
+    const waiting: ((v: unknown) => void)[] = [];
+    let hold = false;
+    invoke.mockImplementation(async (cmd: string) => {
+      if (cmd !== 'list_servers') return [];
+      if (!hold) return [server('delta', 'connecting')];
+      return new Promise((r) => waiting.push(r));
+    });
+    await engine.reload(new Set(['servers']));
+    hold = true;
+    const reload = engine.reload(new Set(['servers']));
+    // While that answer is on its way, the server connects.
+    emit({ type: 'status', server: 'delta', status: { state: 'connected' } });
+    expect(engine.data.servers[0]?.runtime?.status.state).toBe('connected');
+    waiting.splice(0).forEach((r) => r([server('delta', 'connecting')]));
+    await reload;
+    await tick();
+    expect(engine.data.servers.find((s) => s.name === 'delta')?.runtime?.status.state).toBe('connected');
+  });
+
+  it('a list asked for after the event is taken as it is', async () => {
+    invoke.mockImplementation(async (cmd: string) => (cmd === 'list_servers' ? [server('delta', 'failed')] : []));
+    await engine.reload(new Set(['servers']));
+    expect(engine.data.servers.find((s) => s.name === 'delta')?.runtime?.status.state).toBe('failed');
+  });
+});
