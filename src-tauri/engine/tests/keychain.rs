@@ -89,7 +89,7 @@ fn a_record_larger_than_one_item_is_split_across_keychain_items_and_read_back_wh
     let server = format!("split-test-{}", std::process::id());
     let token = "t".repeat(6 * 1024);
     let credentials = json!({ "client_id": "c1", "token_response": { "access_token": token, "token_type": "bearer", "expires_in": 3600 } });
-    let rec = OAuthRecord { resource: "https://mcp.example.com/mcp".into(), redirect_port: Some(40000), credentials: Some(serde_json::from_value(credentials).unwrap()) };
+    let rec = OAuthRecord { redirect_port: Some(40000), credentials: Some(serde_json::from_value(credentials).unwrap()), ..OAuthRecord::new("https://mcp.example.com/mcp") };
     let split = || Vault::with_item_limit(std::sync::Arc::new(Keychain), 1000);
     split().put(&server, &rec).unwrap();
     let head = Keychain.get(&account(&server)).unwrap().expect("the head item");

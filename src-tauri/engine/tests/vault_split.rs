@@ -76,7 +76,7 @@ fn record(token_bytes: usize) -> OAuthRecord {
         "token_received_at": 1_700_000_000u64,
         "issuer": "https://auth.example.com"
     });
-    OAuthRecord { resource: "https://mcp.example.com/mcp".into(), redirect_port: Some(43123), credentials: Some(serde_json::from_value(credentials).unwrap()) }
+    OAuthRecord { redirect_port: Some(43123), credentials: Some(serde_json::from_value(credentials).unwrap()), ..OAuthRecord::new("https://mcp.example.com/mcp") }
 }
 
 fn same(a: &OAuthRecord, b: &OAuthRecord) -> bool {

@@ -16,7 +16,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession, OAuthState};
+use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession, OAuthClientConfig, OAuthState};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -45,6 +45,16 @@ pub enum SignInError {
     /// The server's metadata points the browser at something that is not a web page.
     #[error("{0}")]
     RefusedLink(#[from] RefusedLink),
+    /// No client id is configured and the authorization server offers no
+    /// dynamic client registration (nor client ID metadata documents).
+    #[error("Sign-in to \"{server}\" needs an OAuth app registered in advance: its authorization server ({issuer}) offers no dynamic client registration. Register an app with the server's provider (redirect URI http://localhost:PORT/callback), then enter its client ID, secret and callback port in the server's OAuth app section (or `claude mcp add --transport http --client-id ID --callback-port PORT {server} URL`).")]
+    NoRegistration { server: String, issuer: String },
+    /// The fixed callback port of the server's OAuth app cannot be listened on.
+    #[error("{message}")]
+    PortTaken { server: String, port: u16, message: String },
+    /// The configured redirect URI is not one Switchboard can receive.
+    #[error("Sign-in to \"{server}\": the OAuth app's redirect URI {uri} is not http://localhost:PORT/… or http://127.0.0.1:PORT/… on this computer; Switchboard cannot receive the sign-in there. Change the redirect URI (or the callback port) in the server's OAuth app section.")]
+    BadRedirect { server: String, uri: String },
 }
 
 impl SignInError {
@@ -57,6 +67,9 @@ impl SignInError {
             SignInError::Cancelled(_) => "oauth_cancelled",
             SignInError::Vault(_) => "keychain",
             SignInError::RefusedLink(_) => "oauth_refused_link",
+            SignInError::NoRegistration { .. } => "oauth_no_registration",
+            SignInError::PortTaken { .. } => "oauth_port_taken",
+            SignInError::BadRedirect { .. } => "oauth_bad_redirect",
         }
     }
 }
@@ -84,7 +97,11 @@ pub struct PendingSignIn {
     resource: String,
     state: OAuthState,
     expected_state: String,
-    listener: TcpListener,
+    listener: Listener,
+    /// The path of the redirect URI (`/callback`, or the configured one).
+    path: String,
+    /// The client secret to keep with the tokens (registration's or app's).
+    client_secret: Option<String>,
     vault: Vault,
 }
 
@@ -94,16 +111,50 @@ impl std::fmt::Debug for PendingSignIn {
     }
 }
 
+/// The redirect listener: 127.0.0.1, and for a `localhost` redirect URI
+/// also [::1] when it can be had (a browser may try either address).
+struct Listener {
+    v4: TcpListener,
+    v6: Option<TcpListener>,
+}
+
+impl Listener {
+    fn port(&self) -> Option<u16> {
+        self.v4.local_addr().ok().map(|a| a.port())
+    }
+    async fn accept(&self) -> std::io::Result<(TcpStream, std::net::SocketAddr)> {
+        match &self.v6 {
+            None => self.v4.accept().await,
+            Some(v6) => tokio::select! {
+                a = self.v4.accept() => a,
+                a = v6.accept() => a,
+            },
+        }
+    }
+}
+
 /// Bind the redirect listener: the registered port when there is one (so
 /// the client registration stays valid), else any free port.
-async fn bind_listener(previous: Option<u16>) -> Result<(TcpListener, bool), SignInError> {
+async fn bind_listener(previous: Option<u16>) -> Result<(Listener, bool), SignInError> {
     if let Some(port) = previous {
         if let Ok(l) = TcpListener::bind(("127.0.0.1", port)).await {
-            return Ok((l, true));
+            return Ok((Listener { v4: l, v6: None }, true));
         }
     }
     let l = TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| failed(format!("cannot listen on 127.0.0.1 for the sign-in redirect: {e}")))?;
-    Ok((l, false))
+    Ok((Listener { v4: l, v6: None }, false))
+}
+
+/// Bind the fixed port of a pre-registered redirect URI, or say which
+/// program holds it.
+async fn bind_fixed(server: &str, port: u16, localhost: bool) -> Result<Listener, SignInError> {
+    let v4 = TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| SignInError::PortTaken {
+        server: server.into(),
+        port,
+        message: crate::ports::taken_message(&format!("The sign-in to \"{server}\" (its OAuth app's callback port)"), port, &e),
+    })?;
+    let v6 = if localhost { TcpListener::bind(("::1", port)).await.ok() } else { None };
+    Ok(Listener { v4, v6 })
 }
 
 /// Start signing `server` (at `url`) in: discover, register if needed, and
@@ -135,6 +186,12 @@ pub struct SignInOptions {
     pub challenge: Option<String>,
     /// Exactly these scopes instead of rmcp's selection.
     pub scopes: Vec<String>,
+    /// The redirect URI the pre-registered app was registered with
+    /// (`http://localhost:PORT/callback`): the listener binds that port
+    /// (an error names the program holding it) and answers on that path.
+    /// Also used with dynamic registration (Claude Code's `--callback-port`
+    /// alone), so the registered URI is the fixed one.
+    pub redirect_uri: Option<String>,
     /// Accept authorization server metadata that the MCP server's own origin
     /// serves at `/.well-known/oauth-authorization-server` (the 2025-03-26
     /// discovery, no protected resource metadata) although its `issuer` is
@@ -146,78 +203,131 @@ pub struct SignInOptions {
     pub accept_same_origin_issuer: bool,
 }
 
+/// Where Claude Code reads a pre-registered app's secret from when none is
+/// stored (`claude mcp add --client-secret` reads it from there too).
+pub const CLIENT_SECRET_ENV: &str = "MCP_CLIENT_SECRET";
+
+impl SignInOptions {
+    /// The options a server's pre-registered OAuth app (its `oauth` field)
+    /// gives: client id, redirect URI (fixed port), scopes, and the secret:
+    /// the one kept in the keychain for it, else one the user wrote in the
+    /// client's file (`${VAR}` read from the environment), else
+    /// `MCP_CLIENT_SECRET` (Claude Code's convention), only with a client id.
+    pub async fn for_app(server: &str, app: Option<&crate::config::OAuthApp>, vault: &Vault) -> Result<SignInOptions, SignInError> {
+        let Some(app) = app else { return Ok(SignInOptions::default()) };
+        let mut o = SignInOptions { client_id: app.client_id.clone(), redirect_uri: app.redirect(), scopes: app.scopes.clone(), ..Default::default() };
+        if o.client_id.is_some() {
+            let (v, s) = (vault.clone(), server.to_string());
+            let kept = match tokio::task::spawn_blocking(move || v.app_secret(&s)).await.map_err(failed)? {
+                Ok(kept) => kept,
+                Err(VaultError::Unavailable(_)) => None,
+                Err(e) => return Err(e.into()),
+            };
+            let written = app.client_secret.as_deref().and_then(|raw| match raw.strip_prefix("${").and_then(|r| r.strip_suffix('}')).or_else(|| raw.strip_prefix('$')) {
+                Some(var) => std::env::var(var).ok(),
+                None => Some(raw.to_string()),
+            });
+            o.client_secret = kept.or(written).or_else(|| std::env::var(CLIENT_SECRET_ENV).ok()).filter(|s| !s.is_empty());
+        }
+        Ok(o)
+    }
+}
+
 /// [`begin`] with [`SignInOptions`].
 pub async fn begin_with(server: &str, url: &str, vault: &Vault, options: SignInOptions) -> Result<PendingSignIn, SignInError> {
     // Fail before the browser opens when there is nowhere to keep the tokens.
     let previous = read_record(vault, server, Some(url)).await?;
     vault.probe_writable()?;
 
-    let (listener, kept_port) = bind_listener(previous.as_ref().and_then(|r| r.redirect_port)).await?;
-    let port = listener.local_addr().map_err(failed)?.port();
-    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+    let (listener, kept_port, path) = match options.redirect_uri.as_deref() {
+        Some(uri) => {
+            let Some((port, path)) = crate::config::loopback_redirect(uri) else { return Err(SignInError::BadRedirect { server: server.into(), uri: uri.into() }) };
+            let localhost = url::Url::parse(uri).ok().and_then(|u| u.host_str().map(|h| h == "localhost")).unwrap_or(false);
+            let kept = previous.as_ref().is_some_and(|r| r.redirect_port == Some(port));
+            (bind_fixed(server, port, localhost).await?, kept, path)
+        }
+        None => {
+            let (l, kept) = bind_listener(previous.as_ref().and_then(|r| r.redirect_port)).await?;
+            (l, kept, "/callback".to_string())
+        }
+    };
+    let port = listener.port().ok_or_else(|| failed("the sign-in listener has no port"))?;
+    let redirect_uri = options.redirect_uri.clone().unwrap_or_else(|| format!("http://127.0.0.1:{port}/callback"));
 
-    let manager = manager_for(server, url, vault).await.map_err(|e| no_endpoints(server, url, e))?;
-    let mut state = OAuthState::Unauthorized(manager);
+    let mut manager = manager_for(server, url, vault).await.map_err(|e| no_endpoints(server, url, e))?;
     let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name(CLIENT_NAME);
-    if let Some(challenge) = options.challenge {
+    if let Some(challenge) = options.challenge.clone() {
         request = request.with_challenge(challenge);
     }
     if !options.scopes.is_empty() {
-        request = request.with_scopes(options.scopes);
+        request = request.with_scopes(options.scopes.clone());
     }
-    if let Some(metadata_url) = options.client_metadata_url {
+    if let Some(metadata_url) = options.client_metadata_url.clone() {
         request = request.with_client_metadata_url(metadata_url);
     }
-    if let Some(client_id) = options.client_id {
+
+    // Discovery: the server's challenge first, then RFC 9728 / 8414.
+    let metadata = match manager.resolve_metadata_from_challenge(options.challenge.as_deref()).await {
+        Ok(r) => r.metadata,
+        Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer }) if options.accept_same_origin_issuer => match same_origin_metadata(url, &received_issuer).await {
+            Some(m) => m,
+            None => return Err(no_endpoints(server, url, AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer })),
+        },
+        Err(e) => {
+            return Err(match e {
+                AuthError::NoAuthorizationSupport | AuthError::DiscoveryRequestFailed { .. } | AuthError::MetadataError(_) | AuthError::AuthorizationServersUnavailable { .. } | AuthError::ProtectedResourceMetadataInvalid { .. } => no_endpoints(server, url, e),
+                other if !metadata_published(url).await => no_endpoints(server, url, other),
+                other => failed(other),
+            })
+        }
+    };
+    manager.set_metadata(metadata.clone());
+
+    // The client: pre-registered (the app's), else the registration kept
+    // from an earlier sign-in while its redirect URI still holds, else a
+    // client ID metadata document, else dynamic registration, done here so
+    // a secret it returns is kept (rmcp would drop it).
+    let mut client_secret = None;
+    if let Some(client_id) = options.client_id.clone() {
         request = request.with_preregistered_client(client_id);
-        if let Some(secret) = options.client_secret {
-            request = request.with_client_secret(secret);
+        if let Some(secret) = options.client_secret.clone() {
+            request = request.with_client_secret(secret.clone());
+            client_secret = Some(secret);
         }
-    } else if kept_port {
-        // The client registered last time is reused while its redirect URI still holds.
-        if let Some(client_id) = previous.as_ref().and_then(|r| r.credentials.as_ref()).map(|c| c.client_id.clone()) {
-            request = request.with_preregistered_client(client_id);
+    } else if let Some(prev) = previous.as_ref().filter(|_| kept_port).and_then(|r| r.credentials.as_ref().map(|c| (c.client_id.clone(), r.client_secret.clone()))) {
+        request = request.with_preregistered_client(prev.0);
+        if let Some(secret) = prev.1 {
+            request = request.with_client_secret(secret.clone());
+            client_secret = Some(secret);
         }
-    }
-    let started = match state.start_authorization(request.clone()).await {
-        Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer }) if options.accept_same_origin_issuer => {
-            match same_origin_metadata(url, &received_issuer).await {
-                Some(metadata) => {
-                    let OAuthState::Unauthorized(mut manager) = state else { unreachable!("a failed start_authorization leaves the state unauthorized") };
-                    manager.set_metadata(metadata);
-                    match AuthorizationSession::new(manager, request).await {
-                        Ok(session) => {
-                            state = OAuthState::Session(session);
-                            Ok(())
-                        }
-                        Err((manager, e)) => {
-                            state = OAuthState::Unauthorized(manager);
-                            Err(e)
-                        }
-                    }
-                }
-                None => Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer }),
+    } else {
+        let cimd = options.client_metadata_url.is_some() && metadata.additional_fields.get("client_id_metadata_document_supported").and_then(|v| v.as_bool()).unwrap_or(false);
+        if !cimd {
+            let published = metadata_published(url).await;
+            if metadata.registration_endpoint.is_none() && published {
+                return Err(SignInError::NoRegistration { server: server.into(), issuer: metadata.issuer.clone().unwrap_or_else(|| metadata.authorization_endpoint.clone()) });
+            }
+            let scopes = if options.scopes.is_empty() { manager.select_scopes(None, &[]) } else { options.scopes.clone() };
+            let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+            let registered = manager.register_client(CLIENT_NAME, &redirect_uri, &scope_refs).await.map_err(|e| if published { failed(format!("Dynamic registration failed: {e}")) } else { no_endpoints(server, url, e) })?;
+            request = request.with_preregistered_client(registered.client_id.clone());
+            if let Some(secret) = registered.client_secret {
+                request = request.with_client_secret(secret.clone());
+                client_secret = Some(secret);
             }
         }
-        other => other,
-    };
-    if let Err(e) = started {
-        return Err(match e {
-            AuthError::NoAuthorizationSupport | AuthError::DiscoveryRequestFailed { .. } | AuthError::MetadataError(_) | AuthError::AuthorizationServersUnavailable { .. } | AuthError::ProtectedResourceMetadataInvalid { .. } => no_endpoints(server, url, e),
-            // rmcp falls back to guessed endpoints (/authorize, /token, /register,
-            // per the 2025-03-26 spec) when nothing is published; when those
-            // fail too, say that nothing could be discovered.
-            other if !metadata_published(url).await => no_endpoints(server, url, other),
-            other => failed(other),
-        });
     }
+    let state = match AuthorizationSession::new(manager, request).await {
+        Ok(session) => OAuthState::Session(session),
+        Err((_, e)) => return Err(if metadata_published(url).await { failed(e) } else { no_endpoints(server, url, e) }),
+    };
     let auth_url = state.get_authorization_url().await.map_err(failed)?;
     let auth_url = check_link(&auth_url, SIGN_IN_METADATA)?.to_string();
     let expected_state = url::Url::parse(&auth_url)
         .ok()
         .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
         .ok_or_else(|| failed("the authorization URL has no state parameter"))?;
-    Ok(PendingSignIn { server: server.into(), url: auth_url, redirect_uri, resource: url.into(), state, expected_state, listener, vault: vault.clone() })
+    Ok(PendingSignIn { server: server.into(), url: auth_url, redirect_uri, resource: url.into(), state, expected_state, listener, path, client_secret, vault: vault.clone() })
 }
 
 /// The authorization server metadata at the origin root of the MCP server
@@ -276,7 +386,7 @@ impl PendingSignIn {
     /// check `state`, exchange the code (PKCE verifier, `iss`), and keep the
     /// tokens and the redirect port in the keychain.
     pub async fn finish(mut self, timeout: Duration) -> Result<(), SignInError> {
-        let waited = tokio::time::timeout(timeout, wait_for_callback(&self.listener, &self.expected_state, &self.server)).await;
+        let waited = tokio::time::timeout(timeout, wait_for_callback(&self.listener, &self.path, &self.expected_state, &self.server)).await;
         let (callback, mut stream) = match waited {
             Err(_) => return Err(SignInError::TimedOut),
             Ok(r) => r?,
@@ -287,12 +397,14 @@ impl PendingSignIn {
             respond(&mut stream, 400, &page(false, &self.server, &err.to_string())).await;
             return Err(err);
         }
-        let port = self.listener.local_addr().map(|a| a.port()).ok();
-        let (vault, server, resource) = (self.vault.clone(), self.server.clone(), self.resource.clone());
+        let port = self.listener.port();
+        let (vault, server, resource, secret) = (self.vault.clone(), self.server.clone(), self.resource.clone(), self.client_secret.clone());
         let kept = tokio::task::spawn_blocking(move || -> Result<(), VaultError> {
-            let mut rec = vault.record(&server)?.unwrap_or(OAuthRecord { resource: resource.clone(), redirect_port: None, credentials: None });
+            let mut rec = vault.record(&server)?.unwrap_or_else(|| OAuthRecord::new(&resource));
             rec.resource = resource;
             rec.redirect_port = port;
+            rec.client_secret = secret;
+            rec.signed_in_at = Some(now_secs());
             vault.put(&server, &rec)
         })
         .await
@@ -315,7 +427,7 @@ const MAX_VISITORS: usize = 16;
 /// another `state` (a stale tab, a forged link) gets a 400 page, other paths
 /// (a browser's favicon request) a 404. Requests are read concurrently, so a
 /// connection that sends nothing (a browser's preconnect) holds up nothing.
-async fn wait_for_callback(listener: &TcpListener, expected_state: &str, server: &str) -> Result<(AuthorizationCallback, TcpStream), SignInError> {
+async fn wait_for_callback(listener: &Listener, path: &str, expected_state: &str, server: &str) -> Result<(AuthorizationCallback, TcpStream), SignInError> {
     // Dropped with this future (timeout, cancel): every visit in progress ends.
     let mut visits = tokio::task::JoinSet::new();
     loop {
@@ -323,8 +435,8 @@ async fn wait_for_callback(listener: &TcpListener, expected_state: &str, server:
             accepted = listener.accept(), if visits.len() < MAX_VISITORS => {
                 let (stream, peer) = accepted.map_err(failed)?;
                 if peer.ip().is_loopback() {
-                    let (expected_state, server) = (expected_state.to_string(), server.to_string());
-                    visits.spawn(async move { visit(stream, &expected_state, &server).await });
+                    let (path, expected_state, server) = (path.to_string(), expected_state.to_string(), server.to_string());
+                    visits.spawn(async move { visit(stream, &path, &expected_state, &server).await });
                 }
             }
             Some(done) = visits.join_next() => {
@@ -338,13 +450,13 @@ async fn wait_for_callback(listener: &TcpListener, expected_state: &str, server:
 
 /// One request to the redirect listener: `None` when it is not this
 /// sign-in's redirect (answered here), else how the sign-in ends.
-async fn visit(mut stream: TcpStream, expected_state: &str, server: &str) -> Option<Result<(AuthorizationCallback, TcpStream), SignInError>> {
+async fn visit(mut stream: TcpStream, path: &str, expected_state: &str, server: &str) -> Option<Result<(AuthorizationCallback, TcpStream), SignInError>> {
     let target = read_request_target(&mut stream).await?;
     let Ok(url) = url::Url::parse(&format!("http://127.0.0.1{target}")) else {
         respond(&mut stream, 400, "Bad request").await;
         return None;
     };
-    if url.path() != "/callback" {
+    if url.path() != path {
         respond(&mut stream, 404, "Not found").await;
         return None;
     }
@@ -480,7 +592,15 @@ async fn read_record(vault: &Vault, server: &str, url: Option<&str>) -> Result<O
 async fn stored_manager(server: &str, url: &str, rec: &OAuthRecord, vault: &Vault) -> Result<Option<AuthorizationManager>, String> {
     let mut m = manager_for(server, url, vault).await.map_err(|e| format!("cannot reach the authorization server for the saved sign-in: {e}"))?;
     match initialize_from_store(&mut m, url, rec.issuer()).await {
-        Ok(true) => Ok(Some(m)),
+        Ok(true) => {
+            // rmcp configures a stored client without its secret; a
+            // confidential client's refresh needs it.
+            if let (Some(secret), Some(c)) = (&rec.client_secret, &rec.credentials) {
+                let redirect = format!("http://127.0.0.1:{}/callback", rec.redirect_port.unwrap_or(0));
+                m.configure_client(OAuthClientConfig::new(c.client_id.clone(), redirect).with_client_secret(secret.clone())).map_err(|e| format!("the saved sign-in cannot be used: {e}"))?;
+            }
+            Ok(Some(m))
+        }
         Ok(false) => Ok(None),
         Err(e) => Err(format!("the saved sign-in cannot be used: {e}")),
     }
@@ -520,6 +640,10 @@ pub async fn static_token(server: &str, url: &str, vault: &Vault) -> Result<Opti
 /// Whether a sign-in is stored for `server` at `url` (no token is returned).
 pub async fn is_signed_in(server: &str, url: &str, vault: &Vault) -> bool {
     read_record(vault, server, Some(url)).await.ok().flatten().is_some_and(|r| r.has_tokens())
+}
+
+pub(crate) fn now_secs() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 /// A shareable browser opener (the app: tauri-plugin-opener; the CLI: `open`).

@@ -178,15 +178,34 @@ pub struct OAuthRecord {
     /// rmcp's record: client id, tokens, granted scopes, issuer, received-at.
     #[serde(default)]
     pub credentials: Option<StoredCredentials>,
+    /// The secret of the client the tokens belong to: one dynamic
+    /// registration returned (a confidential client), or the pre-registered
+    /// app's. Refreshes authenticate with it, and a new sign-in reuses it
+    /// with the registration instead of registering again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// When the sign-in was made (seconds since 1970), for the accounts view.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signed_in_at: Option<u64>,
 }
 
 impl std::fmt::Debug for OAuthRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OAuthRecord").field("resource", &self.resource).field("redirect_port", &self.redirect_port).field("credentials", &self.credentials).finish()
+        f.debug_struct("OAuthRecord")
+            .field("resource", &self.resource)
+            .field("redirect_port", &self.redirect_port)
+            .field("credentials", &self.credentials)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "[REDACTED]"))
+            .field("signed_in_at", &self.signed_in_at)
+            .finish()
     }
 }
 
 impl OAuthRecord {
+    /// A record for `resource` with nothing in it yet.
+    pub fn new(resource: &str) -> Self {
+        OAuthRecord { resource: resource.into(), redirect_port: None, credentials: None, client_secret: None, signed_in_at: None }
+    }
     pub fn has_tokens(&self) -> bool {
         self.credentials.as_ref().is_some_and(|c| c.token_response.is_some())
     }
@@ -210,11 +229,18 @@ pub fn token_account(server: &str) -> String {
     format!("token:{server}")
 }
 
-/// The two kinds of keychain item a server may have.
+/// Keychain account name of the secret of a server's pre-registered OAuth
+/// app, as entered in the app (or its head).
+pub fn app_secret_account(server: &str) -> String {
+    format!("app-secret:{server}")
+}
+
+/// The kinds of keychain item a server may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Item {
     SignIn,
     Token,
+    AppSecret,
 }
 
 impl Item {
@@ -222,12 +248,14 @@ impl Item {
         match self {
             Item::SignIn => account(server),
             Item::Token => token_account(server),
+            Item::AppSecret => app_secret_account(server),
         }
     }
     fn part(self, server: &str, i: usize) -> String {
         match self {
             Item::SignIn => part_account(server, i),
             Item::Token => format!("token-part:{server}#{i}"),
+            Item::AppSecret => format!("app-secret-part:{server}#{i}"),
         }
     }
 }
@@ -366,6 +394,28 @@ impl Vault {
         Ok(same_resource(&t.resource, resource).then_some(t.token))
     }
 
+    /// Keep `secret` as the client secret of `server`'s pre-registered OAuth
+    /// app (entered in the app; never written to a file). It outlives a
+    /// sign-out: it belongs to the app registration, not to the sign-in.
+    pub fn put_app_secret(&self, server: &str, secret: &str) -> Result<(), VaultError> {
+        self.write_text(Item::AppSecret, server, secret)
+    }
+
+    /// The client secret kept for `server`'s pre-registered OAuth app.
+    pub fn app_secret(&self, server: &str) -> Result<Option<String>, VaultError> {
+        self.read_text(Item::AppSecret, server)
+    }
+
+    pub fn remove_app_secret(&self, server: &str) -> Result<(), VaultError> {
+        self.delete_item(Item::AppSecret, server)
+    }
+
+    /// The names of the servers with a record in memory (read or written
+    /// by this process); the keychain cannot be listed by prefix everywhere.
+    pub fn cached_servers(&self) -> Vec<String> {
+        self.cache.lock().unwrap().iter().filter(|(_, r)| r.is_some()).map(|(k, _)| k.clone()).collect()
+    }
+
     fn delete_item(&self, item: Item, server: &str) -> Result<(), VaultError> {
         let parts = self.backend.get(&item.head(server))?.as_deref().and_then(parse_head).map_or(0, |(n, _)| n);
         // The head goes first: a sign-out cut short leaves no record to read.
@@ -468,7 +518,7 @@ impl CredentialStore for VaultCredentialStore {
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         let me = self.clone();
         tokio::task::spawn_blocking(move || {
-            let mut rec = me.read()?.unwrap_or(OAuthRecord { resource: me.resource.clone(), redirect_port: None, credentials: None });
+            let mut rec = me.read()?.unwrap_or_else(|| OAuthRecord::new(&me.resource));
             rec.credentials = Some(credentials);
             me.vault.put(&me.server, &rec)
         })
