@@ -45,6 +45,9 @@ const COMMANDS: &[&str] = &[
     "plan_connect",
     "connect_client",
     "disconnect_client",
+    "tool_review",
+    "approve_tools",
+    "set_approval_mode",
 ];
 
 fn main() {

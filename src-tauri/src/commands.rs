@@ -361,3 +361,24 @@ pub async fn connect_client<R: tauri::Runtime>(app: tauri::AppHandle<R>, state: 
 pub async fn disconnect_client(state: S<'_>, client: String) -> CommandResult<switchboard_engine::connect::DisconnectReport> {
     Ok(state.engine.disconnect_client(&client).await?)
 }
+
+// Tools you can trust (SPEC G9): pins, findings, approvals.
+
+/// Every server's tools, prompts and templates against what the user
+/// approved: pin state, findings, what changed, what the gateway holds.
+#[tauri::command]
+pub async fn tool_review(state: S<'_>) -> CommandResult<switchboard_engine::tool_trust::TrustReport> {
+    Ok(state.engine.tool_review().await)
+}
+
+/// Approve `tools` of `server` as offered now (every item when empty).
+#[tauri::command]
+pub async fn approve_tools(state: S<'_>, server: String, tools: Vec<String>) -> CommandResult<switchboard_engine::approvals::Approved> {
+    Ok(state.engine.approve_tools(&server, &tools).await?)
+}
+
+/// What the gateway holds back of `server`: `hold-changed`, `warn`, `hold-new`.
+#[tauri::command]
+pub async fn set_approval_mode(state: S<'_>, server: String, mode: switchboard_engine::settings::ApprovalMode) -> CommandResult<()> {
+    Ok(state.engine.set_approval_mode(&server, mode).await?)
+}

@@ -99,3 +99,9 @@ impl From<switchboard_engine::connect::ConnectError> for CommandError {
         CommandError::new(e.code(), e.to_string())
     }
 }
+
+impl From<switchboard_engine::approvals::ApproveError> for CommandError {
+    fn from(e: switchboard_engine::approvals::ApproveError) -> Self {
+        CommandError::new(e.code(), e.to_string())
+    }
+}

@@ -70,6 +70,9 @@ pub const COMMANDS: &[&str] = &[
     "plan_connect",
     "connect_client",
     "disconnect_client",
+    "tool_review",
+    "approve_tools",
+    "set_approval_mode",
 ];
 
 /// What the shell runs besides the engine: the desktop app serves the HTTP
@@ -144,6 +147,9 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine, sh
             commands::plan_connect,
             commands::connect_client,
             commands::disconnect_client,
+            commands::tool_review,
+            commands::approve_tools,
+            commands::set_approval_mode,
         ])
 }
 

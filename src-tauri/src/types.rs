@@ -447,6 +447,8 @@ pub enum EngineEvent {
     Resync,
     /// App: the gateway's status changed (listener, sessions, calls, tools).
     Gateway { status: GatewayStatus },
+    /// Tool approvals or approval modes changed: reload `tool_review`.
+    Approvals,
 }
 
 // Connecting other clients to the gateway (`switchboard_engine::connect`).
@@ -880,6 +882,113 @@ pub struct UndoReport {
     pub recorded_as: Option<u64>,
 }
 
+// Tools you can trust (`switchboard_engine::tool_trust`, `approvals`).
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum ItemKind {
+    Tool,
+    Prompt,
+    ResourceTemplate,
+}
+
+/// Against what the user approved: as approved, never approved, or different.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum PinState {
+    Approved,
+    New,
+    Changed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Low,
+    Medium,
+    High,
+}
+
+/// What the gateway holds back of a server until approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalMode {
+    HoldChanged,
+    Warn,
+    HoldNew,
+}
+
+/// One finding of the offline checker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    pub rule: String,
+    pub severity: Severity,
+    pub message: String,
+    /// Where: `description`, a schema path, `instructions`; absent: the whole server.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[ts(as = "Option<String>", optional)]
+    pub at: String,
+    /// The text with hidden characters made visible (tag characters decoded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub visible: Option<String>,
+}
+
+/// A changed item: line diffs of its description and of the rest (JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ItemChanges {
+    pub description: Vec<DiffLine>,
+    pub definition: Vec<DiffLine>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ItemReview {
+    pub kind: ItemKind,
+    pub name: String,
+    pub pin: PinState,
+    /// Left out of the gateway until approved.
+    pub held: bool,
+    pub findings: Vec<Finding>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub changes: Option<ItemChanges>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct RemovedItem {
+    pub kind: ItemKind,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ServerReview {
+    pub server: String,
+    pub mode: ApprovalMode,
+    /// Something was approved under this server's current command/URL.
+    pub known: bool,
+    pub items: Vec<ItemReview>,
+    pub removed: Vec<RemovedItem>,
+    pub findings: Vec<Finding>,
+}
+
+/// `tool_review`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct TrustReport {
+    pub servers: Vec<ServerReview>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub problem: Option<String>,
+}
+
+/// `approve_tools`: the items pinned (`tool:NAME`, …) and the ones forgotten.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ToolsApproved {
+    pub server: String,
+    pub approved: Vec<String>,
+    pub forgotten: Vec<String>,
+}
+
 /// What a failed command rejects with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct CommandErrorPayload {
@@ -954,6 +1063,17 @@ pub fn typescript() -> String {
         GatewaySession::decl(&cfg),
         GatewayToolCalls::decl(&cfg),
         GatewayStatus::decl(&cfg),
+        ItemKind::decl(&cfg),
+        PinState::decl(&cfg),
+        Severity::decl(&cfg),
+        ApprovalMode::decl(&cfg),
+        Finding::decl(&cfg),
+        ItemChanges::decl(&cfg),
+        ItemReview::decl(&cfg),
+        RemovedItem::decl(&cfg),
+        ServerReview::decl(&cfg),
+        TrustReport::decl(&cfg),
+        ToolsApproved::decl(&cfg),
         AppInfo::decl(&cfg),
         CommandErrorPayload::decl(&cfg),
     ];
@@ -1087,6 +1207,48 @@ pub(crate) mod tests {
             v["status"]["sessions"] = serde_json::json!([{"id": 1, "client": "c", "version": "1", "server": null}]);
             v["status"]["calls"] = serde_json::json!([{"server": "a", "tool": "t", "calls": 2, "errors": 1}]);
             assert_mirrors::<EngineEvent>("AppEvent", v);
+        });
+    }
+
+    /// A real review of fixture servers (a changed tool with its diff, a
+    /// poisoned one with findings, a removed one, a mode) and a real
+    /// approval read back through the mirrors.
+    #[test]
+    fn mirrors_match_the_tool_review() {
+        use switchboard_engine::host::{Host, Os};
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_path_buf();
+        let fixture = switchboard_tests::fixture_server_path();
+        let desc = home.join("echo.txt");
+        std::fs::write(&desc, "Returns text.").unwrap();
+        std::fs::create_dir_all(home.join(".config/switchboard")).unwrap();
+        let servers = serde_json::json!({ "mcpServers": { "fx": { "command": fixture, "args": ["--name", "fx", "--resources", "--poison-tags", "--description-file", desc] } } });
+        std::fs::write(home.join(".config/switchboard/servers.json"), servers.to_string()).unwrap();
+        let host = Host { os: Os::Linux, home: home.clone(), vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(), system_root: home.join("sys") };
+        let opts = || switchboard_engine::manager::ManagerOptions { cache_path: None, process_records: None, ..Default::default() };
+        tauri::async_runtime::block_on(async {
+            let engine = switchboard_engine::engine::Engine::new(host.clone(), opts(), vec![]);
+            engine.start().await;
+            let done = engine.approve_tools("fx", &[]).await.unwrap();
+            assert_mirrors::<ToolsApproved>("ToolsApproved", serde_json::to_value(&done).unwrap());
+            engine.shutdown().await;
+            std::fs::write(&desc, "Returns text. Changed.").unwrap();
+            let engine = switchboard_engine::engine::Engine::new(host.clone(), opts(), vec![]);
+            engine.start().await;
+            engine.set_approval_mode("fx", switchboard_engine::settings::ApprovalMode::HoldNew).await.unwrap();
+            let mut r = serde_json::to_value(engine.tool_review().await).unwrap();
+            let fx = &r["servers"][0];
+            assert_eq!(fx["mode"], "hold-new", "{fx}");
+            let echo = fx["items"].as_array().unwrap().iter().find(|i| i["name"] == "echo").unwrap();
+            assert!(echo["changes"]["description"].as_array().is_some_and(|d| !d.is_empty()), "{echo}");
+            let weather = fx["items"].as_array().unwrap().iter().find(|i| i["name"] == "weather").unwrap();
+            assert!(weather["findings"][0]["visible"].is_string(), "{weather}");
+            assert!(fx["items"].as_array().unwrap().iter().any(|i| i["kind"] == "prompt"), "{fx}");
+            r["servers"][0]["removed"] = serde_json::json!([{"kind": "resource-template", "name": "gone"}]);
+            r["problem"] = serde_json::json!("tool-pins.json does not parse");
+            assert_mirrors::<TrustReport>("TrustReport", r);
+            assert_mirrors::<EngineEvent>("EngineEvent", serde_json::to_value(switchboard_engine::events::EngineEvent::Approvals).unwrap());
+            engine.shutdown().await;
         });
     }
 

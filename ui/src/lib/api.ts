@@ -6,6 +6,7 @@ import { invoke, isTauri, type InvokeArgs } from '@tauri-apps/api/core';
 import { listen, type EventCallback, type UnlistenFn } from '@tauri-apps/api/event';
 import type {
   AppInfo,
+  ApprovalMode,
   Approved,
   CallOutcome,
   ClientConnection,
@@ -30,6 +31,8 @@ import type {
   SignInStatus,
   SourceInfo,
   ToolIndex,
+  ToolsApproved,
+  TrustReport,
   UndoReport,
 } from './types';
 
@@ -183,4 +186,10 @@ export const api = {
     call<Connected>('connect_client', { client, http, disableDuplicates }),
   /** Removes the entry and turns back on what connect turned off. */
   disconnectClient: (client: string) => call<DisconnectReport>('disconnect_client', { client }),
+  /** Every server's tools, prompts and templates against what the user approved: pin, findings, diffs, held. */
+  toolReview: () => call<TrustReport>('tool_review'),
+  /** Approve `tools` (raw names; every item when empty) of a connected server as it offers them now. */
+  approveTools: (server: string, tools: string[]) => call<ToolsApproved>('approve_tools', { server, tools }),
+  /** What the gateway holds back of a server until approved. */
+  setApprovalMode: (server: string, mode: ApprovalMode) => call<void>('set_approval_mode', { server, mode }),
 };

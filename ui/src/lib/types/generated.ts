@@ -114,7 +114,7 @@ export type SignInPhase = { "state": "waiting", url: string, } | { "state": "sig
 
 export type SignInStatus = { signedIn: boolean, store: string, unavailable?: string, };
 
-export type EngineEvent = { "type": "status", server: string, status: ServerStatus, } | { "type": "tools", server: string, count: number, deferred: boolean, } | { "type": "log", server: string, lines: Array<LogLine>, } | { "type": "warning", server: string, message: string, } | { "type": "removed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "resources-changed", server: string, } | { "type": "prompts-changed", server: string, } | { "type": "reconciled", report: ReconcileReport, } | { "type": "elicitation", id: number, server: string, message: string, schema: JsonSchema, } | { "type": "source-changed", source: string, path: string, } | { "type": "discovery-changed", servers: number, warnings: number, } | { "type": "sign-in", server: string, phase: SignInPhase, } | { "type": "ready", report: StartupReport, } | { "type": "resync" } | { "type": "gateway", status: GatewayStatus, };
+export type EngineEvent = { "type": "status", server: string, status: ServerStatus, } | { "type": "tools", server: string, count: number, deferred: boolean, } | { "type": "log", server: string, lines: Array<LogLine>, } | { "type": "warning", server: string, message: string, } | { "type": "removed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "resources-changed", server: string, } | { "type": "prompts-changed", server: string, } | { "type": "reconciled", report: ReconcileReport, } | { "type": "elicitation", id: number, server: string, message: string, schema: JsonSchema, } | { "type": "source-changed", source: string, path: string, } | { "type": "discovery-changed", servers: number, warnings: number, } | { "type": "sign-in", server: string, phase: SignInPhase, } | { "type": "ready", report: StartupReport, } | { "type": "resync" } | { "type": "gateway", status: GatewayStatus, } | { "type": "approvals" };
 
 export type ResourceInfo = { uri: string, name: string, title?: string, description?: string, mimeType?: string, 
 /**
@@ -199,6 +199,44 @@ server: string | null, };
 export type GatewayToolCalls = { server: string, tool: string, calls: number, errors: number, };
 
 export type GatewayStatus = { state: GatewayState, url: string | null, settings: GatewaySettings, defaultPort: number, message: string | null, sessions: Array<GatewaySession>, calls: Array<GatewayToolCalls>, toolCount: number, longNames: Array<string>, overLimits: Array<number>, disabledTools: { [key in string]: Array<string> }, excluded: Array<string>, };
+
+export type ItemKind = "tool" | "prompt" | "resource-template";
+
+export type PinState = "approved" | "new" | "changed";
+
+export type Severity = "low" | "medium" | "high";
+
+export type ApprovalMode = "hold-changed" | "warn" | "hold-new";
+
+export type Finding = { rule: string, severity: Severity, message: string, 
+/**
+ * Where: `description`, a schema path, `instructions`; absent: the whole server.
+ */
+at?: string, 
+/**
+ * The text with hidden characters made visible (tag characters decoded).
+ */
+visible?: string, };
+
+export type ItemChanges = { description: Array<DiffLine>, definition: Array<DiffLine>, };
+
+export type ItemReview = { kind: ItemKind, name: string, pin: PinState, 
+/**
+ * Left out of the gateway until approved.
+ */
+held: boolean, findings: Array<Finding>, changes?: ItemChanges, };
+
+export type RemovedItem = { kind: ItemKind, name: string, };
+
+export type ServerReview = { server: string, mode: ApprovalMode, 
+/**
+ * Something was approved under this server's current command/URL.
+ */
+known: boolean, items: Array<ItemReview>, removed: Array<RemovedItem>, findings: Array<Finding>, };
+
+export type TrustReport = { servers: Array<ServerReview>, problem?: string, };
+
+export type ToolsApproved = { server: string, approved: Array<string>, forgotten: Array<string>, };
 
 export type AppInfo = { name: string, version: string, };
 
