@@ -432,3 +432,168 @@ async fn the_engine_signs_in_connects_at_once_and_leaves_other_servers_alone() -
     engine.shutdown().await;
     Ok(())
 }
+
+/// A free port on 127.0.0.1 (bound, then let go).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The refresh timer (issue 17): a connected server that nobody uses still
+/// has its 60-second token refreshed before it expires, so the next call
+/// goes through without a 401.
+#[tokio::test]
+async fn an_idle_servers_60_second_token_is_refreshed_before_it_expires() -> anyhow::Result<()> {
+    let server = spawn_oauth_server(&["--token-ttl", "60"]).await?;
+    let (vault, _) = vault();
+    sign_in("remote", &server, &vault).await?;
+    let signed_in = Instant::now();
+    let m = connected(&server, &vault).await;
+    let (first, _) = tokens_of(&vault, "remote");
+    let end = Instant::now() + Duration::from_secs(90);
+    while stats(&server).await["refreshes"].as_u64().unwrap() == 0 {
+        assert!(Instant::now() < end, "no refresh within 90 s of an idle server's 60 s token");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(signed_in.elapsed() < Duration::from_secs(60), "refreshed only after the token expired ({:?})", signed_in.elapsed());
+    assert_ne!(tokens_of(&vault, "remote").0, first, "the new token is stored");
+    // Past the first token's expiry, the call goes through on the new one.
+    until("the first token's expiry", 70, || signed_in.elapsed() > Duration::from_secs(61)).await;
+    let rejected = stats(&server).await["mcp_requests_rejected"].as_u64().unwrap();
+    let out = m.call_tool("mcp_remote_echo", Some(json!({"text": "still signed in"}).as_object().unwrap().clone()), None).await?;
+    assert_eq!(out.text, "still signed in");
+    let s = stats(&server).await;
+    assert_eq!(s["mcp_requests_rejected"].as_u64().unwrap(), rejected, "no request met an expired token: {s}");
+    assert!(m.logs("remote").unwrap().iter().any(|l| l.text.contains("refreshed the sign-in ahead of its expiry")), "the refresh is in the server's log");
+    m.shutdown().await;
+    Ok(())
+}
+
+/// A refresh that cannot reach the authorization server (the connection
+/// breaks) is tried again with backoff and keeps the sign-in; once the
+/// server is back the refresh goes through.
+#[tokio::test]
+async fn a_refresh_the_network_breaks_is_retried_and_keeps_the_sign_in() -> anyhow::Result<()> {
+    let server = spawn_oauth_server(&["--token-ttl", "60"]).await?;
+    let (vault, _) = vault();
+    sign_in("remote", &server, &vault).await?;
+    let m = connected(&server, &vault).await;
+    control(&server, "token-outage").await;
+    let end = Instant::now() + Duration::from_secs(90);
+    while stats(&server).await["token_outage_hits"].as_u64().unwrap() < 2 {
+        assert!(Instant::now() < end, "the refresh was not tried twice during the outage");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let rec = vault.record("remote")?.expect("kept");
+    assert!(rec.has_tokens(), "a refresh that could not reach the server keeps the sign-in");
+    assert!(!matches!(m.status("remote"), Some(ServerStatus::NeedsAuth { .. })), "not needs-auth: {:?}", m.status("remote"));
+    assert!(m.logs("remote").unwrap().iter().any(|l| l.text.contains("could not refresh the sign-in") && l.text.contains("the sign-in is kept")), "the retry is in the log");
+    control(&server, "reset").await;
+    let end = Instant::now() + Duration::from_secs(60);
+    while stats(&server).await["refreshes"].as_u64().unwrap() == 0 {
+        assert!(Instant::now() < end, "no refresh after the outage ended");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let out = m.call_tool("mcp_remote_echo", Some(json!({"text": "back"}).as_object().unwrap().clone()), None).await?;
+    assert_eq!(out.text, "back");
+    m.shutdown().await;
+    Ok(())
+}
+
+/// Only an `invalid_grant` answer ends a sign-in: the timer's refresh is
+/// refused, the tokens go, and the idle server shows needs-auth without any
+/// call having been made.
+#[tokio::test]
+async fn an_invalid_grant_on_the_timer_makes_the_idle_server_need_auth() -> anyhow::Result<()> {
+    let server = spawn_oauth_server(&["--token-ttl", "60"]).await?;
+    let (vault, _) = vault();
+    sign_in("remote", &server, &vault).await?;
+    let m = connected(&server, &vault).await;
+    control(&server, "reject-refresh").await;
+    until("needs-auth after the timer's refresh was refused", 90, || matches!(m.status("remote"), Some(ServerStatus::NeedsAuth { .. }))).await;
+    assert!(stats(&server).await["refreshes_rejected"].as_u64().unwrap() >= 1);
+    assert!(!vault.record("remote")?.expect("the registration is kept").has_tokens(), "the refused tokens are dropped");
+    m.shutdown().await;
+    Ok(())
+}
+
+/// A client secret returned by dynamic registration (a provider that makes
+/// every client confidential) is kept in the keychain record, sent on
+/// refreshes and reused with the registration by the next sign-in.
+#[tokio::test]
+async fn a_client_secret_from_dynamic_registration_is_kept_and_reused() -> anyhow::Result<()> {
+    let server = spawn_oauth_server(&["--dcr-confidential"]).await?;
+    let (vault, mem) = vault();
+    sign_in("remote", &server, &vault).await?;
+    let rec = vault.record("remote")?.unwrap();
+    let secret = rec.client_secret.clone().expect("the registration's secret is kept");
+    assert!(mem.dump().iter().any(|(_, v)| v.contains(&secret)), "in the keychain record");
+    assert!(!format!("{rec:?}").contains(&secret), "Debug redacts it");
+    let m = connected(&server, &vault).await;
+    control(&server, "revoke-access").await;
+    let out = m.call_tool("mcp_remote_echo", Some(json!({"text": "refreshed"}).as_object().unwrap().clone()), None).await?;
+    assert_eq!(out.text, "refreshed");
+    let s = stats(&server).await;
+    assert_eq!(s["last_token_request"]["grant_type"], "refresh_token", "{s}");
+    assert_eq!(s["last_token_request"]["client_auth"], "client_secret_basic", "the refresh authenticates with the secret: {s}");
+    m.shutdown().await;
+    sign_in("remote", &server, &vault).await?;
+    let s = stats(&server).await;
+    assert_eq!(s["registrations"], 1, "the confidential registration is reused, not replaced by a public one: {s}");
+    assert_eq!(s["last_token_request"]["client_auth"], "client_secret_basic", "{s}");
+    Ok(())
+}
+
+/// A server defined the way `claude mcp add --transport http --client-id ID
+/// --callback-port PORT` writes it, at an authorization server with no
+/// registration endpoint and one pre-registered confidential client: the
+/// sign-in uses that client, that port and its secret from the keychain.
+/// A taken port names its holder; no client id says what to enter.
+#[tokio::test]
+async fn a_pre_registered_app_signs_in_on_its_callback_port() -> anyhow::Result<()> {
+    let port = free_port();
+    let redirect = format!("http://localhost:{port}/callback");
+    let server = spawn_oauth_server(&["--no-registration", "--client", &format!("claude-app={redirect}"), "--client-secret", "claude-app=app-secret-value"]).await?;
+    let (vault, mem) = vault();
+    let def = switchboard_engine::sources::dialect::Dialect::ClaudeCode.parse_entry("remote", &json!({"type": "http", "url": server.url, "oauth": {"clientId": "claude-app", "callbackPort": port}})).def;
+
+    // Without a client id: the server offers no registration, and says so.
+    let err = oauth::begin("remote", &server.url, &vault).await.expect_err("no registration endpoint");
+    assert_eq!(err.code(), "oauth_no_registration");
+    assert!(err.to_string().contains("offers no dynamic client registration") && err.to_string().contains("OAuth app section"), "{err}");
+
+    // The port held by another program: the error names port and program.
+    let holder = std::net::TcpListener::bind(("127.0.0.1", port))?;
+    let options = oauth::SignInOptions::for_app("remote", def.oauth.as_ref(), &vault).await?;
+    let err = oauth::begin_with("remote", &server.url, &vault, options).await.expect_err("the port is taken");
+    assert_eq!(err.code(), "oauth_port_taken");
+    assert!(err.to_string().contains(&format!("port {port}")) && err.to_string().contains(&format!("pid {}", std::process::id())), "{err}");
+    drop(holder);
+
+    vault.put_app_secret("remote", "app-secret-value")?;
+    let options = oauth::SignInOptions::for_app("remote", def.oauth.as_ref(), &vault).await?;
+    let pending = oauth::begin_with("remote", &server.url, &vault, options).await?;
+    assert_eq!(pending.redirect_uri, redirect);
+    let url = pending.url.clone();
+    let (done, page) = tokio::join!(pending.finish(Duration::from_secs(20)), browse(&url, |u| u));
+    assert_eq!(page?.0, 200);
+    done?;
+    let s = stats(&server).await;
+    assert_eq!(s["last_authorize"]["client_id"], "claude-app", "{s}");
+    assert_eq!(s["last_authorize"]["redirect_uri"], redirect.as_str(), "{s}");
+    assert_eq!(s["last_token_request"]["client_auth"], "client_secret_basic", "the secret from the keychain: {s}");
+    assert_eq!(s["registrations"], 0);
+    let m = Manager::new(opts());
+    m.set_vault(Some(vault.clone()));
+    m.start(vec![Wanted::new(def.clone())]).await;
+    m.settle().await;
+    assert_eq!(m.status("remote"), Some(ServerStatus::Connected));
+    let who = m.call_tool("mcp_remote_whoami", None, None).await?;
+    assert!(who.text.contains("claude-app"), "{}", who.text);
+    // Refreshes authenticate with the app's secret too.
+    control(&server, "revoke-access").await;
+    let out = m.call_tool("mcp_remote_echo", Some(json!({"text": "refreshed"}).as_object().unwrap().clone()), None).await?;
+    assert_eq!(out.text, "refreshed");
+    m.shutdown().await;
+    assert!(mem.dump().iter().filter(|(_, v)| v.contains("app-secret-value")).count() >= 1, "the secret is in the keychain only");
+    Ok(())
+}

@@ -72,6 +72,15 @@ struct Args {
     /// A pre-registered public client `ID=REDIRECT_URI` (repeatable).
     #[arg(long = "client", value_name = "ID=REDIRECT_URI")]
     clients: Vec<String>,
+    /// Make a `--client` confidential: `ID=SECRET` (its token requests must
+    /// authenticate with that secret).
+    #[arg(long = "client-secret", value_name = "ID=SECRET")]
+    client_secrets: Vec<String>,
+    /// Dynamic registration always issues a client secret
+    /// (`client_secret_basic`), even when the client asks for `none`, as
+    /// some providers do: the client must keep it for its token requests.
+    #[arg(long)]
+    dcr_confidential: bool,
     /// Advertise this `authorization_endpoint` instead of `BASE/authorize`
     /// (a hostile server: `file:///etc/passwd`, `myapp://x`, ...).
     #[arg(long, value_name = "URL")]
@@ -115,6 +124,8 @@ struct Inner {
     access: HashMap<String, AccessGrant>,
     refresh: HashMap<String, RefreshGrant>,
     reject_refresh: bool,
+    /// `/_control/token-outage`: token requests lose their connection.
+    token_outage: bool,
     deny: bool,
     last_authorize: Value,
     last_token: Value,
@@ -128,6 +139,7 @@ struct Stats {
     refreshes: AtomicU64,
     refreshes_rejected: AtomicU64,
     token_errors: AtomicU64,
+    token_outage_hits: AtomicU64,
     mcp_requests_authorized: AtomicU64,
     mcp_requests_rejected: AtomicU64,
 }
@@ -292,6 +304,7 @@ async fn register(State(st): State<St>, body: Bytes) -> Response {
         );
     }
     let client_id = random_token("client-");
+    let method = if st.args.dcr_confidential && method == "none" { "client_secret_basic".to_string() } else { method };
     let secret = (method != "none").then(|| random_token("secret-"));
     let mut resp = meta.clone();
     resp["client_id"] = json!(client_id);
@@ -460,6 +473,17 @@ fn issue_tokens(st: &AppState, inner: &mut Inner, client_id: &str, scope: &str, 
 }
 
 async fn token(State(st): State<St>, headers: HeaderMap, body: Bytes) -> Response {
+    if st.inner.lock().unwrap().token_outage {
+        st.stats.token_outage_hits.fetch_add(1, Ordering::SeqCst);
+        // The connection breaks mid-answer, as when the network goes away:
+        // the client gets no OAuth answer at all.
+        let broken = futures::stream::once(async { Err::<Bytes, std::io::Error>(std::io::Error::other("token outage")) });
+        return Response::builder()
+            .status(StatusCode::OK)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(axum::body::Body::from_stream(broken))
+            .expect("response");
+    }
     let resp = token_inner(&st, &headers, &body);
     if !resp.status().is_success() {
         st.stats.token_errors.fetch_add(1, Ordering::SeqCst);
@@ -694,9 +718,15 @@ async fn control_deny_authorization(State(st): State<St>) -> Response {
     Json(json!({ "deny_authorization": true })).into_response()
 }
 
+async fn control_token_outage(State(st): State<St>) -> Response {
+    st.inner.lock().unwrap().token_outage = true;
+    Json(json!({ "token_outage": true })).into_response()
+}
+
 async fn control_reset(State(st): State<St>) -> Response {
     let mut inner = st.inner.lock().unwrap();
     inner.reject_refresh = false;
+    inner.token_outage = false;
     inner.deny = false;
     Json(json!({ "reject_refresh": false, "deny_authorization": false })).into_response()
 }
@@ -713,6 +743,8 @@ async fn control_stats(State(st): State<St>) -> Response {
         "refreshes": n(&s.refreshes),
         "refreshes_rejected": n(&s.refreshes_rejected),
         "token_errors": n(&s.token_errors),
+        "token_outage_hits": n(&s.token_outage_hits),
+        "token_outage": inner.token_outage,
         "mcp_requests_authorized": n(&s.mcp_requests_authorized),
         "mcp_requests_rejected": n(&s.mcp_requests_rejected),
         "clients": inner.clients.len(),
@@ -836,6 +868,16 @@ async fn run(args: Args) -> anyhow::Result<()> {
             },
         );
     }
+    for c in &args.client_secrets {
+        let (id, secret) = c
+            .split_once('=')
+            .with_context(|| format!("--client-secret {c:?}: expected ID=SECRET"))?;
+        let client = inner
+            .clients
+            .get_mut(id)
+            .with_context(|| format!("--client-secret {id}: no --client {id}=REDIRECT_URI"))?;
+        client.secret = Some(secret.to_string());
+    }
     let st: St = Arc::new(AppState {
         resource: format!("{issuer}/mcp"),
         resource_metadata_url: format!("{issuer}/.well-known/oauth-protected-resource/mcp"),
@@ -860,6 +902,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .route("/_control/revoke-access", post(control_revoke_access))
         .route("/_control/reject-refresh", post(control_reject_refresh))
         .route("/_control/deny-authorization", post(control_deny_authorization))
+        .route("/_control/token-outage", post(control_token_outage))
         .route("/_control/reset", post(control_reset))
         .route("/_control/stats", get(control_stats));
     if !args.no_metadata {

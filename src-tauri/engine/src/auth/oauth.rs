@@ -587,6 +587,16 @@ async fn read_record(vault: &Vault, server: &str, url: Option<&str>) -> Result<O
     .map_err(|e| VaultError::Keychain(e.to_string()))?
 }
 
+/// `server`'s record, whatever URL it was made for.
+pub(crate) async fn read_record_blocking(vault: &Vault, server: &str) -> Result<Option<OAuthRecord>, VaultError> {
+    read_record(vault, server, None).await
+}
+
+/// [`stored_manager`] at the URL the record was made for.
+pub(crate) async fn stored_manager_for(server: &str, rec: &OAuthRecord, vault: &Vault) -> Result<Option<AuthorizationManager>, String> {
+    stored_manager(server, &rec.resource, rec, vault).await
+}
+
 /// An rmcp manager for `url` loaded with the stored sign-in `rec`; `None`
 /// when rmcp finds it unusable (e.g. the authorization server changed).
 async fn stored_manager(server: &str, url: &str, rec: &OAuthRecord, vault: &Vault) -> Result<Option<AuthorizationManager>, String> {

@@ -5,6 +5,7 @@
 //! await that talks to a server.
 
 pub mod connection;
+mod keepalive;
 pub mod logbuf;
 pub mod orphans;
 pub mod pages;
@@ -426,6 +427,8 @@ struct Shared {
     /// Reconciles running in the background, ended at shutdown.
     background: TaskTracker,
     closing: CancellationToken,
+    /// Whether the sign-in refresh timer (`keepalive`) runs.
+    keepalive_started: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Clone)]
@@ -459,6 +462,7 @@ impl Manager {
                 steps: Mutex::new(HashMap::new()),
                 background: TaskTracker::new(),
                 closing: CancellationToken::new(),
+                keepalive_started: Default::default(),
             }),
         }
     }
@@ -1453,8 +1457,14 @@ impl Manager {
 
     /// Where stored sign-ins are read from when servers connect (the OS
     /// keychain in the app and CLI); `None` injects no OAuth tokens.
+    /// With a vault, stored sign-ins are also refreshed ahead of expiry on
+    /// a timer (see `keepalive`).
     pub fn set_vault(&self, vault: Option<crate::auth::vault::Vault>) {
+        let some = vault.is_some();
         *self.shared.vault.write().unwrap() = vault;
+        if some && tokio::runtime::Handle::try_current().is_ok() {
+            self.start_keepalive();
+        }
     }
 
     pub fn vault(&self) -> Option<crate::auth::vault::Vault> {
