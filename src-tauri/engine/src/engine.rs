@@ -486,7 +486,11 @@ impl Engine {
         let run = async {
             // Discovery starts at the server's own challenge (its metadata
             // location and scope) when it sent one.
-            let options = oauth::SignInOptions { challenge: self.manager.auth_challenge(name), ..Default::default() };
+            // A pre-registered OAuth app in the server's definition (client id,
+            // callback port, scopes, its secret from the keychain) is used
+            // instead of registering.
+            let app = self.snapshot().server(name).and_then(|s| s.winner.def.oauth.clone());
+            let options = oauth::SignInOptions { challenge: self.manager.auth_challenge(name), ..oauth::SignInOptions::for_app(name, app.as_ref(), &vault).await? };
             let pending = oauth::begin_with(name, &url, &vault, options).await?;
             // `begin_with` checked it already; this is the last stop before the OS (SPEC P3).
             let link = crate::opener::check_link(&pending.url, crate::opener::SIGN_IN_METADATA)?;
@@ -535,6 +539,52 @@ impl Engine {
         self.manager.note(name, "signed out");
         let _ = self.manager.restart(name).await;
         Ok(())
+    }
+
+    /// Every sign-in Switchboard holds for a server it knows (issue 17):
+    /// what it is for, when it was made and expires, whether it can be
+    /// refreshed, which servers use it. Nothing secret.
+    pub async fn accounts(&self) -> Vec<crate::auth::accounts::Account> {
+        let Some(vault) = self.manager.vault() else { return vec![] };
+        let snap = self.snapshot();
+        let servers: Vec<(String, crate::config::ServerDef)> = snap.servers.iter().map(|s| (s.winner.def.name.clone(), s.winner.def.clone())).collect();
+        crate::auth::accounts::list(&servers, &vault).await
+    }
+
+    /// Sign out of every sign-in [`accounts`](Self::accounts) lists.
+    pub async fn sign_out_everywhere(&self) -> Result<Vec<String>, crate::auth::vault::VaultError> {
+        let mut done = vec![];
+        for a in self.accounts().await {
+            self.sign_out(&a.server).await?;
+            done.push(a.server);
+        }
+        Ok(done)
+    }
+
+    /// Keep (or with `None`, delete) the client secret of `name`'s
+    /// pre-registered OAuth app in the keychain; it is never written to a file.
+    pub async fn set_oauth_client_secret(&self, name: &str, secret: Option<String>) -> Result<(), crate::auth::vault::VaultError> {
+        let vault = self.manager.vault().unwrap_or_else(crate::auth::vault::Vault::keychain);
+        let n = name.to_string();
+        tokio::task::spawn_blocking(move || match secret.filter(|s| !s.is_empty()) {
+            Some(s) => vault.put_app_secret(&n, &s),
+            None => vault.remove_app_secret(&n),
+        })
+        .await
+        .map_err(|e| crate::auth::vault::VaultError::Keychain(e.to_string()))?
+    }
+
+    /// Whether a client secret is kept in the keychain for `name`'s OAuth app.
+    pub async fn has_oauth_client_secret(&self, name: &str) -> bool {
+        let vault = self.manager.vault().unwrap_or_else(crate::auth::vault::Vault::keychain);
+        let n = name.to_string();
+        tokio::task::spawn_blocking(move || vault.app_secret(&n).ok().flatten().is_some()).await.unwrap_or(false)
+    }
+
+    /// Why the server asks to sign in again, when it asked for more scopes
+    /// (a 403 `insufficient_scope`): the scopes and its explanation.
+    pub fn step_up(&self, name: &str) -> Option<crate::auth::accounts::StepUp> {
+        crate::auth::accounts::StepUp::from_challenge(&self.manager.auth_challenge(name)?)
     }
 
     /// Whether a sign-in is stored for this server at its current URL.

@@ -224,3 +224,68 @@ async fn a_bearer_token_given_on_stdin_is_kept_in_the_keychain_and_sent_at_conne
     let text = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(!text.contains("connected"), "without the token the server refuses: {text}");
 }
+
+/// Issue 17: a server written by `claude mcp add --transport http
+/// --client-id claude-app --callback-port PORT remote URL` into
+/// `~/.claude.json`, at an authorization server with no registration
+/// endpoint and that one confidential client: `switchboard login` signs in
+/// with that client on that port (its secret from `MCP_CLIENT_SECRET`, as
+/// Claude Code reads it), connects and lists its tools; the secret ends up
+/// in the keychain record and in no file.
+#[tokio::test(flavor = "multi_thread")]
+async fn login_with_a_pre_registered_app_from_claude_codes_entry() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let redirect = format!("http://localhost:{port}/callback");
+    let secret = format!("cli-app-secret-{}", std::process::id());
+    let server = spawn_oauth_server(&["--no-registration", "--client", &format!("claude-app={redirect}"), "--client-secret", &format!("claude-app={secret}")]).await.unwrap();
+    let home = home_with(json!({}));
+    let h = home.path().to_path_buf();
+    let name = format!("prereg-{}", std::process::id());
+    std::fs::write(h.join(".claude.json"), serde_json::to_string_pretty(&json!({"mcpServers": {name.clone(): {"type": "http", "url": server.url, "oauth": {"clientId": "claude-app", "callbackPort": port}}}})).unwrap()).unwrap();
+
+    let mut child = cli(&h, &["login", &name, "--no-browser", "--timeout", "60"]).env("MCP_CLIENT_SECRET", &secret).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut printed = String::new();
+    let link = loop {
+        let mut line = String::new();
+        if out.read_line(&mut line).unwrap() == 0 {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("login ended before printing a link: {printed}{err}");
+        }
+        printed.push_str(&line);
+        if let Some(l) = line.trim().strip_prefix("http") {
+            break format!("http{l}");
+        }
+    };
+    assert!(link.contains("client_id=claude-app") && link.contains(&format!("localhost%3A{port}%2Fcallback")), "{link}");
+    let page = tokio::task::spawn_blocking(move || browse(&link)).await.unwrap();
+    assert!(page.contains("You can close this tab"), "{page}");
+    let status = child.wait().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    assert!(status.success(), "login failed: {printed}{rest}");
+    assert!(rest.contains("Connected: 2 tools"), "{rest}");
+    let vault = Vault::keychain();
+    let rec = vault.record(&name).unwrap().expect("the sign-in is in the keychain");
+    assert_eq!(rec.credentials.as_ref().unwrap().client_id, "claude-app");
+    assert_eq!(rec.client_secret.as_deref(), Some(secret.as_str()), "the secret is kept beside the sign-in");
+    assert!(grep_tree(&h, &secret).is_empty(), "the secret is in a file: {:?}", grep_tree(&h, &secret));
+    let o = cli(&h, &["logout", &name]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// A client secret entered in the app goes to its own keychain item,
+/// outlives a sign-out, and is deleted on request.
+#[test]
+fn an_oauth_apps_secret_is_kept_in_its_own_keychain_item() {
+    Keychain::status().expect("a Secret Service is running (see .ci/test's with_keychain)");
+    let server = format!("app-secret-{}", std::process::id());
+    let vault = Vault::keychain();
+    vault.put_app_secret(&server, "entered-in-the-app").unwrap();
+    assert_eq!(Keychain.get(&switchboard_engine::auth::vault::app_secret_account(&server)).unwrap().as_deref(), Some("entered-in-the-app"));
+    vault.remove(&server).unwrap();
+    assert_eq!(vault.app_secret(&server).unwrap().as_deref(), Some("entered-in-the-app"), "signing out keeps the app's secret");
+    vault.remove_app_secret(&server).unwrap();
+    assert_eq!(vault.app_secret(&server).unwrap(), None);
+}

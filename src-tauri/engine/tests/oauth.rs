@@ -324,7 +324,8 @@ async fn sse_servers_get_a_bearer_header_and_stdio_servers_get_oauth_access_toke
 /// the vault: not in the tool cache, the logs, any event, or the server view.
 #[tokio::test]
 async fn tokens_never_leak_into_the_cache_logs_or_events() -> anyhow::Result<()> {
-    let server = spawn_oauth_server::<&str>(&[]).await?;
+    // A confidential registration: its client secret must not leak either.
+    let server = spawn_oauth_server(&["--dcr-confidential"]).await?;
     let (vault, _) = vault();
     let dir = tempfile::tempdir()?;
     let cache = dir.path().join("tools.json");
@@ -342,6 +343,7 @@ async fn tokens_never_leak_into_the_cache_logs_or_events() -> anyhow::Result<()>
     control(&server, "revoke-access").await;
     m.call_tool("mcp_remote_whoami", None, None).await?;
     let (access, refresh) = tokens_of(&vault, "remote");
+    let secret = vault.record("remote")?.unwrap().client_secret.expect("a confidential client");
     m.shutdown().await;
 
     let mut haystack = String::new();
@@ -361,6 +363,7 @@ async fn tokens_never_leak_into_the_cache_logs_or_events() -> anyhow::Result<()>
     assert!(haystack.len() > 500, "there was something to search");
     assert!(!haystack.contains(&access), "the access token leaked");
     assert!(!refresh.is_empty() && !haystack.contains(&refresh), "the refresh token leaked");
+    assert!(!haystack.contains(&secret), "the client secret leaked");
     Ok(())
 }
 

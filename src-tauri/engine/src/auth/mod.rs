@@ -1,5 +1,6 @@
 //! Authentication and secrets (SPEC A, C9).
 
+pub mod accounts;
 pub mod keepalive;
 pub mod oauth;
 pub mod secrets;

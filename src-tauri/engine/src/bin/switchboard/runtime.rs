@@ -312,7 +312,11 @@ async fn login(m: &Manager, d: &Discovery, server: &str, no_browser: bool, timeo
     use switchboard_engine::auth::oauth;
     let url = remote_url(d, server)?;
     let vault = m.vault().expect("the CLI always has the keychain");
-    let pending = oauth::begin(server, &url, &vault).await?;
+    // A pre-registered OAuth app in the definition (`claude mcp add
+    // --client-id … --callback-port …`) is used instead of registering.
+    let app = d.server(server).and_then(|s| s.winner.def.oauth.clone());
+    let options = oauth::SignInOptions::for_app(server, app.as_ref(), &vault).await?;
+    let pending = oauth::begin_with(server, &url, &vault, options).await?;
     // `begin` refuses a link that is not a web page; checked again before it is shown or opened (SPEC P3).
     let link = switchboard_engine::opener::check_link(&pending.url, switchboard_engine::opener::SIGN_IN_METADATA)?;
     println!("To sign in to \"{server}\", open this link in your browser:\n\n  {link}\n");
