@@ -69,6 +69,28 @@ pub struct AuthConfig {
     pub credential_id: Option<String>,
 }
 
+/// A pre-registered OAuth app of a remote server (issue 17). `clientSecret`
+/// is only ever one the user wrote into a client's file (raw, e.g. `${VAR}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct OAuthApp {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub client_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub callback_port: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub scopes: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub redirect_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub client_secret: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RestartPolicy {
@@ -111,6 +133,9 @@ pub struct ServerDef {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub auth: Option<AuthConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub oauth: Option<OAuthApp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub restart_policy: Option<RestartPolicy>,
@@ -1005,6 +1030,7 @@ pub fn typescript() -> String {
         Format::decl(&cfg),
         Client::decl(&cfg),
         AuthConfig::decl(&cfg),
+        OAuthApp::decl(&cfg),
         RestartPolicy::decl(&cfg),
         ServerDef::decl(&cfg),
         ServerStatus::decl(&cfg),
@@ -1255,6 +1281,14 @@ pub(crate) mod tests {
     /// A file caught mid-save (its last good servers, its parse error), a
     /// `.mcp.json` server Claude Code has not approved and a server added to
     /// a trusted folder since: the engine's values read back through the mirrors.
+    #[test]
+    fn mirrors_match_a_server_with_an_oauth_app() {
+        use switchboard_engine::config::{OAuthApp, ServerDef as Def, Transport as T};
+        let mut def = Def::remote("r", T::Http, "https://mcp.example.com/mcp");
+        def.oauth = Some(OAuthApp { client_id: Some("id".into()), callback_port: Some(8765), scopes: vec!["a".into()], redirect_uri: Some("http://localhost:8765/callback".into()), client_secret: Some("${S}".into()) });
+        assert_mirrors::<ServerDef>("ServerDef", serde_json::to_value(&def).unwrap());
+    }
+
     #[test]
     fn mirrors_match_last_good_and_held_servers() {
         use switchboard_engine::discovery::{discover_after, DiscoverOptions};

@@ -14,13 +14,15 @@ export type Client = "switchboard" | "claude-desktop" | "claude-code" | "cursor"
 
 export type AuthConfig = { type: string, credentialId?: string, };
 
+export type OAuthApp = { clientId?: string, callbackPort?: number, scopes?: Array<string>, redirectUri?: string, clientSecret?: string, };
+
 export type RestartPolicy = { initialDelayMs: number, maxDelayMs: number, backoffMultiplier: number, maxRestartAttempts: number, };
 
 export type ServerDef = { name: string, transport: Transport, command?: string, args?: Array<string>, env?: Record<string, string>, cwd?: string, url?: string, headers?: Record<string, string>, enabled: boolean, 
 /**
  * Milliseconds.
  */
-timeout?: number, auth?: AuthConfig, restartPolicy?: RestartPolicy, autoApprove?: Array<string>, };
+timeout?: number, auth?: AuthConfig, oauth?: OAuthApp, restartPolicy?: RestartPolicy, autoApprove?: Array<string>, };
 
 export type ServerStatus = { "state": "connecting" } | { "state": "connected" } | { "state": "disabled" } | { "state": "failed", error: string, } | { "state": "needs-auth", message: string, } | { "state": "restarting", attempt: number, of: number, } | { "state": "disconnected" };
 
@@ -45,7 +47,7 @@ held?: Held, shadowed: Array<ShadowedDef>, runtime?: ServerState, name: string, 
 /**
  * Milliseconds.
  */
-timeout?: number, auth?: AuthConfig, restartPolicy?: RestartPolicy, autoApprove?: Array<string>, };
+timeout?: number, auth?: AuthConfig, oauth?: OAuthApp, restartPolicy?: RestartPolicy, autoApprove?: Array<string>, };
 
 export type ParseError = { 
 /**
