@@ -497,3 +497,33 @@ async fn the_first_list_waits_at_most_the_startup_gate() {
     }
     client.cancel().await.unwrap();
 }
+
+/// A client that starts its own `switchboard serve` (Claude Desktop's
+/// way) gets, in its very first list, the tools an earlier run cached for a
+/// server still starting: the list waits for the manager's startup gate,
+/// not for a clock of the gateway's own that starts earlier and, on a busy
+/// machine, ran out before the cached tools were offered.
+#[tokio::test]
+async fn the_first_list_has_the_cached_tools_of_a_server_still_starting() {
+    let home = Home::new(&[("fx", &[]), ("slow", &["--init-delay-ms", "4000"])]);
+    // An earlier run: the slow server's tools arrive and are cached.
+    let (c, mut rx) = Client::new(false);
+    let client = home.stdio(&[], c).await;
+    loop {
+        let now = client.list_all_tools().await.unwrap();
+        if now.iter().any(|t| t.name == "mcp_slow_echo") {
+            break;
+        }
+        wait_for(&mut rx, "tools changed").await;
+    }
+    client.cancel().await.unwrap();
+
+    for run in 0..3 {
+        let (c, _rx) = Client::new(false);
+        let client = home.stdio(&[], c).await;
+        let first: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
+        assert!(first.iter().any(|n| n == "mcp_slow_echo"), "run {run}: the cached tools of the server still starting: {first:?}");
+        assert!(first.iter().any(|n| n == "mcp_fx_echo"), "run {run}: {first:?}");
+        client.cancel().await.unwrap();
+    }
+}

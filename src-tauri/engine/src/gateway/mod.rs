@@ -56,6 +56,9 @@ pub const COALESCE: Duration = Duration::from_millis(30);
 /// Bound of one notification send to a client (a client that stops reading
 /// loses notifications, it never blocks the gateway; SPEC P5).
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+/// How much longer than the startup gate a first list may wait when the
+/// manager never says its gate passed (it was never started).
+const GATE_BACKSTOP: Duration = Duration::from_secs(2);
 /// Most gateway sessions at once (each holds a little state and a task).
 pub const MAX_SESSIONS: usize = 256;
 /// Per session: log messages and progress notifications waiting to be sent.
@@ -515,10 +518,21 @@ impl Inner {
         self.manager.server_names().into_iter().filter(|s| self.visible(s) && self.manager.status(s) == Some(ServerStatus::Connected)).collect()
     }
 
-    /// Until the startup gate passed (at most `gate` after the start).
+    /// Until the manager's start passed its startup gate (its tools and the
+    /// cached ones of servers still starting are then in the index), or the
+    /// servers all settled. The gateway's own clock is only a backstop: it
+    /// starts before the manager's, so on a busy machine it would run out
+    /// first and a client's first list would miss the cached tools.
     pub async fn wait_ready(&self) {
         let mut ready = self.ready.clone();
-        let _ = tokio::time::timeout_at(self.started + self.opts.gate, ready.wait_for(|r| *r)).await;
+        let backstop = self.started + self.opts.gate + GATE_BACKSTOP;
+        let _ = tokio::time::timeout_at(backstop, async {
+            tokio::select! {
+                _ = ready.wait_for(|r| *r) => {}
+                _ = self.manager.gate_passed() => {}
+            }
+        })
+        .await;
     }
 
     pub fn register(&self, entry: &Arc<SessionEntry>) -> Result<(), String> {
@@ -555,7 +569,10 @@ impl Inner {
         }
         // Reviewed against the same servers the index was built from: a
         // server that just connected is judged before its tools are offered.
-        let holds = basis.as_ref().map(|b| crate::tool_trust::holds(&self.manager.trust_inputs(), b)).unwrap_or_default();
+        let holds = match (&basis, self.manager.trust()) {
+            (Some(b), Some(cell)) => crate::tool_trust::holds_with(&self.manager.trust_inputs(), b, &cell.memo),
+            _ => Default::default(),
+        };
         let (tools, routes) = self.build_tool_list(&index, &switches, &holds);
         let (tools, routes) = (Arc::new(tools), Arc::new(routes));
         *cache = Some(ToolList { index, switches, basis, tools: tools.clone(), routes: routes.clone() });

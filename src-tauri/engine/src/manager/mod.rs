@@ -429,6 +429,9 @@ struct Shared {
     closing: CancellationToken,
     /// Whether the sign-in refresh timer (`keepalive`) runs.
     keepalive_started: std::sync::atomic::AtomicBool,
+    /// Set once a [`Manager::start`] passed its startup gate (cached tools of
+    /// servers still starting are offered from then on).
+    gate_passed: watch::Sender<bool>,
 }
 
 #[derive(Clone)]
@@ -463,8 +466,17 @@ impl Manager {
                 background: TaskTracker::new(),
                 closing: CancellationToken::new(),
                 keepalive_started: Default::default(),
+                gate_passed: watch::channel(false).0,
             }),
         }
+    }
+
+    /// Until a [`Manager::start`] has passed its startup gate: every server
+    /// that connected in time, and the cached tools of those still starting,
+    /// are in [`Manager::tools`]. A client's first list waits for this.
+    pub async fn gate_passed(&self) {
+        let mut rx = self.shared.gate_passed.subscribe();
+        let _ = rx.wait_for(|p| *p).await;
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
@@ -716,6 +728,8 @@ impl Manager {
                 None => wait_for.push(s.clone()),
             }
         }
+        // What a client may be shown now is in the index: the gate has passed.
+        self.shared.gate_passed.send_replace(true);
         futures::future::join_all(wait_for.iter().map(|s| {
             let mut rx = s.status.subscribe();
             async move {
