@@ -53,9 +53,13 @@ pub fn show_main<R: Runtime>(app: &tauri::AppHandle<R>) {
 pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
     if let WindowEvent::CloseRequested { api, .. } = event {
         let serving = window.app_handle().try_state::<std::sync::Arc<AppGateway>>().is_some_and(|g| g.status_state() == GatewayState::Listening);
-        if TRAY.load(Ordering::SeqCst) && serving && window.label() == "main" {
+        let tray = TRAY.load(Ordering::SeqCst);
+        if tray && serving && window.label() == "main" {
             api.prevent_close();
-            let _ = window.hide();
+            let hidden = window.hide();
+            eprintln!("switchboard: window closed: hidden, the gateway keeps serving from the tray ({hidden:?})");
+        } else {
+            eprintln!("switchboard: window closed: quitting (tray icon: {tray}, gateway serving: {serving})");
         }
     }
 }

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startApp, gotoView, byTestId, exists, fill, screenshot, eventually } from './lib/app.mjs';
+import { startApp, gotoView, byTestId, exists, fill, screenshot, eventually, clickUntil } from './lib/app.mjs';
 import { McpHttpClient } from './lib/mcp.mjs';
 
 let app;
@@ -23,11 +23,6 @@ after(async () => {
 
 const text = async (b, id) => (await (await byTestId(b, id)).getText()).trim();
 
-/**
- * Scrolled to the middle of the window, enabled, then clicked. A button near
- * the bottom edge of the Gateway view's long list was seen not to receive
- * WebDriver clicks in full-suite runs (the click landed, nothing happened).
- */
 /** Waits until the Connect panel says it wrote the entry; fails with its error, or its HTML if it says nothing. */
 async function connectResult(b, client, timeout) {
   try {
@@ -40,10 +35,17 @@ async function connectResult(b, client, timeout) {
   if (await exists(b, 'connect-error')) assert.fail(`connect failed: ${await text(b, 'connect-error')}`);
 }
 
-async function clickCentered(el) {
-  await el.scrollIntoView({ block: 'center' });
-  await el.waitForEnabled({ timeout: 10_000 });
-  await el.click();
+/** Opens `client`'s Connect panel and waits for its preview. */
+async function openConnect(b, client) {
+  const button = await byTestId(b, `connect-${client}`, { displayed: true, timeout: 20_000 });
+  await clickUntil(b, button, () => exists(b, 'connect-preview'), `the Connect panel of ${client} shows a preview`);
+}
+
+/** Writes the entry: the confirm button is busy or the panel has a result. */
+async function confirmConnect(b) {
+  const confirm = await byTestId(b, 'connect-confirm');
+  const reacted = async () => (await exists(b, 'connect-done')) || (await exists(b, 'connect-error')) || !(await confirm.isEnabled().catch(() => false));
+  await clickUntil(b, confirm, reacted, 'the Connect panel started writing the entry');
 }
 
 test('the Gateway view shows the URL and token; a client without the token is refused, with it lists every server', async () => {
@@ -106,12 +108,12 @@ test('Connect Cursor writes its switchboard entry; Disconnect leaves the file by
   const file = path.join(app.fx.home, '.cursor/mcp.json');
   const before = fs.readFileSync(file);
   await gotoView(b, 'gateway');
-  await clickCentered(await byTestId(b, 'connect-cursor', { displayed: true, timeout: 20_000 }));
+  await openConnect(b, 'cursor');
   // The preview names the file and shows the entry before anything is written.
   await eventually(b, async () => (await text(b, 'connect-preview')).includes('switchboard'), 'the preview shows the entry');
   assert.deepEqual(fs.readFileSync(file), before, 'a preview writes nothing');
   await screenshot(b, 'connect-cursor-preview');
-  await clickCentered(await byTestId(b, 'connect-confirm'));
+  await confirmConnect(b);
   await connectResult(b, 'cursor', 20_000);
   assert.ok(JSON.parse(fs.readFileSync(file, 'utf8')).mcpServers?.switchboard, 'Cursor\'s file has the entry');
   const entry = JSON.parse(fs.readFileSync(file, 'utf8')).mcpServers.switchboard;
@@ -123,7 +125,84 @@ test('Connect Cursor writes its switchboard entry; Disconnect leaves the file by
   await eventually(b, async () => /connected/i.test(await text(b, 'connection-cursor')), 'Cursor shows as connected');
   await screenshot(b, 'connect-cursor-done');
 
-  await clickCentered(await byTestId(b, 'disconnect-cursor'));
-  await eventually(b, async () => Buffer.compare(fs.readFileSync(file), before) === 0, 'Cursor\'s file is byte for byte as before', 20_000);
+  const restored = () => Buffer.compare(fs.readFileSync(file), before) === 0;
+  await clickUntil(b, await byTestId(b, 'disconnect-cursor'), async () => restored() || !(await exists(b, 'disconnect-cursor')), 'Disconnect of Cursor started');
+  await eventually(b, async () => restored(), 'Cursor\'s file is byte for byte as before', 20_000);
 });
 
+
+/**
+ * Runs a stdio entry the way a client does (its command and args, the
+ * user's HOME, nothing else of ours) and returns the tool names its
+ * `tools/list` gives. Fails with the program's stderr when it does not answer.
+ */
+async function toolsOfStdioEntry(entry, home) {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(entry.command, entry.args ?? [], {
+    env: { HOME: home, PATH: process.env.PATH, ...(entry.env ?? {}) },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => { if (stderr.length < 4000) stderr += d; });
+  const answers = new Map();
+  let buf = '';
+  const waiting = new Map();
+  child.stdout.on('data', (d) => {
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      let msg;
+      try { msg = JSON.parse(line); } catch { continue; }
+      if (msg.id !== undefined && waiting.has(msg.id)) waiting.get(msg.id)(msg);
+      else if (msg.id !== undefined) answers.set(msg.id, msg);
+    }
+  });
+  const request = (id, method, params) => new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${entry.command} ${method}: no answer within 30 s\n--- its stderr ---\n${stderr}`)), 30_000);
+    waiting.set(id, (msg) => { clearTimeout(timer); msg.error ? reject(new Error(`${method}: ${msg.error.message}`)) : resolve(msg.result); });
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+  });
+  try {
+    await request(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'claude-ai', version: '0.0.0' } });
+    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+    return (await request(2, 'tools/list', {})).tools.map((t) => t.name);
+  } finally {
+    // End of input is how a client stops a stdio server; it must exit by itself.
+    child.stdin.end();
+    const exited = await new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve(true);
+      const t = setTimeout(() => resolve(false), 10_000);
+      child.once('exit', () => { clearTimeout(t); resolve(true); });
+    });
+    if (!exited) child.kill('SIGKILL');
+    assert.ok(exited, `${entry.command} serve did not exit within 10 s of the end of its input`);
+  }
+}
+
+test('Connect Claude Desktop (stdio only): the app checks switchboard serve, writes the entry, and the entry works as Claude Desktop runs it', async () => {
+  const b = app.browser;
+  const file = path.join(app.fx.home, '.config/Claude/claude_desktop_config.json');
+  const before = fs.readFileSync(file);
+  await gotoView(b, 'gateway');
+  await openConnect(b, 'claude-desktop');
+  await eventually(b, async () => (await text(b, 'connect-preview')).includes('"serve"'), 'the preview shows the stdio entry');
+  assert.ok(!(await exists(b, 'connect-http')), 'Claude Desktop\'s file takes no http entry: no http choice offered');
+  await confirmConnect(b);
+  // The check starts the sidecar and waits for its handshake and tool list.
+  await connectResult(b, 'claude-desktop', 60_000);
+  assert.match(await text(b, 'connect-check'), /serve answered as .* with \d+ tools/);
+  await screenshot(b, 'connect-claude-desktop-done');
+
+  const entry = JSON.parse(fs.readFileSync(file, 'utf8')).mcpServers?.switchboard;
+  assert.ok(entry, 'Claude Desktop\'s file has the entry');
+  assert.ok(path.isAbsolute(entry.command) && fs.existsSync(entry.command), `an absolute path to the program: ${entry.command}`);
+  assert.deepEqual(entry.args, ['serve']);
+  const names = await toolsOfStdioEntry(entry, app.fx.home);
+  assert.ok(names.includes('mcp_alpha_echo'), `the entry serves alpha's tools: ${names.join(', ')}`);
+
+  const restored = () => Buffer.compare(fs.readFileSync(file), before) === 0;
+  await clickUntil(b, await byTestId(b, 'disconnect-claude-desktop'), async () => restored() || !(await exists(b, 'disconnect-claude-desktop')), 'Disconnect of Claude Desktop started');
+  await eventually(b, async () => restored(), 'Claude Desktop\'s file is byte for byte as before', 20_000);
+});

@@ -327,6 +327,30 @@ export async function waitForStatus(browser, name, want, { timeout = 20_000, int
 }
 
 /** Replaces an input's value the way a user would (fires input events). */
+/**
+ * Clicks `el` (scrolled to the middle of the window first) until `effect()`
+ * holds, at most `tries` times. A view that re-renders above the element
+ * between WebDriver's locating and its mouse events (a status line, a list
+ * reloading) moves it, and that click lands beside it; a person would click
+ * again, and so does this. Only for clicks whose effect is checked and that
+ * are harmless to repeat once they have an effect (the effect is checked
+ * before every new click).
+ */
+export async function clickUntil(browser, el, effect, what, { tries = 3, wait = 3_000 } = {}) {
+  for (let i = 0; i < tries; i++) {
+    if (i > 0 && (await effect())) return;
+    await el.scrollIntoView({ block: 'center' });
+    await el.waitForEnabled({ timeout: 10_000 });
+    await el.click();
+    try {
+      await browser.waitUntil(effect, { timeout: wait, interval: 100 });
+      return;
+    } catch {}
+  }
+  if (await effect()) return;
+  throw new Error(`${tries} clicks and still not: ${what}`);
+}
+
 export async function fill(el, value) {
   await el.click();
   await el.clearValue();

@@ -1,0 +1,114 @@
+// The tray (issue: the gateway keeps serving while the window is closed). A
+// stand-in desktop (lib/desktop.py) plays the user's panel and window
+// manager: the app's tray icon registers with it over D-Bus, closing the
+// window with the window manager's close button hides the window while the
+// gateway keeps answering other clients, the tray menu's "Show Switchboard"
+// brings the window back, and its "Quit Switchboard" ends the app and every
+// server it started.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startApp, gotoView, byTestId, screenshot, eventually, processesMatching, timeBox, sleep, E2E } from './lib/app.mjs';
+import { McpHttpClient } from './lib/mcp.mjs';
+import { Desktop, desktopAvailable } from './lib/desktop.mjs';
+
+const missing = !desktopAvailable();
+if (missing && process.env.CI) throw new Error('tests/python/.venv is missing: run tests/python/setup.sh (the tray test needs dbus-fast and python-xlib)');
+
+let desktop;
+let app;
+let quit = false;
+before(async () => {
+  if (missing) return;
+  // The panel is up before the app starts, as on a desktop.
+  desktop = await Desktop.start();
+  app = await startApp('tray');
+});
+after(async () => {
+  if (app && !quit) await app.close();
+  await desktop?.stop();
+});
+
+const text = async (b, id) => (await (await byTestId(b, id)).getText()).trim();
+const isMapped = async () => (await desktop.request('mapped', { pid: app.pid, title: 'Switchboard' })).mapped;
+
+/** The process has exited (a zombie waiting for its parent counts as exited). */
+function gone(pid) {
+  try {
+    return /^\d+ \(.*\) [ZX]/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/** Polls `fn` without WebDriver (the window may be hidden). */
+async function until(fn, what, timeout = 15_000) {
+  const end = Date.now() + timeout;
+  while (Date.now() < end) {
+    if (await fn()) return;
+    await sleep(100);
+  }
+  assert.fail(`timed out after ${timeout} ms: ${what}`);
+}
+
+test('the tray icon shows Show and Quit; closing the window hides it, the gateway keeps serving, Show brings it back', { skip: missing && 'tests/python/.venv is missing (tests/python/setup.sh)' }, async () => {
+  const b = app.browser;
+  const item = await desktop.waitFor((m) => m.event === 'registered' && !m.error, 'the app\'s tray icon to register', 30_000);
+  const labels = item.menu.map((e) => e.label);
+  assert.deepEqual(labels, ['Show Switchboard', 'Quit Switchboard'], JSON.stringify(item));
+  assert.ok(item.title || item.id, `the item names itself: ${JSON.stringify(item)}`);
+  assert.ok(item.iconFile || item.pixmaps > 0, `the item has an icon: ${JSON.stringify(item)}`);
+  if (item.iconFile) fs.copyFileSync(item.iconFile, path.join(E2E.artifacts, 'tray-icon.png'));
+
+  // A client of the gateway, as another program on the machine would be.
+  await gotoView(b, 'gateway');
+  await eventually(b, async () => /listening/i.test(await text(b, 'gateway-state')), 'the gateway listens', 20_000);
+  await (await byTestId(b, 'gateway-show-token')).click();
+  await eventually(b, async () => (await text(b, 'gateway-token')).length >= 20, 'the token is shown');
+  const client = new McpHttpClient(app.gatewayUrl, await text(b, 'gateway-token'));
+  await client.initialize('e2e-tray-client', '1.0.0');
+  await eventually(b, async () => (await client.listTools()).includes('mcp_alpha_echo'), 'alpha\'s tools through the gateway', 20_000);
+
+  assert.ok(await isMapped(), 'the window is shown at first');
+  // The close button, pressed again if the first press seems lost (as a
+  // person would); which press worked goes to the log.
+  let presses = 0;
+  let closed;
+  for (; presses < 3 && (await isMapped()); presses++) {
+    closed = await desktop.request('close', { pid: app.pid, title: 'Switchboard' });
+    try {
+      await until(async () => !(await isMapped()), 'the window is hidden after its close button', 5_000);
+    } catch {}
+  }
+  if (await isMapped()) {
+    const all = await desktop.request('windows');
+    assert.fail(`the window is still shown after ${presses} presses of its close button (sent to ${JSON.stringify(closed.windows)}); the windows:\n${all.windows.map((w) => JSON.stringify(w)).join('\n')}`);
+  }
+  console.log(`# the window was hidden after ${presses} press(es) of its close button`);
+  // Still running, still serving: a new request in the open session and a new session.
+  assert.ok(app.pid && fs.existsSync(`/proc/${app.pid}`), 'the app still runs');
+  assert.ok((await client.listTools()).includes('mcp_alpha_echo'), 'the open session still gets the tools');
+  const second = new McpHttpClient(app.gatewayUrl, client.token);
+  await second.initialize('e2e-tray-second', '1.0.0');
+  assert.ok((await second.listTools()).includes('mcp_alpha_echo'), 'a new session is served while the window is hidden');
+  await second.close();
+  await client.close();
+
+  await desktop.request('click', { label: 'Show Switchboard' });
+  await until(isMapped, 'the window is shown again after Show Switchboard');
+  // The same window, still working.
+  await gotoView(b, 'servers');
+  await screenshot(b, 'tray-window-shown-again');
+});
+
+test('Quit Switchboard in the tray menu ends the app and every server it started', { skip: missing && 'tests/python/.venv is missing (tests/python/setup.sh)' }, async () => {
+  const pid = app.pid;
+  assert.ok(processesMatching(E2E.binDir + '/').length > 0, 'servers run before Quit');
+  await desktop.request('click', { label: 'Quit Switchboard' });
+  quit = true;
+  await until(() => gone(pid), 'the app exits after Quit', 20_000);
+  await until(() => processesMatching(E2E.binDir + '/').length === 0, `no server is left: ${JSON.stringify(processesMatching(E2E.binDir + '/'))}`, 15_000);
+  // The driver's session went with the app.
+  await timeBox(app.browser.deleteSession().catch(() => {}), 20_000, 'deleteSession after Quit');
+});
