@@ -116,7 +116,7 @@ impl CommandResolver {
     }
 
     /// The searched folders for an error message: `~` for home, at most a dozen.
-    fn describe_dirs(&self) -> String {
+    pub fn describe_dirs(&self) -> String {
         const SHOWN: usize = 12;
         if self.dirs.is_empty() {
             return "nothing, PATH is empty".into();

@@ -13,11 +13,12 @@ use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::config::{ServerDef, Transport};
+use crate::doctor::stdout_watch::{Noise, Watch};
 use crate::manager::logbuf::{pump_stderr, LogSink};
 
 /// Most distinct resource URIs remembered as updated between two turns of
@@ -306,6 +307,8 @@ pub struct Opened {
     /// Legacy SSE: why the transport closed for good, when the server caused
     /// it (shown instead of "the server closed the connection").
     pub close_reason: Option<Arc<std::sync::Mutex<Option<String>>>>,
+    /// Stdio: text the server printed on stdout that is not JSON-RPC.
+    pub noise: Option<Noise>,
 }
 
 /// Resolved launch parameters (secrets and variables already applied).
@@ -322,8 +325,12 @@ pub struct Launch {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
+    /// The definition cannot be used as it is (a header that is not valid HTTP).
     #[error("{0}")]
     Spawn(String),
+    /// Starting the process failed.
+    #[error("{message}")]
+    Start { message: String, kind: std::io::ErrorKind, raw_os: Option<i32> },
     #[error("timed out after {0:?} waiting for the server to initialize")]
     Timeout(Duration),
     #[error("{message}")]
@@ -339,7 +346,9 @@ pub enum ConnectError {
 
 /// Open the transport and run `initialize`. On failure everything opened is
 /// closed again (the child's process group killed).
-pub async fn open(launch: Launch, handler: SwitchboardClient, log: Arc<LogSink>, timeout: Duration) -> Result<Opened, ConnectError> {
+/// `stdout_noise` is set to the watch of a stdio server's stdout: after a
+/// failure it holds the lines it printed that are not JSON-RPC.
+pub async fn open(launch: Launch, handler: SwitchboardClient, log: Arc<LogSink>, timeout: Duration, stdout_noise: &mut Noise) -> Result<Opened, ConnectError> {
     let def = &launch.def;
     match def.transport {
         Transport::Stdio => {
@@ -360,17 +369,20 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, log: Arc<LogSink>,
             // ... and with Switchboard, even a crashed one (SPEC P4): forked on
             // the keeper thread, which the parent-death signal depends on.
             cmd.wrap(crate::manager::orphans::DiesWithSwitchboard);
-            let (transport, stderr) = crate::manager::orphans::spawn_on_keeper(move || TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn())
-                .await
-                .map_err(|e| ConnectError::Spawn(format!("cannot start {}: {e}", launch.program.display())))?;
+            cmd.command_mut().stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+            let (transport, stderr) = crate::manager::orphans::spawn_on_keeper(move || StdioChild::spawn(cmd)).await.map_err(|e| ConnectError::Start {
+                message: format!("cannot start {}: {e}", launch.program.display()),
+                kind: e.kind(),
+                raw_os: e.raw_os_error(),
+            })?;
             let pgid = transport.id();
-            if let Some(stderr) = stderr {
-                // Always drain stderr, whatever bytes come: a server whose
-                // stderr pipe stalls blocks, and one whose pipe closes dies.
-                tokio::spawn(pump_stderr(stderr, log));
-            }
-            match tokio::time::timeout(timeout, handler.serve(transport)).await {
-                Ok(Ok(session)) => Ok(Opened { session, pgid, binary: Some(launch.program.clone()), transport_used: "stdio", close_reason: None }),
+            let noise = transport.noise.clone();
+            *stdout_noise = noise.clone();
+            // Always drain stderr, whatever bytes come: a server whose
+            // stderr pipe stalls blocks, and one whose pipe closes dies.
+            let pump = stderr.map(|stderr| tokio::spawn(pump_stderr(stderr, log)));
+            let result = match tokio::time::timeout(timeout, handler.serve(transport)).await {
+                Ok(Ok(session)) => Ok(Opened { session, pgid, binary: Some(launch.program.clone()), transport_used: "stdio", close_reason: None, noise: Some(noise.clone()) }),
                 Ok(Err(e)) => {
                     kill_group(pgid);
                     Err(ConnectError::Handshake(tidy_error(&e.to_string())))
@@ -379,7 +391,13 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, log: Arc<LogSink>,
                     kill_group(pgid);
                     Err(ConnectError::Timeout(timeout))
                 }
+            };
+            // A server that ended before answering usually said why on
+            // stderr: its last lines are logged before the failure is judged.
+            if let (Err(_), Some(pump)) = (&result, pump) {
+                let _ = tokio::time::timeout(STDERR_SETTLE, pump).await;
             }
+            result
         }
         Transport::Http => {
             let url = def.url.clone().unwrap_or_default();
@@ -390,7 +408,7 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, log: Arc<LogSink>,
                 None => tokio::time::timeout(timeout, handler.serve(StreamableHttpClientTransport::with_client(reqwest::Client::new(), config))).await,
             };
             match served {
-                Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: "streamable-http", close_reason: None }),
+                Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: "streamable-http", close_reason: None, noise: None }),
                 Err(_) => Err(ConnectError::Timeout(timeout)),
                 Ok(Err(e)) => {
                     let msg = e.to_string();
@@ -427,7 +445,7 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, log: Arc<LogSink>,
             let used = t.kind().as_str();
             let close_reason = t.close_reason();
             match tokio::time::timeout(timeout, handler.serve(t)).await {
-                Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: used, close_reason }),
+                Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: used, close_reason, noise: None }),
                 Ok(Err(e)) => {
                     // The transport's own reason (an oversized event) beats rmcp's "connection closed".
                     let why = close_reason.and_then(|r| r.lock().unwrap_or_else(|p| p.into_inner()).clone());
@@ -492,6 +510,89 @@ pub fn tidy_error(msg: &str) -> String {
     match rest.rsplit_once(", when ") {
         Some((what, when)) => format!("{what} (when the client tried to {})", when.trim_start_matches("send ").trim_end_matches(" request")),
         None => rest.to_string(),
+    }
+}
+
+/// A stdio server as an rmcp transport: its stdin and stdout (watched for
+/// text that is not JSON-RPC, see [`Watch`]), and the process, ended with
+/// the MCP stdio shutdown sequence when the session closes (end of input,
+/// then SIGTERM, then kill) and killed when dropped.
+pub struct StdioChild {
+    child: Option<Box<dyn process_wrap::tokio::ChildWrapper>>,
+    transport: rmcp::transport::async_rw::AsyncRwTransport<RoleClient, Watch<tokio::process::ChildStdout>, tokio::process::ChildStdin>,
+    pub noise: Noise,
+}
+
+/// How long a failed start's stderr gets to reach the log (the group is killed, so it closes).
+const STDERR_SETTLE: Duration = Duration::from_millis(500);
+
+/// How long a closed server gets to exit by itself, then after SIGTERM.
+const STDIO_EXIT_WAIT: Duration = Duration::from_secs(3);
+
+impl StdioChild {
+    /// Spawn `cmd` (stdin, stdout and stderr piped); stderr is handed back to be drained.
+    pub fn spawn(mut cmd: CommandWrap) -> std::io::Result<(StdioChild, Option<tokio::process::ChildStderr>)> {
+        let mut child = cmd.spawn()?;
+        let stdin = child.inner_mut().stdin().take().ok_or_else(|| std::io::Error::other("the server's stdin was not piped"))?;
+        let stdout = child.inner_mut().stdout().take().ok_or_else(|| std::io::Error::other("the server's stdout was not piped"))?;
+        let stderr = child.inner_mut().stderr().take();
+        let (watched, noise) = Watch::new(stdout);
+        let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(watched, stdin);
+        Ok((StdioChild { child: Some(child), transport, noise }, stderr))
+    }
+
+    pub fn id(&self) -> Option<u32> {
+        self.child.as_ref().and_then(|c| c.id())
+    }
+
+    async fn shutdown(&mut self) -> std::io::Result<()> {
+        let Some(child) = self.child.as_mut() else { return Ok(()) };
+        rmcp::transport::Transport::<RoleClient>::close(&mut self.transport).await?;
+        if matches!(tokio::time::timeout(STDIO_EXIT_WAIT, child.wait()).await, Ok(Ok(_))) {
+            self.child = None;
+            return Ok(());
+        }
+        #[cfg(unix)]
+        if child.signal(libc::SIGTERM).is_ok() && matches!(tokio::time::timeout(STDIO_EXIT_WAIT, child.wait()).await, Ok(Ok(_))) {
+            self.child = None;
+            return Ok(());
+        }
+        let r = Box::into_pin(child.kill()).await;
+        self.child = None;
+        r
+    }
+}
+
+impl Drop for StdioChild {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(rt) => {
+                    rt.spawn(async move {
+                        let _ = Box::into_pin(child.kill()).await;
+                    });
+                }
+                Err(_) => {
+                    let _ = child.start_kill();
+                }
+            }
+        }
+    }
+}
+
+impl rmcp::transport::Transport<RoleClient> for StdioChild {
+    type Error = std::io::Error;
+
+    fn send(&mut self, item: rmcp::service::TxJsonRpcMessage<RoleClient>) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.transport.send(item)
+    }
+
+    fn receive(&mut self) -> impl std::future::Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
+        self.transport.receive()
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.shutdown()
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use switchboard_engine::events::ServerStatus;
 use serde_json::{json, Value};
 use switchboard_engine::discovery::Discovery;
 use switchboard_engine::host::Host;
@@ -48,6 +49,26 @@ pub async fn run(host: Host, d: Discovery, cmd: Command, o: Options) -> anyhow::
     result
 }
 
+/// A server that is not connected, for the `errors` of `tools --json`: its
+/// status, the class of its failure and what to do (a server still starting
+/// says so).
+fn not_running(s: &switchboard_engine::manager::ServerState) -> Option<Value> {
+    if matches!(s.status, ServerStatus::Connected | ServerStatus::Disabled) {
+        return None;
+    }
+    let error = match &s.status {
+        ServerStatus::Failed { error } => error.clone(),
+        ServerStatus::NeedsAuth { message } => message.clone(),
+        _ => s.last_error.clone().unwrap_or_else(|| "still starting".into()),
+    };
+    let (class, summary, message) = match &s.diagnosis {
+        Some(d) => (json!(d.class), d.summary.clone(), d.detail.clone()),
+        None if s.status.is_pending() => (Value::Null, "still starting".to_string(), format!("It had not answered yet ({}).", s.status.label())),
+        None => (Value::Null, error.clone(), error.clone()),
+    };
+    Some(json!({"server": s.name, "status": s.status.label(), "class": class, "summary": summary, "message": message, "error": error}))
+}
+
 pub(crate) async fn interrupted() {
     #[cfg(unix)]
     {
@@ -82,9 +103,11 @@ async fn work(m: &Manager, d: &Discovery, cmd: Command) -> anyhow::Result<()> {
                 println!("{}", serde_json::to_string_pretty(&json!({ "servers": states }))?);
             } else {
                 for s in states {
-                    let detail = match &s.status {
-                        switchboard_engine::events::ServerStatus::Failed { error } => error.clone(),
-                        switchboard_engine::events::ServerStatus::NeedsAuth { message } => message.clone(),
+                    let detail = match (&s.status, &s.diagnosis) {
+                        (ServerStatus::Connected, _) => format!("{} tools", s.tool_count),
+                        (_, Some(d)) => format!("[{}] {}", d.class.label(), d.detail),
+                        (ServerStatus::Failed { error }, None) => error.clone(),
+                        (ServerStatus::NeedsAuth { message }, None) => message.clone(),
                         _ => format!("{} tools", s.tool_count),
                     };
                     println!("  {:<28} {:<13} {}", s.name, s.status.label(), detail);
@@ -103,15 +126,7 @@ async fn work(m: &Manager, d: &Discovery, cmd: Command) -> anyhow::Result<()> {
                 index.tools.retain(|t| trust.item(&t.server, ItemKind::Tool, &t.tool).is_some_and(|i| i.pin == PinState::Changed));
             }
             let index = std::sync::Arc::new(index);
-            let errors: Vec<Value> = m
-                .states()
-                .into_iter()
-                .filter_map(|s| match s.status {
-                    switchboard_engine::events::ServerStatus::Failed { error } => Some(json!({"server": s.name, "error": error})),
-                    switchboard_engine::events::ServerStatus::NeedsAuth { message } => Some(json!({"server": s.name, "error": message})),
-                    _ => None,
-                })
-                .collect();
+            let errors: Vec<Value> = m.states().iter().filter_map(not_running).collect();
             if json {
                 let tools: Vec<Value> = index
                     .tools
