@@ -96,7 +96,7 @@ pub async fn inputs(m: &Manager, full: Option<&[String]>) -> Vec<ServerInput> {
 pub async fn report(m: &Manager) -> TrustReport {
     let Some(cell) = m.trust() else { return TrustReport::default() };
     let inputs = inputs(m, None).await;
-    tool_trust::review(&inputs, &cell.basis(), true)
+    tool_trust::review_with(&inputs, &cell.basis(), true, &cell.memo)
 }
 
 /// Approve `names` of `server` (every item when empty) as it offers them

@@ -61,9 +61,13 @@ impl TrustBasis {
     }
 
     fn pin_state(&self, server: &str, identity: &str, item: &Item) -> (PinState, Option<&pins::Pin>) {
-        match self.pins.get(server, identity).and_then(|p| p.items.get(&item.key())) {
+        self.pin_state_of(server, identity, &item.key(), &item.hash())
+    }
+
+    fn pin_state_of(&self, server: &str, identity: &str, key: &str, hash: &str) -> (PinState, Option<&pins::Pin>) {
+        match self.pins.get(server, identity).and_then(|p| p.items.get(key)) {
             None => (PinState::New, None),
-            Some(p) if p.hash == item.hash() => (PinState::Approved, Some(p)),
+            Some(p) if p.hash == hash => (PinState::Approved, Some(p)),
             Some(p) => (PinState::Changed, Some(p)),
         }
     }
@@ -235,16 +239,74 @@ fn tool_names(inputs: &[ServerInput]) -> HashMap<String, Vec<(String, String)>> 
     names
 }
 
-/// The first tool of another server that `text` names.
-fn names_other(text: &str, me: &str, own: &HashSet<String>, names: &HashMap<String, Vec<(String, String)>>) -> Option<(String, String)> {
-    let n = scan::normalize(text);
-    for w in scan::words(&n) {
-        let mut candidates = vec![w];
-        // A gateway name `mcp_<server>_<tool>` names that tool too.
-        if let Some(rest) = w.strip_prefix("mcp_") {
-            candidates.extend(rest.match_indices('_').map(|(i, _)| &rest[i + 1..]));
+/// What the review needs of one item that depends on nothing else, made
+/// once per tool list (see [`ScanMemo`]).
+pub struct ItemFacts {
+    pub item: Item,
+    key: String,
+    hash: String,
+    /// Findings of the rules that read only this item's texts.
+    local: Vec<Finding>,
+    /// Per text (where), the words that could name a tool (normalized,
+    /// five characters or more, each once), for the cross-server rule.
+    words: Vec<(String, Vec<String>)>,
+    desc_len: usize,
+}
+
+impl ItemFacts {
+    pub fn of(item: Item) -> ItemFacts {
+        let texts = item_texts(&item);
+        let local = texts.iter().flat_map(|(at, t)| scan::check_text(t, at)).collect();
+        let words = texts
+            .into_iter()
+            .filter_map(|(at, t)| {
+                let mut w: Vec<String> = scan::words(&scan::normalize(&t)).filter(|w| w.len() >= 5).map(String::from).collect();
+                w.sort_unstable();
+                w.dedup();
+                (!w.is_empty()).then_some((at, w))
+            })
+            .collect();
+        let desc_len = item.description().map(|d| d.chars().count()).unwrap_or(0);
+        ItemFacts { key: item.key(), hash: item.hash(), local, words, desc_len, item }
+    }
+}
+
+/// Each server's [`ItemFacts`], kept while its tool list is the same list:
+/// after one server re-lists, only its tools are scanned and hashed again.
+#[derive(Default)]
+pub struct ScanMemo {
+    tools: std::sync::Mutex<HashMap<String, (Arc<Vec<Tool>>, Arc<Vec<ItemFacts>>)>>,
+}
+
+impl ScanMemo {
+    fn facts(&self, server: &str, tools: &Arc<Vec<Tool>>) -> Arc<Vec<ItemFacts>> {
+        if let Some((list, facts)) = self.tools.lock().unwrap().get(server) {
+            if Arc::ptr_eq(list, tools) {
+                return facts.clone();
+            }
         }
-        for c in candidates {
+        let facts: Arc<Vec<ItemFacts>> = Arc::new(tools.iter().map(|t| ItemFacts::of(Item::tool(t))).collect());
+        self.tools.lock().unwrap().insert(server.to_string(), (tools.clone(), facts.clone()));
+        facts
+    }
+
+    /// Forget servers no longer reviewed.
+    fn keep_only(&self, inputs: &[ServerInput]) {
+        let names: HashSet<&str> = inputs.iter().map(|s| s.server.as_str()).collect();
+        self.tools.lock().unwrap().retain(|k, _| names.contains(k.as_str()));
+    }
+}
+
+/// The first tool of another server that `words` (normalized) name.
+fn names_other<'a>(words: impl IntoIterator<Item = &'a str>, me: &str, own: &HashSet<String>, names: &HashMap<String, Vec<(String, String)>>) -> Option<(String, String)> {
+    for w in words {
+        // Distinctive names have five characters or more.
+        if w.len() < 5 {
+            continue;
+        }
+        // A gateway name `mcp_<server>_<tool>` names that tool too.
+        let suffixes = w.strip_prefix("mcp_").into_iter().flat_map(|rest| rest.match_indices('_').map(move |(i, _)| &rest[i + 1..]));
+        for c in std::iter::once(w).chain(suffixes) {
             if own.contains(c) {
                 continue;
             }
@@ -258,17 +320,29 @@ fn names_other(text: &str, me: &str, own: &HashSet<String>, names: &HashMap<Stri
 
 /// Review every server. `diffs`: also compute what changed, for display.
 pub fn review(inputs: &[ServerInput], basis: &TrustBasis, diffs: bool) -> TrustReport {
+    review_with(inputs, basis, diffs, &ScanMemo::default())
+}
+
+/// [`review`] reusing what `memo` kept of unchanged tool lists.
+pub fn review_with(inputs: &[ServerInput], basis: &TrustBasis, diffs: bool, memo: &ScanMemo) -> TrustReport {
+    memo.keep_only(inputs);
     let names = tool_names(inputs);
-    let mut lengths: Vec<usize> = inputs.iter().flat_map(|s| s.tools.iter()).filter_map(|t| t.description.as_ref().map(|d| d.chars().count())).collect();
+    let facts: Vec<Arc<Vec<ItemFacts>>> = inputs.iter().map(|s| memo.facts(&s.server, &s.tools)).collect();
+    let mut lengths: Vec<usize> = facts.iter().flat_map(|f| f.iter()).filter(|f| f.desc_len > 0).map(|f| f.desc_len).collect();
     let threshold = scan::long_threshold(&mut lengths);
-    let servers = inputs.iter().map(|s| review_server(s, basis, &names, threshold, diffs)).collect();
+    let servers = inputs.iter().zip(&facts).map(|(s, f)| review_server(s, f, basis, &names, threshold, diffs)).collect();
     TrustReport { servers, problem: basis.problem.clone() }
 }
 
 /// What the gateway leaves out (the review without diffs, reduced).
 pub fn holds(inputs: &[ServerInput], basis: &TrustBasis) -> Holds {
+    holds_with(inputs, basis, &ScanMemo::default())
+}
+
+/// [`holds`] reusing what `memo` kept of unchanged tool lists.
+pub fn holds_with(inputs: &[ServerInput], basis: &TrustBasis, memo: &ScanMemo) -> Holds {
     let mut h = Holds::default();
-    for s in review(inputs, basis, false).servers {
+    for s in review_with(inputs, basis, false, memo).servers {
         let held: HashSet<String> = s.items.into_iter().filter(|i| i.held && i.kind == ItemKind::Tool).map(|i| i.name).collect();
         if !held.is_empty() {
             h.tools.insert(s.server, held);
@@ -277,29 +351,26 @@ pub fn holds(inputs: &[ServerInput], basis: &TrustBasis) -> Holds {
     h
 }
 
-fn review_server(s: &ServerInput, basis: &TrustBasis, names: &HashMap<String, Vec<(String, String)>>, threshold: usize, diffs: bool) -> ServerReview {
+fn review_server(s: &ServerInput, tool_facts: &[ItemFacts], basis: &TrustBasis, names: &HashMap<String, Vec<(String, String)>>, threshold: usize, diffs: bool) -> ServerReview {
     let mode = basis.mode(&s.server);
     let pins = basis.pins.get(&s.server, &s.identity);
     let own: HashSet<String> = s.tools.iter().map(|t| t.name.to_lowercase()).collect();
-    let mut items: Vec<Item> = s.tools.iter().map(Item::tool).collect();
-    items.extend(s.extra.iter().flatten().cloned());
-    let mut reviews = Vec::with_capacity(items.len());
-    for item in &items {
-        let mut findings = vec![];
-        for (at, text) in item_texts(item) {
-            findings.extend(scan::check_text(&text, &at));
-            if let Some((server, tool)) = names_other(&text, &s.server, &own, names) {
-                findings.push(scan::cross_server(&at, &tool, &server));
+    let extra: Vec<ItemFacts> = s.extra.iter().flatten().cloned().map(ItemFacts::of).collect();
+    let all = || tool_facts.iter().chain(extra.iter());
+    let mut reviews = Vec::with_capacity(tool_facts.len() + extra.len());
+    for f in all() {
+        let item = &f.item;
+        let mut findings = f.local.clone();
+        for (at, words) in &f.words {
+            if let Some((server, tool)) = names_other(words.iter().map(String::as_str), &s.server, &own, names) {
+                findings.push(scan::cross_server(at, &tool, &server));
             }
         }
-        if item.kind == ItemKind::Tool {
-            let len = item.description().map(|d| d.chars().count()).unwrap_or(0);
-            if len >= threshold {
-                findings.push(scan::long_description(len, threshold));
-            }
+        if item.kind == ItemKind::Tool && f.desc_len >= threshold {
+            findings.push(scan::long_description(f.desc_len, threshold));
         }
         findings.sort_by(|a, b| b.severity.cmp(&a.severity));
-        let (pin, old) = basis.pin_state(&s.server, &s.identity, item);
+        let (pin, old) = basis.pin_state_of(&s.server, &s.identity, &f.key, &f.hash);
         let high = findings.iter().any(|f| f.severity == Severity::High);
         let changes = match (diffs, pin, old) {
             (true, PinState::Changed, Some(old)) => Some(changes(&old.definition, &item.definition)),
@@ -310,13 +381,13 @@ fn review_server(s: &ServerInput, basis: &TrustBasis, names: &HashMap<String, Ve
     let mut server_findings = vec![];
     if let Some(text) = &s.instructions {
         server_findings.extend(scan::check_text(text, "instructions"));
-        if let Some((server, tool)) = names_other(text, &s.server, &own, names) {
+        if let Some((server, tool)) = names_other(scan::words(&scan::normalize(text)), &s.server, &own, names) {
             server_findings.push(scan::cross_server("instructions", &tool, &server));
         }
     }
     let mut removed = vec![];
     if let (Some(p), false) = (pins, s.deferred) {
-        let offered: HashSet<String> = items.iter().map(Item::key).collect();
+        let offered: HashSet<&str> = all().map(|f| f.key.as_str()).collect();
         for key in p.items.keys() {
             let Some((kind, name)) = key.split_once(':') else { continue };
             let Ok(kind) = serde_json::from_value::<ItemKind>(Value::String(kind.into())) else { continue };
@@ -324,7 +395,7 @@ fn review_server(s: &ServerInput, basis: &TrustBasis, names: &HashMap<String, Ve
             if kind != ItemKind::Tool && s.extra.is_none() {
                 continue;
             }
-            if !offered.contains(key) {
+            if !offered.contains(key.as_str()) {
                 removed.push(RemovedItem { kind, name: name.to_string() });
             }
         }
@@ -392,6 +463,8 @@ fn sentences(text: &str) -> String {
 
 /// The newest [`TrustBasis`] of one machine, followed from its files.
 pub struct TrustCell {
+    /// Scans of unchanged tool lists, reused by every review of this cell.
+    pub memo: ScanMemo,
     pins_path: PathBuf,
     settings_path: PathBuf,
     tx: watch::Sender<Arc<TrustBasis>>,
@@ -410,7 +483,7 @@ impl TrustCell {
         let pins_path = pins::pins_path(host);
         let settings_path = settings_path(host);
         let basis = load(&pins_path, &settings_path, None);
-        Arc::new(TrustCell { pins_path, settings_path, tx: watch::channel(Arc::new(basis)).0, following: AtomicBool::new(false), stop: CancellationToken::new() })
+        Arc::new(TrustCell { memo: ScanMemo::default(), pins_path, settings_path, tx: watch::channel(Arc::new(basis)).0, following: AtomicBool::new(false), stop: CancellationToken::new() })
     }
 
     pub fn basis(&self) -> Arc<TrustBasis> {

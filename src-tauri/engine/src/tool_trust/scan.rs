@@ -193,6 +193,16 @@ static COMPILED: LazyLock<HashMap<&'static str, Vec<Regex>>> = LazyLock::new(|| 
         .collect()
 });
 
+/// Every phrase pattern at once: most texts match none, and one pass over
+/// the set rules them all out.
+static ANY_PHRASE: LazyLock<regex::RegexSet> = LazyLock::new(|| {
+    let all = RULES.iter().filter_map(|r| match r.check {
+        Check::Phrases(ps) => Some(ps.iter().copied()),
+        _ => None,
+    });
+    regex::RegexSet::new(all.flatten()).expect("rule patterns compile")
+});
+
 fn is_tag(c: char) -> bool {
     ('\u{E0000}'..='\u{E007F}').contains(&c)
 }
@@ -265,6 +275,17 @@ pub fn make_visible(text: &str) -> String {
 /// place, invisible and bidirectional characters dropped, lower-cased,
 /// whitespace collapsed.
 pub fn normalize(text: &str) -> String {
+    if text.is_ascii() {
+        // Most descriptions: nothing hidden, nothing beyond ASCII to lower.
+        let mut out = String::with_capacity(text.len());
+        for w in text.split_ascii_whitespace() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.extend(w.chars().map(|c| c.to_ascii_lowercase()));
+        }
+        return out;
+    }
     let mut out = String::with_capacity(text.len());
     let mut space = false;
     for c in text.chars() {
@@ -305,8 +326,15 @@ pub fn check_text(text: &str, at: &str) -> Vec<Finding> {
     let mut out = vec![];
     let visible = || Some(shorten(&make_visible(text), 2000));
     let normalized = normalize(text);
+    let phrases = ANY_PHRASE.is_match(&normalized);
+    // Hidden characters are all beyond ASCII.
+    let ascii = text.is_ascii();
+    if ascii && !phrases {
+        return out;
+    }
     for r in RULES {
         let found = match r.check {
+            Check::TagCharacters | Check::BidiControls | Check::InvisibleCharacters if ascii => None,
             Check::TagCharacters => {
                 let spelled = decode_tags(text);
                 (text.chars().any(is_tag)).then(|| format!("Hidden text in the {at}, in Unicode tag characters, spells \"{}\": {}.", shorten(spelled.trim(), 300), r.why))
@@ -319,6 +347,7 @@ pub fn check_text(text: &str, at: &str) -> Vec<Finding> {
                 let n = invisible_count(text);
                 (n > 0).then(|| format!("{n} invisible character{} in the {at}: {}.", if n == 1 { "" } else { "s" }, r.why))
             }
+            Check::Phrases(_) if !phrases => None,
             Check::Phrases(_) => COMPILED[r.id].iter().find_map(|re| re.find(&normalized)).map(|m| format!("The {at} says \"{}\": {}.", shorten(m.as_str().trim(), 120), r.why)),
             Check::OtherServersTools | Check::LongDescription => None,
         };
