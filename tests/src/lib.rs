@@ -322,3 +322,32 @@ pub fn killed(pid: u32) -> bool {
     let exiting = f.get(6).and_then(|x| x.parse::<u64>().ok()).is_some_and(|flags| flags & PF_EXITING != 0);
     sigkill_pending || exiting || matches!(f.first(), Some(&"Z") | Some(&"X"))
 }
+
+/// Start the `registry-server` stand-in for the MCP Registry's v0.1 API over
+/// tests/fixtures/registry (src/bin/registry_server.rs) with `args`, and wait
+/// ≤10 s for `LISTENING http://127.0.0.1:PORT` (`url` is that base URL). The
+/// binary is `$SWITCHBOARD_REGISTRY_SERVER`, else `registry-server` next to
+/// [`fixture_server_path`] (`cargo build -p switchboard-tests --bins`).
+pub async fn spawn_registry_server<S: AsRef<str>>(args: &[S]) -> anyhow::Result<HttpFixture> {
+    let exe = std::env::var_os("SWITCHBOARD_REGISTRY_SERVER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| fixture_server_path().with_file_name(format!("registry-server{}", std::env::consts::EXE_SUFFIX)));
+    let mut child = Command::new(&exe)
+        .args(args.iter().map(|s| s.as_ref()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| anyhow::anyhow!("starting {} (build it: cargo build -p switchboard-tests --bins): {e}", exe.display()))?;
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
+    let mut line = String::new();
+    match tokio::time::timeout(Duration::from_secs(10), stdout.read_line(&mut line)).await {
+        Ok(Ok(n)) if n > 0 => {}
+        Ok(Ok(_)) => anyhow::bail!("registry-server exited ({}) before LISTENING", child.wait().await?),
+        Ok(Err(e)) => return Err(e.into()),
+        Err(_) => anyhow::bail!("registry-server did not print LISTENING within 10 s"),
+    }
+    let url = line.trim().strip_prefix("LISTENING ").ok_or_else(|| anyhow::anyhow!("unexpected first line from registry-server: {line:?}"))?.to_string();
+    Ok(HttpFixture { child, url, stdout })
+}

@@ -92,6 +92,10 @@ pub struct Settings {
     /// user approved (`tool_trust`), by server name; absent: the default.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tool_approval: std::collections::BTreeMap<String, ApprovalMode>,
+    /// The MCP Registry the Catalog reads (a company's subregistry, say);
+    /// absent: `SWITCHBOARD_REGISTRY_URL`, else the official registry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry_url: Option<String>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
     /// Why the file could not be used (file and line): these are then the
@@ -153,7 +157,7 @@ fn yes() -> bool {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], trusted_servers: Default::default(), disabled_tools: Default::default(), gateway_excluded: vec![], connections: Default::default(), tool_approval: Default::default(), gateway: GatewaySettings::default(), other: Map::new(), problem: None, read_from: None }
+        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], trusted_servers: Default::default(), disabled_tools: Default::default(), gateway_excluded: vec![], connections: Default::default(), tool_approval: Default::default(), gateway: GatewaySettings::default(), registry_url: None, other: Map::new(), problem: None, read_from: None }
     }
 }
 

@@ -9,6 +9,10 @@
 //! (`VarContext::expansion`): `!command` and bare variable names are
 //! Switchboard's own forms and apply to Switchboard's file only, so a
 //! literal `!hunter2` password in another client's file is never run.
+//! `${keychain:NAME}` (Switchboard's file only) is the value kept in the OS
+//! keychain under NAME (`Vault::secret`), read at each launch; the rest of
+//! such a value expands as usual, and the keychain's value is never expanded
+//! or run itself.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -19,6 +23,9 @@ use indexmap::IndexMap;
 use tokio::sync::{Mutex, OnceCell};
 
 use crate::config::vars::{expand, expand_header, Expansion, VarContext};
+
+/// The start of a reference to a value kept in the keychain.
+pub const KEYCHAIN_REF: &str = "${keychain:";
 
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -60,6 +67,8 @@ pub struct SecretResolver {
     /// connect. The map lock is held only to fetch the cell, so different
     /// commands run in parallel while the same command runs once.
     commands: Mutex<HashMap<String, Arc<OnceCell<String>>>>,
+    /// Where `${keychain:NAME}` values are read (`None`: they stay unresolved).
+    keychain: std::sync::RwLock<Option<crate::auth::vault::Vault>>,
 }
 
 impl fmt::Debug for SecretResolver {
@@ -86,7 +95,7 @@ impl SecretResolver {
     /// Uses `env` instead of the process environment for variable lookups;
     /// commands also see these variables (on top of the process environment).
     pub fn with_env(env: HashMap<String, String>) -> Self {
-        Self { env, timeout: DEFAULT_COMMAND_TIMEOUT, commands: Mutex::new(HashMap::new()) }
+        Self { env, timeout: DEFAULT_COMMAND_TIMEOUT, commands: Mutex::new(HashMap::new()), keychain: Default::default() }
     }
 
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
@@ -96,6 +105,65 @@ impl SecretResolver {
 
     pub fn timeout(&self) -> Duration {
         self.timeout
+    }
+
+    /// Where `${keychain:NAME}` values are read from.
+    pub fn set_keychain(&self, vault: Option<crate::auth::vault::Vault>) {
+        *self.keychain.write().unwrap() = vault;
+    }
+
+    /// A value with `${keychain:NAME}` references (an argument of a server
+    /// in Switchboard's own file): each replaced by the kept value, the
+    /// text between expanded as usual. `None` when it has no such reference.
+    pub async fn resolve_keychain_refs(&self, raw: &str, cx: &VarContext) -> Option<Resolution> {
+        if !cx.expansion.commands || !raw.contains(KEYCHAIN_REF) {
+            return None;
+        }
+        Some(self.with_keychain(None, raw, cx).await)
+    }
+
+    async fn with_keychain(&self, header: Option<&str>, raw: &str, cx: &VarContext) -> Resolution {
+        let vault = self.keychain.read().unwrap().clone();
+        let mut out = String::new();
+        let mut unresolved: Vec<String> = vec![];
+        let mut rest = raw;
+        let text = |t: &str, out: &mut String, unresolved: &mut Vec<String>| {
+            let e = match header {
+                Some(name) => expand_header(name, t, cx),
+                None => expand(t, cx),
+            };
+            out.push_str(&e.value);
+            unresolved.extend(e.unresolved);
+        };
+        while let Some(start) = rest.find(KEYCHAIN_REF) {
+            text(&rest[..start], &mut out, &mut unresolved);
+            let after = &rest[start + KEYCHAIN_REF.len()..];
+            let Some(end) = after.find('}') else {
+                text(&rest[start..], &mut out, &mut unresolved);
+                rest = "";
+                break;
+            };
+            let name = after[..end].to_string();
+            let got = match vault.clone() {
+                Some(v) => {
+                    let n = name.clone();
+                    tokio::task::spawn_blocking(move || v.secret(&n)).await.unwrap_or(Ok(None))
+                }
+                None => Ok(None),
+            };
+            match got {
+                Ok(Some(value)) => out.push_str(&value),
+                Ok(None) => unresolved.push(format!("${{keychain:{name}}} (not in the keychain: enter the value again in Switchboard)")),
+                Err(e) => unresolved.push(format!("${{keychain:{name}}} ({e})")),
+            }
+            rest = &after[end + 1..];
+        }
+        text(rest, &mut out, &mut unresolved);
+        if unresolved.is_empty() {
+            Resolution::Value(out)
+        } else {
+            Resolution::Unresolved { reason: unresolved_reason(&unresolved) }
+        }
     }
 
     /// A value of Switchboard's own file (`Expansion::SWITCHBOARD`), looked
@@ -148,6 +216,10 @@ impl SecretResolver {
     /// One value; `header` is the header's name, `None` for an env value.
     async fn resolve_value(&self, header: Option<&str>, raw: &str, cx: &VarContext) -> Resolution {
         let rules = cx.expansion;
+        // Switchboard's own forms: a kept secret is never run as `!command`.
+        if rules.commands && raw.contains(KEYCHAIN_REF) {
+            return self.with_keychain(header, raw, cx).await;
+        }
         if rules.commands {
             if let Some(command) = raw.strip_prefix('!') {
                 // Handed to the shell as written: it expands its own `${VAR}`

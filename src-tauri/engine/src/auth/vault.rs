@@ -21,6 +21,11 @@
 //! read at each connect (not cached, so a token added by the CLI reaches a
 //! running app) and sent only to that server at that URL.
 //!
+//! A value of Switchboard's own file kept in the keychain (`${keychain:NAME}`
+//! in an env or header value, e.g. a secret entered when installing from the
+//! registry) is in `secret:NAME` (parts `secret-part:NAME#N`), read at each
+//! launch.
+//!
 //! The [`Vault`] keeps what it read in memory (rmcp asks for the token on
 //! every request; the keychain is asked once) and writes through. When the
 //! keychain is unavailable, reads find nothing and writes fail with a clear
@@ -235,12 +240,19 @@ pub fn app_secret_account(server: &str) -> String {
     format!("app-secret:{server}")
 }
 
+/// Keychain account name of a value kept for `${keychain:NAME}` in
+/// Switchboard's own file (or its head).
+pub fn stored_secret_account(name: &str) -> String {
+    format!("secret:{name}")
+}
+
 /// The kinds of keychain item a server may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Item {
     SignIn,
     Token,
     AppSecret,
+    Stored,
 }
 
 impl Item {
@@ -249,6 +261,7 @@ impl Item {
             Item::SignIn => account(server),
             Item::Token => token_account(server),
             Item::AppSecret => app_secret_account(server),
+            Item::Stored => stored_secret_account(server),
         }
     }
     fn part(self, server: &str, i: usize) -> String {
@@ -256,6 +269,7 @@ impl Item {
             Item::SignIn => part_account(server, i),
             Item::Token => format!("token-part:{server}#{i}"),
             Item::AppSecret => format!("app-secret-part:{server}#{i}"),
+            Item::Stored => format!("secret-part:{server}#{i}"),
         }
     }
 }
@@ -408,6 +422,21 @@ impl Vault {
 
     pub fn remove_app_secret(&self, server: &str) -> Result<(), VaultError> {
         self.delete_item(Item::AppSecret, server)
+    }
+
+    /// Keep `value` as the secret `${keychain:NAME}` names (an env or
+    /// header value of a server in Switchboard's own file).
+    pub fn put_secret(&self, name: &str, value: &str) -> Result<(), VaultError> {
+        self.write_text(Item::Stored, name, value)
+    }
+
+    /// The value `${keychain:NAME}` stands for, read at each launch.
+    pub fn secret(&self, name: &str) -> Result<Option<String>, VaultError> {
+        self.read_text(Item::Stored, name)
+    }
+
+    pub fn remove_secret(&self, name: &str) -> Result<(), VaultError> {
+        self.delete_item(Item::Stored, name)
     }
 
     /// The names of the servers with a record in memory (read or written

@@ -53,7 +53,7 @@ fn utc(ms: u64) -> String {
 }
 
 /// `2025-03-04 15:05` in this machine's time zone.
-fn local(ms: u64) -> String {
+pub(crate) fn local(ms: u64) -> String {
     #[cfg(unix)]
     {
         let t = (ms / 1000) as libc::time_t;

@@ -268,10 +268,90 @@ pub(crate) enum Command {
         #[arg(required = true)]
         names: Vec<String>,
     },
+    /// The MCP Registry: `switchboard registry search QUERY`, `switchboard
+    /// registry show NAME`. The registry is --registry URL, else
+    /// SWITCHBOARD_REGISTRY_URL, else Settings' registryUrl, else
+    /// https://registry.modelcontextprotocol.io. Answers are cached; when
+    /// the registry cannot be reached the cached ones are shown, with when.
+    Registry {
+        #[command(subcommand)]
+        action: RegistryAction,
+    },
+    /// Install a server from the MCP Registry: its package (with the exact
+    /// version pinned) or remote, with the values it asks for. Into
+    /// Switchboard's own file (the default) secret values go to the OS
+    /// keychain and the file holds ${keychain:NAME}. Secrets not given as
+    /// flags are asked for, or read from standard input as KEY=VALUE lines.
+    Install {
+        /// The registry name, e.g. io.github.user/weather.
+        name: String,
+        #[arg(long)]
+        version: Option<String>,
+        /// Which package: its number in `registry show` (1-based) or its type (npm, pypi, oci, nuget).
+        #[arg(long, conflicts_with = "remote")]
+        package: Option<String>,
+        /// Use a remote (hosted) endpoint instead of a package (its number; default 1).
+        #[arg(long, num_args = 0..=1, default_missing_value = "1")]
+        remote: Option<usize>,
+        /// Source id to write to (default: Switchboard's own file).
+        #[arg(long, default_value = "switchboard")]
+        to: String,
+        /// The server's name (default: the part of the registry name after `/`).
+        #[arg(long = "name")]
+        as_name: Option<String>,
+        /// KEY=VALUE for an environment variable (repeatable).
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// NAME=VALUE for an argument or URL variable (repeatable; again for repeated arguments).
+        #[arg(long = "arg", value_name = "NAME=VALUE")]
+        args: Vec<String>,
+        /// NAME=VALUE for a header, or for a {variable} inside one (repeatable).
+        #[arg(long = "header", value_name = "NAME=VALUE")]
+        headers: Vec<String>,
+        /// Replace a server of the same name in the target file.
+        #[arg(long)]
+        replace: bool,
+        /// Write it even when its runtime (npx, uvx, docker, dnx) is not installed here.
+        #[arg(long)]
+        skip_runtime_check: bool,
+        /// The registry's base URL.
+        #[arg(long, value_name = "URL")]
+        registry: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
+pub(crate) enum RegistryAction {
+    /// Servers whose name or description matches QUERY (latest versions).
+    Search {
+        #[arg(default_value = "")]
+        query: String,
+        #[arg(long, default_value_t = 30)]
+        limit: u32,
+        /// The `nextCursor` of a previous search: the next page.
+        #[arg(long)]
+        cursor: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_name = "URL")]
+        registry: Option<String>,
+    },
+    /// One server: its description, versions, and how each package or
+    /// remote installs (the values it asks for).
+    Show {
+        name: String,
+        #[arg(long)]
+        version: Option<String>,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_name = "URL")]
+        registry: Option<String>,
+    },
 }
 
 mod connect;
 mod history;
+mod registry;
 mod runtime;
 mod serve;
 mod token;
@@ -361,6 +441,33 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let d = discover(&host, &settings, &o);
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(serve::switch_tools(host.clone(), d, action == "on", names))?;
+        }
+        Command::Registry { action } => {
+            let rt = tokio::runtime::Runtime::new()?;
+            match action {
+                RegistryAction::Search { query, limit, cursor, json, registry } => {
+                    rt.block_on(registry::search(&host, &settings, registry.as_deref(), &query, limit, cursor.as_deref(), json))?
+                }
+                RegistryAction::Show { name, version, json, registry } => rt.block_on(registry::show(&host, &settings, registry.as_deref(), &name, version.as_deref(), json))?,
+            }
+        }
+        Command::Install { name, version, package, remote, to, as_name, env, args, headers, replace, skip_runtime_check, registry } => {
+            let i = registry::Install {
+                name,
+                version,
+                package,
+                remote,
+                to,
+                as_name,
+                env: pairs(&env, "--env")?,
+                args: pairs(&args, "--arg")?,
+                headers: pairs(&headers, "--header")?,
+                replace,
+                skip_runtime_check,
+                registry,
+            };
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(registry::install(&host, &mut settings, &o, i))?;
         }
         Command::Discover { json } => {
             let d = discover(&host, &settings, &o);

@@ -41,7 +41,7 @@ pub fn keep(name: &str, url: &str, token: &str) -> anyhow::Result<()> {
 }
 
 /// One line from the terminal with echo off.
-fn prompt(question: &str) -> anyhow::Result<String> {
+pub(crate) fn prompt(question: &str) -> anyhow::Result<String> {
     let mut err = std::io::stderr();
     write!(err, "{question}")?;
     err.flush()?;
