@@ -25,5 +25,6 @@ pub mod gateway;
 pub mod ports;
 pub mod connect;
 pub mod tool_trust;
+pub mod doctor;
 pub mod approvals;
 pub mod registry;

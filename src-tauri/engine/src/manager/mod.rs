@@ -29,6 +29,7 @@ use tokio_util::task::TaskTracker;
 use crate::auth::secrets::SecretResolver;
 use crate::config::vars::{expand, Expansion, VarContext};
 use crate::config::{ServerDef, Transport};
+use crate::doctor::{self, Diagnosis, Failure};
 use crate::events::{EngineEvent, ServerStatus};
 use crate::launch::CommandResolver;
 use crate::naming::{assign_names, with_properties, Collision, ToolRef};
@@ -185,6 +186,10 @@ struct SlotState {
     protocol: Option<String>,
     warnings: Vec<String>,
     last_error: Option<String>,
+    /// Why the last start failed, in plain words (cleared on connect).
+    diagnosis: Option<Diagnosis>,
+    /// What the last stdio start printed on stdout that is not JSON-RPC.
+    stdout_noise: Vec<String>,
     restarts: u32,
     /// The last `WWW-Authenticate` challenge the server answered with.
     auth_challenge: Option<String>,
@@ -291,6 +296,9 @@ pub struct ServerState {
     pub warnings: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// Why it is not running, in plain words with what to do (while it is not connected).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<Diagnosis>,
     /// Restarts since the server was last started by hand.
     pub restarts: u32,
 }
@@ -367,7 +375,7 @@ enum Outcome {
     /// Stopped on purpose: never restarted.
     Stopped,
     NeedsAuth(String),
-    Failed { error: String, healthy_for: Duration },
+    Failed { failure: Failure, healthy_for: Duration },
 }
 
 /// Delay before restart `attempt` (1-based): initial × multiplier^(n-1), capped.
@@ -565,6 +573,7 @@ impl Manager {
             protocol_version: st.protocol.clone(),
             warnings: st.warnings.clone(),
             last_error: st.last_error.clone(),
+            diagnosis: st.diagnosis.clone(),
             restarts: st.restarts,
         })
     }
@@ -768,7 +777,7 @@ impl Manager {
 
     /// Resolve variables, secrets and the command for one launch.
     async fn prepare(&self, slot: &Slot) -> Result<Launch, Outcome> {
-        let mut launch = self.prepare_launch(slot).await.map_err(|error| Outcome::Failed { error, healthy_for: Duration::ZERO })?;
+        let mut launch = self.prepare_launch(slot).await.map_err(|failure| Outcome::Failed { failure, healthy_for: Duration::ZERO })?;
         self.add_sign_in(slot, &mut launch).await.map_err(Outcome::NeedsAuth)?;
         Ok(launch)
     }
@@ -846,7 +855,7 @@ impl Manager {
         }
     }
 
-    async fn prepare_launch(&self, slot: &Slot) -> Result<Launch, String> {
+    async fn prepare_launch(&self, slot: &Slot) -> Result<Launch, Failure> {
         let w = &slot.wanted;
         let cx = self.var_context(w);
         let mut def = w.def.clone();
@@ -857,16 +866,18 @@ impl Manager {
         if def.transport == Transport::Stdio {
             let folder = w.working_folder(def.cwd.as_deref());
             if let Some(f) = folder.as_ref().filter(|f| !f.is_dir()) {
-                return Err(match &def.cwd {
-                    Some(c) => format!("its working folder {} does not exist (\"cwd\": \"{c}\"); fix \"cwd\" in its config file", f.display()),
-                    None => format!("its working folder, the project folder {}, does not exist", f.display()),
+                return Err(Failure::Folder {
+                    message: match &def.cwd {
+                        Some(c) => format!("its working folder {} does not exist (\"cwd\": \"{c}\"); fix \"cwd\" in its config file", f.display()),
+                        None => format!("its working folder, the project folder {}, does not exist", f.display()),
+                    },
                 });
             }
             def.cwd = folder.map(|f| f.to_string_lossy().into_owned());
         }
         def.url = def.url.as_deref().map(x);
         if let Some(u) = &def.url {
-            crate::config::validate::check_url(u).map_err(|e| format!("url {e}"))?;
+            crate::config::validate::check_url(u).map_err(|e| Failure::Invalid { message: format!("url {e}") })?;
         }
         let (env, mut warnings) = self.shared.secrets.resolve_map_in("env", &def.env, &cx).await;
         let (headers, w2) = self.shared.secrets.resolve_map_in("header", &def.headers, &cx).await;
@@ -879,7 +890,7 @@ impl Manager {
                     arg_secrets.push(v.clone());
                     def.args[i] = v;
                 }
-                Some(crate::auth::secrets::Resolution::Unresolved { reason }) => return Err(format!("argument {} resolved to nothing ({reason})", i + 1)),
+                Some(crate::auth::secrets::Resolution::Unresolved { reason }) => return Err(Failure::Invalid { message: format!("argument {} resolved to nothing ({reason})", i + 1) }),
                 None => {}
             }
         }
@@ -912,7 +923,13 @@ impl Manager {
             Transport::Stdio => {
                 let cmd = def.command.clone().unwrap_or_default();
                 let cwd = def.cwd.as_ref().map(PathBuf::from);
-                commands.resolve(&cmd, cwd.as_deref())?
+                commands.resolve(&cmd, cwd.as_deref()).map_err(|message| {
+                    if cmd.trim().is_empty() {
+                        Failure::Invalid { message }
+                    } else {
+                        Failure::NotFound { searched: commands.describe_dirs(), message }
+                    }
+                })?
             }
             _ => PathBuf::new(),
         };
@@ -928,17 +945,36 @@ impl Manager {
         let mut attempt: u32 = 0;
         loop {
             let outcome = self.run_once(&slot, &stop, attempt).await;
-            let (error, healthy_for) = match outcome {
+            let (failure, healthy_for) = match outcome {
                 Outcome::Stopped => return self.set_status(&slot, ServerStatus::Disconnected),
-                Outcome::NeedsAuth(message) => return self.set_status(&slot, ServerStatus::NeedsAuth { message }),
-                Outcome::Failed { error, healthy_for } => (error, healthy_for),
+                Outcome::NeedsAuth(message) => {
+                    let diagnosis = doctor::diagnose(&Failure::Auth { message: message.clone() }, &self.facts(&slot));
+                    slot.state.lock().unwrap().diagnosis = Some(diagnosis);
+                    return self.set_status(&slot, ServerStatus::NeedsAuth { message });
+                }
+                Outcome::Failed { failure, healthy_for } => (failure, healthy_for),
             };
             if healthy_for >= self.shared.opts.healthy_after {
                 attempt = 0;
             }
             attempt += 1;
-            let error = slot.log.redactor.apply(&error);
-            slot.state.lock().unwrap().last_error = Some(error.clone());
+            let mut diagnosis = doctor::diagnose(&failure, &self.facts(&slot));
+            for text in [&mut diagnosis.summary, &mut diagnosis.detail, &mut diagnosis.error] {
+                *text = slot.log.redactor.apply(text);
+            }
+            let error = diagnosis.error.clone();
+            let heals = diagnosis.class.heals();
+            {
+                let mut st = slot.state.lock().unwrap();
+                st.last_error = Some(error.clone());
+                st.diagnosis = Some(diagnosis);
+            }
+            // Starting again cannot help (no such command, not a program, no
+            // such folder, an unusable definition): failed now, no restarts.
+            if !heals {
+                slot.log.now("lifecycle", &format!("{error}; not restarting: this does not heal by retrying"));
+                return self.set_status(&slot, ServerStatus::Failed { error });
+            }
             if attempt > policy.max_restart_attempts {
                 let error = if policy.max_restart_attempts == 0 {
                     error
@@ -961,7 +997,7 @@ impl Manager {
     /// One connection's whole life: connect, list, serve signals and health
     /// checks, tear down. Never restarts by itself.
     async fn run_once(&self, slot: &Arc<Slot>, stop: &CancellationToken, attempt: u32) -> Outcome {
-        let failed = |error: String| Outcome::Failed { error, healthy_for: Duration::ZERO };
+        let failed = |failure: Failure| Outcome::Failed { failure, healthy_for: Duration::ZERO };
         if attempt == 0 && !matches!(*slot.status.borrow(), ServerStatus::Connecting) {
             self.set_status(slot, ServerStatus::Connecting);
         }
@@ -977,17 +1013,22 @@ impl Manager {
         let started = tokio::time::Instant::now();
         let signals = Arc::new(Signals::default());
         let handler = SwitchboardClient::new(&slot.name, signals.clone(), slot.log.clone(), self.shared.client_hooks.clone());
+        let mut noise = crate::doctor::stdout_watch::Noise::default();
         let opened = tokio::select! {
-            r = connection::open(launch, handler, slot.log.clone(), timeout) => r,
+            r = connection::open(launch, handler, slot.log.clone(), timeout, &mut noise) => r,
             _ = stop.cancelled() => return Outcome::Stopped,
         };
+        slot.state.lock().unwrap().stdout_noise = noise.lines();
         let opened = match opened {
             Ok(o) => o,
             Err(ConnectError::Auth { message, challenge }) => {
                 slot.state.lock().unwrap().auth_challenge = challenge;
                 return Outcome::NeedsAuth(message);
             }
-            Err(e) => return failed(e.to_string()),
+            Err(ConnectError::Start { message, kind, raw_os }) => return failed(Failure::Spawn { kind, raw_os, message }),
+            Err(ConnectError::Spawn(message)) => return failed(Failure::Invalid { message }),
+            Err(ConnectError::Timeout(_)) => return failed(Failure::Timeout),
+            Err(e) => return failed(Failure::Handshake { message: e.to_string() }),
         };
         let session = opened.session;
         let peer = session.peer().clone();
@@ -1009,10 +1050,12 @@ impl Manager {
                 if stop.is_cancelled() {
                     return Outcome::Stopped;
                 }
-                return failed(match other {
-                    Err(_) => format!("timed out after {timeout:?} listing tools"),
-                    Ok(Err(e)) => format!("tools/list failed: {e}"),
-                    Ok(Ok(_)) => unreachable!(),
+                return failed(Failure::Later {
+                    message: match other {
+                        Err(_) => format!("timed out after {timeout:?} listing tools"),
+                        Ok(Err(e)) => format!("tools/list failed: {e}"),
+                        Ok(Ok(_)) => unreachable!(),
+                    },
                 });
             }
         };
@@ -1031,6 +1074,7 @@ impl Manager {
             st.transport_used = Some(opened.transport_used);
             st.protocol = peer.peer_info().map(|i| i.protocol_version.to_string());
             st.last_error = None;
+            st.diagnosis = None;
         }
         // Names first, then the status: whoever sees "connected" finds the tools.
         self.publish_tools(slot);
@@ -1152,8 +1196,36 @@ impl Manager {
                 if let Some(p) = pgid {
                     terminate_group(p, Duration::from_millis(200)).await;
                 }
-                Outcome::Failed { error, healthy_for }
+                Outcome::Failed { failure: Failure::Ended { message: error }, healthy_for }
             }
+        }
+    }
+
+    /// What a diagnosis of `slot`'s failure starts from: its definition,
+    /// its last stderr lines of this start, text on its stdout, values that
+    /// resolved to nothing.
+    fn facts(&self, slot: &Slot) -> doctor::Facts {
+        let def = &slot.wanted.def;
+        let log = slot.log.snapshot();
+        let since = log.iter().rposition(|l| l.kind == "lifecycle" && l.text.starts_with("starting ")).map_or(0, |i| i + 1);
+        let stderr: Vec<String> = log[since..].iter().filter(|l| l.kind == "stderr").map(|l| l.text.clone()).collect();
+        let st = slot.state.lock().unwrap();
+        let unresolved = st
+            .warnings
+            .iter()
+            .filter(|w| w.contains("resolved to nothing") || w.contains("needs input"))
+            .filter_map(|w| w.split_whitespace().nth(1).map(|n| n.trim_end_matches(',').to_string()))
+            .collect();
+        doctor::Facts {
+            os: Some(doctor::this_os()),
+            transport: Some(def.transport),
+            command: def.command.clone(),
+            args: def.args.clone(),
+            url: def.url.clone(),
+            timeout: Some(def.timeout.map(Duration::from_millis).unwrap_or(self.shared.opts.default_timeout)),
+            stderr_tail: stderr[stderr.len().saturating_sub(5)..].to_vec(),
+            stdout_noise: st.stdout_noise.clone(),
+            unresolved,
         }
     }
 
