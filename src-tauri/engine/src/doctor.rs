@@ -115,8 +115,9 @@ pub struct Facts {
 /// How a start failed, as the manager saw it.
 #[derive(Debug, Clone)]
 pub enum Failure {
-    /// The command lookup failed (`message` names it); `searched` lists the folders.
-    NotFound { searched: String, message: String },
+    /// The command lookup failed (`message` names it); `searched` lists the
+    /// folders, `login_shell` whether the login shell's PATH was among them.
+    NotFound { searched: String, message: String, login_shell: bool },
     /// Starting the process failed.
     Spawn { kind: std::io::ErrorKind, raw_os: Option<i32>, message: String },
     /// The working folder does not exist (`message` names it and the field).
@@ -175,14 +176,15 @@ pub fn diagnose(failure: &Failure, facts: &Facts) -> Diagnosis {
         })
     };
     match failure {
-        Failure::NotFound { searched, .. } => {
+        Failure::NotFound { searched, login_shell, .. } => {
             let how = runtime_hint(&program, facts.os.unwrap_or(Os::Linux));
             let (summary, first) = match &how {
                 Some(h) => (format!("{program} not found — install {}", h.runtime), format!("\"{program}\" was not found: it comes with {}. {}", h.runtime, h.install)),
                 None if command.contains('/') || command.contains('\\') => (format!("{command} does not exist"), format!("{command} does not exist. Check the path in the server's \"command\".")),
                 None => (format!("{program} not found"), format!("\"{program}\" was not found. Install it, or put its full path in the server's \"command\".")),
             };
-            d(FailureClass::CommandNotFound, summary, format!("{first} Searched: {searched} (your login shell's PATH included). Switchboard does not retry this: restart the server once it is installed."))
+            let shell = if *login_shell { " (your login shell's PATH included)" } else { " (Switchboard could not ask your login shell for its PATH: $SHELL is not set or did not answer)" };
+            d(FailureClass::CommandNotFound, summary, format!("{first} Searched: {searched}{shell}. Switchboard does not retry this: restart the server once it is installed."))
         }
         Failure::Spawn { kind, raw_os, message } => {
             let not_exec = *kind == std::io::ErrorKind::PermissionDenied || *raw_os == Some(8 /* ENOEXEC */);
@@ -292,6 +294,77 @@ fn remote(message: &str, facts: &Facts, error: &str) -> Diagnosis {
         return d(FailureClass::WrongUrl, format!("{url} is not an MCP endpoint"), format!("{url} answered with a web page, not MCP. Check the path (usually /mcp, or /sse for older servers)."));
     }
     d(FailureClass::Other, shorten(message, 90), format!("Connecting to {url} failed: {message}"))
+}
+
+/// What a diagnostic report shows (secrets already masked by the caller).
+#[derive(Debug, Clone)]
+pub struct ReportInput {
+    pub name: String,
+    pub source: Option<String>,
+    pub status: String,
+    pub diagnosis: Option<Diagnosis>,
+    pub last_error: Option<String>,
+    pub transport: Transport,
+    pub command: Option<String>,
+    pub program: Option<String>,
+    pub args: Vec<String>,
+    pub cwd: Option<String>,
+    pub url: Option<String>,
+    pub env_keys: Vec<String>,
+    pub header_keys: Vec<String>,
+    pub timeout_ms: u64,
+    pub search_path: Option<String>,
+    pub restarts: u32,
+    pub warnings: Vec<String>,
+    pub log: Vec<String>,
+}
+
+/// A plain-text report on one server, for a bug report or a chat: nothing
+/// in it is a secret (env and header values are never included).
+pub fn report(r: &ReportInput) -> String {
+    let mut out = format!(
+        "Switchboard diagnostic report\nSwitchboard {} on {} ({})\n\nServer: {}\n",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+        r.name
+    );
+    let mut line = |k: &str, v: &str| {
+        if !v.is_empty() {
+            out.push_str(&format!("{k}: {v}\n"));
+        }
+    };
+    line("Defined in", r.source.as_deref().unwrap_or(""));
+    line("Status", &format!("{} (restarts: {})", r.status, r.restarts));
+    if let Some(d) = &r.diagnosis {
+        line("Problem", &format!("[{}] {}", d.class.label(), d.summary));
+        line("What to do", &d.detail);
+        line("Error", &d.error);
+    } else {
+        line("Error", r.last_error.as_deref().unwrap_or(""));
+    }
+    line("Transport", &format!("{:?}", r.transport).to_lowercase());
+    line("Command", r.command.as_deref().unwrap_or(""));
+    line("Started as", r.program.as_deref().unwrap_or(""));
+    line("Arguments", &r.args.iter().map(|a| format!("{a:?}")).collect::<Vec<_>>().join(" "));
+    line("Working folder", r.cwd.as_deref().unwrap_or(""));
+    line("URL", r.url.as_deref().unwrap_or(""));
+    line("Environment variables (values not shown)", &r.env_keys.join(", "));
+    line("Headers (values not shown)", &r.header_keys.join(", "));
+    line("Timeout", &format!("{} ms", r.timeout_ms));
+    line("Command search PATH", r.search_path.as_deref().unwrap_or(""));
+    for w in &r.warnings {
+        line("Warning", w);
+    }
+    if !r.log.is_empty() {
+        out.push_str("\nLast log lines:\n");
+        for l in &r.log {
+            out.push_str("  ");
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// The system this build runs on.
@@ -503,7 +576,7 @@ mod tests {
 
     #[test]
     fn not_found_names_the_runtime_and_does_not_heal() {
-        let d = diagnose(&Failure::NotFound { searched: "/usr/bin, ~/.local/bin".into(), message: "command \"npx\" was not found on PATH".into() }, &facts(Transport::Stdio));
+        let d = diagnose(&Failure::NotFound { searched: "/usr/bin, ~/.local/bin".into(), message: "command \"npx\" was not found on PATH".into(), login_shell: true }, &facts(Transport::Stdio));
         assert_eq!(d.class, FailureClass::CommandNotFound);
         assert!(!d.class.heals());
         assert_eq!(d.summary, "npx not found — install Node.js");

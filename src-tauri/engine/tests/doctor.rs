@@ -154,3 +154,24 @@ async fn a_server_that_answers_401() {
     assert_eq!(d.class, FailureClass::Unauthorized, "{d:?}");
     assert_eq!(d.summary, "sign-in needed");
 }
+
+#[tokio::test]
+async fn the_diagnostic_report_explains_and_holds_no_secret() {
+    let mut def = sh("leaky", "echo \"Error: key $API_KEY was rejected\" >&2; exit 1");
+    def.args.push("--token=sk-doctor-secret-123".into());
+    def.env.insert("API_KEY".into(), "sk-doctor-secret-123".into());
+    let name = def.name.clone();
+    let m = Manager::new(opts());
+    m.start(vec![wanted(def)]).await;
+    let end = Instant::now() + Duration::from_secs(20);
+    while !matches!(m.state(&name).unwrap().status, ServerStatus::Failed { .. }) {
+        assert!(Instant::now() < end, "did not fail");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let report = m.diagnostic_report(&name).unwrap();
+    m.shutdown().await;
+    assert!(report.contains("Server: leaky") && report.contains("[exited at once]"), "{report}");
+    assert!(report.contains("Environment variables (values not shown): API_KEY"), "{report}");
+    assert!(report.contains("was rejected"), "its stderr is in the report: {report}");
+    assert!(!report.contains("sk-doctor-secret-123"), "a secret in the report:\n{report}");
+}

@@ -582,6 +582,40 @@ impl Manager {
         self.server_names().iter().filter_map(|n| self.state(n)).collect()
     }
 
+    /// A report on `name` to paste into a bug report or a chat: its
+    /// definition (argument values masked where they are secrets; env and
+    /// header values never shown), the resolved program and search PATH, its
+    /// status and diagnosis, and its last log lines, all through the server's
+    /// secret masking.
+    pub fn diagnostic_report(&self, name: &str) -> Option<String> {
+        let slot = self.slot(name)?;
+        let st = self.state(name)?;
+        let def = &slot.wanted.def;
+        let mask = |t: &str| slot.log.redactor.apply(t);
+        let search_path = self.shared.commands.get().map(|c| c.describe_dirs());
+        let log: Vec<String> = slot.log.snapshot().into_iter().rev().take(30).rev().map(|l| format!("[{}] {}", l.kind, mask(&l.text))).collect();
+        Some(doctor::report(&doctor::ReportInput {
+            name: name.to_string(),
+            source: slot.wanted.source.clone(),
+            status: st.status.label().to_string(),
+            diagnosis: st.diagnosis.clone(),
+            last_error: st.last_error.clone(),
+            transport: def.transport,
+            command: def.command.clone(),
+            program: st.binary.as_ref().map(|b| b.display().to_string()),
+            args: def.args.iter().map(|a| mask(a)).collect(),
+            cwd: def.cwd.clone(),
+            url: def.url.as_deref().map(mask),
+            env_keys: def.env.keys().cloned().collect(),
+            header_keys: def.headers.keys().cloned().collect(),
+            timeout_ms: def.timeout.unwrap_or(self.shared.opts.default_timeout.as_millis() as u64),
+            search_path,
+            restarts: st.restarts,
+            warnings: st.warnings.clone(),
+            log,
+        }))
+    }
+
     pub fn logs(&self, name: &str) -> Option<Vec<crate::events::LogLine>> {
         self.slot(name).map(|s| s.log.snapshot())
     }
@@ -927,7 +961,7 @@ impl Manager {
                     if cmd.trim().is_empty() {
                         Failure::Invalid { message }
                     } else {
-                        Failure::NotFound { searched: commands.describe_dirs(), message }
+                        Failure::NotFound { searched: commands.describe_dirs(), message, login_shell: crate::launch::login_shell_path().is_some() }
                     }
                 })?
             }
