@@ -8,6 +8,7 @@ const COMMANDS: &[&str] = &[
     "call_tool",
     "cancel_tool_call",
     "server_logs",
+    "diagnostic_report",
     "start_server",
     "stop_server",
     "restart_server",

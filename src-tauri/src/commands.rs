@@ -79,6 +79,12 @@ pub fn server_logs(state: S<'_>, name: String) -> CommandResult<Vec<LogLine>> {
     state.engine.manager().logs(&name).ok_or_else(|| CommandError::new("not-found", format!("Unknown server \"{name}\"")))
 }
 
+/// A plain-text report on a server for a bug report (no secret in it).
+#[tauri::command]
+pub fn diagnostic_report(state: S<'_>, name: String) -> CommandResult<String> {
+    state.engine.manager().diagnostic_report(&name).ok_or_else(|| CommandError::new("not-found", format!("Unknown server \"{name}\"")))
+}
+
 #[tauri::command]
 pub async fn start_server(state: S<'_>, name: String) -> CommandResult<()> {
     Ok(state.engine.manager().start_server(&name).await?)

@@ -185,7 +185,44 @@ pub struct ServerState {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub last_error: Option<String>,
+    /// Why it is not running, in plain words with what to do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub diagnosis: Option<Diagnosis>,
     pub restarts: u32,
+}
+
+/// The class of a failed start (one per way a server fails to start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureClass {
+    CommandNotFound,
+    NotExecutable,
+    ExitedAtOnce,
+    MissingValue,
+    BadFolder,
+    HandshakeTimeout,
+    NotMcp,
+    ConnectionRefused,
+    HostNotFound,
+    Tls,
+    WrongUrl,
+    Unauthorized,
+    ProtocolMismatch,
+    InvalidConfig,
+    Crashed,
+    Other,
+}
+
+/// Why a server is not running: a short line for its row, the whole
+/// explanation with the fix for its detail, and the technical error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Diagnosis {
+    pub class: FailureClass,
+    pub summary: String,
+    pub detail: String,
+    pub error: String,
 }
 
 /// A shadowed definition of a name: loses to the winner by source priority.
@@ -1035,6 +1072,8 @@ pub fn typescript() -> String {
         ServerDef::decl(&cfg),
         ServerStatus::decl(&cfg),
         ServerState::decl(&cfg),
+        FailureClass::decl(&cfg),
+        Diagnosis::decl(&cfg),
         ShadowedDef::decl(&cfg),
         TrustChange::decl(&cfg),
         Held::decl(&cfg),
@@ -1281,6 +1320,21 @@ pub(crate) mod tests {
     /// A file caught mid-save (its last good servers, its parse error), a
     /// `.mcp.json` server Claude Code has not approved and a server added to
     /// a trusted folder since: the engine's values read back through the mirrors.
+    /// A real failed start (a command that exists nowhere) with its diagnosis.
+    #[tokio::test]
+    async fn mirrors_match_a_failed_server_and_its_diagnosis() {
+        use switchboard_engine::config::ServerDef as Def;
+        use switchboard_engine::manager::{Manager, ManagerOptions, Wanted};
+        let mut def = Def::stdio("ghost", "switchboard-mirror-no-such-command", &[]);
+        def.restart_policy = Some(Default::default());
+        let m = Manager::new(ManagerOptions::default());
+        m.start(vec![Wanted::new(def)]).await;
+        let st = m.state("ghost").unwrap();
+        assert!(st.diagnosis.is_some(), "{st:?}");
+        assert_mirrors::<ServerState>("ServerState", serde_json::to_value(&st).unwrap());
+        m.shutdown().await;
+    }
+
     #[test]
     fn mirrors_match_a_server_with_an_oauth_app() {
         use switchboard_engine::config::{OAuthApp, ServerDef as Def, Transport as T};

@@ -117,6 +117,7 @@ export const api = {
   /** False when the call had already ended. */
   cancelToolCall: (callId: string) => call<boolean>('cancel_tool_call', { callId }),
   serverLogs: (name: string) => call<LogLine[]>('server_logs', { name }),
+  diagnosticReport: (name: string) => call<string>('diagnostic_report', { name }),
   startServer: (name: string) => call<void>('start_server', { name }),
   stopServer: (name: string) => call<void>('stop_server', { name }),
   restartServer: (name: string) => call<void>('restart_server', { name }),

@@ -78,3 +78,32 @@ describe('servers', () => {
     expect(maskValue('${GITHUB_TOKEN}')).toBe('${GITHUB_TOKEN}');
   });
 });
+
+describe('a diagnosed failure', () => {
+  const diagnosis = {
+    class: 'command-not-found' as const,
+    summary: 'npx not found — install Node.js',
+    detail: '"npx" was not found: it comes with Node.js. Install Node.js 20 or newer…',
+    error: 'command "npx" was not found on PATH',
+  };
+  const rt = (state: 'failed' | 'restarting' | 'connected') => ({
+    name: 'fs',
+    status: state === 'failed' ? { state, error: diagnosis.error } : state === 'restarting' ? { state, attempt: 1, of: 5 } : { state },
+    transport: 'stdio' as const,
+    toolCount: 0,
+    deferred: false,
+    warnings: [],
+    restarts: 0,
+    diagnosis,
+  });
+
+  it('reads in plain words in the row, with the whole explanation behind it', () => {
+    const st = serverStatus(sv('fs', { runtime: rt('failed') as ServerView['runtime'] }));
+    expect(st).toMatchObject({ kind: 'failed', detail: diagnosis.summary, explain: diagnosis.detail });
+    expect(serverStatus(sv('fs', { runtime: rt('restarting') as ServerView['runtime'] })).detail).toBe(diagnosis.summary);
+  });
+
+  it('is not shown once the server is connected', () => {
+    expect(serverStatus(sv('fs', { runtime: rt('connected') as ServerView['runtime'] })).detail).toBeNull();
+  });
+});

@@ -20,6 +20,8 @@ export interface StatusInfo {
   label: string;
   /** Why: the error, the auth message, or what an unmanaged server is. */
   detail: string | null;
+  /** A diagnosed failure: the whole explanation, with what to do. */
+  explain?: string;
 }
 
 export function describeStatus(status: ServerStatus): StatusInfo {
@@ -40,7 +42,13 @@ export function describeStatus(status: ServerStatus): StatusInfo {
  * run them, or held until the user approves them.
  */
 export function serverStatus(server: ServerView): StatusInfo {
-  if (server.runtime) return describeStatus(server.runtime.status);
+  if (server.runtime) {
+    const info = describeStatus(server.runtime.status);
+    const d = server.runtime.diagnosis;
+    // A server that is not up says why in plain words (the raw error stays in the log).
+    if (d && server.runtime.status.state !== 'connected' && server.runtime.status.state !== 'disabled') return { ...info, detail: d.summary, explain: d.detail };
+    return info;
+  }
   if (server.errors.length > 0) return { kind: 'invalid', label: 'invalid', detail: server.errors.join('\n') };
   if (server.notRunnable) return { kind: 'external', label: 'client only', detail: server.notRunnable };
   if (server.held)

@@ -26,7 +26,11 @@ timeout?: number, auth?: AuthConfig, oauth?: OAuthApp, restartPolicy?: RestartPo
 
 export type ServerStatus = { "state": "connecting" } | { "state": "connected" } | { "state": "disabled" } | { "state": "failed", error: string, } | { "state": "needs-auth", message: string, } | { "state": "restarting", attempt: number, of: number, } | { "state": "disconnected" };
 
-export type ServerState = { name: string, status: ServerStatus, transport: Transport, source?: string, toolCount: number, deferred: boolean, pid?: number, binary?: string, transportUsed?: string, protocolVersion?: string, warnings: Array<string>, lastError?: string, restarts: number, };
+export type ServerState = { name: string, status: ServerStatus, transport: Transport, source?: string, toolCount: number, deferred: boolean, pid?: number, binary?: string, transportUsed?: string, protocolVersion?: string, warnings: Array<string>, lastError?: string, diagnosis?: Diagnosis, restarts: number, };
+
+export type FailureClass = "command-not-found" | "not-executable" | "exited-at-once" | "missing-value" | "bad-folder" | "handshake-timeout" | "not-mcp" | "connection-refused" | "host-not-found" | "tls" | "wrong-url" | "unauthorized" | "protocol-mismatch" | "invalid-config" | "crashed" | "other";
+
+export type Diagnosis = { class: FailureClass, summary: string, detail: string, error: string, };
 
 export type ShadowedDef = { source: string, path: string, line?: number, transport: Transport, enabled: boolean, errors?: Array<string>, };
 
