@@ -135,7 +135,7 @@ pub async fn approve(m: &Manager, server: &str, names: &[String]) -> Result<Appr
             forgotten = s.removed.iter().map(|r| pins::item_key(r.kind, &r.name)).collect();
         }
     }
-    cell.approve(server, &identity, &chosen)?;
+    cell.approve(server, &identity, &chosen, false)?;
     if !forgotten.is_empty() {
         cell.forget(server, &identity, &forgotten)?;
     }
@@ -182,7 +182,7 @@ pub async fn first_use(m: &Manager, server: &str, next: Option<&ApproveNext>) ->
             !high
         })
         .collect();
-    cell.approve(server, &identity, &clean).is_ok()
+    cell.approve(server, &identity, &clean, true).is_ok()
 }
 
 /// Trust on first use for every connected server now, then for each

@@ -914,9 +914,14 @@ impl ServerHandler for Fixture {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         self.shared.gate("prompts/list", cursor.is_none()).await;
         self.resources_enabled()?;
+        // `--description-file` changes the prompt's description too (a prompt that changed).
+        let description = match &self.shared.args.description_file {
+            Some(path) => format!("Greets someone by name. {}", std::fs::read_to_string(path).unwrap_or_default().trim_end()),
+            None => "Greets someone by name".to_string(),
+        };
         let all = vec![Prompt::new(
             "greet",
-            Some("Greets someone by name"),
+            Some(description),
             Some(vec![PromptArgument::new("name")
                 .with_description("Who to greet")
                 .with_required(true)]),

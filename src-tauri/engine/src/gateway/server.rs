@@ -417,6 +417,21 @@ impl ServerHandler for GatewaySession {
         if !self.inner.visible(&server) {
             return Err(McpError::invalid_params(format!("Unknown prompt \"{}\"", request.name), None));
         }
+        // A prompt held by the tool trust is served by no gateway, not even
+        // one that serves its server alone (where names are not looked up in
+        // a listed map): its current definition is checked first.
+        if self.one().is_some() {
+            let listed = self.inner.manager.list_prompts(&server).await.map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            let current = listed.get("prompts").and_then(Value::as_array).and_then(|ps| ps.iter().find(|p| p.get("name").and_then(Value::as_str) == Some(name.as_str())).cloned());
+            if let Some(p) = current {
+                if self.inner.holds_item(&server, crate::tool_trust::Item::prompt(&p)) {
+                    return Err(McpError::invalid_params(
+                        format!("The prompt \"{name}\" of \"{server}\" is held: it changed since it was approved, or a check flagged it. Review and approve it in Switchboard (or `switchboard approve {server}`)."),
+                        None,
+                    ));
+                }
+            }
+        }
         let mut params = request.clone();
         params.name = name;
         let req = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));

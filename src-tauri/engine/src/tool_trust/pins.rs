@@ -141,6 +141,11 @@ pub struct Pin {
     pub hash: String,
     /// The approved definition (canonical), to show what changed since.
     pub definition: Value,
+    /// Approved by trust on first use, not by the user: such an approval
+    /// never covers a high finding, even one that appears later (a tool
+    /// naming another server's tool once that server connects).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub automatic: bool,
 }
 
 /// The approvals of one server name under one identity.
@@ -173,13 +178,14 @@ impl PinFile {
         self.servers.get(server).is_some_and(|ids| ids.values().any(|p| !p.items.is_empty()))
     }
 
-    /// Pin `items` of `server` under `identity` (replacing their earlier pins).
-    pub fn approve(&mut self, server: &str, identity: &str, items: &[Item], at: u64) {
+    /// Pin `items` of `server` under `identity` (replacing their earlier
+    /// pins); `automatic`: by trust on first use rather than by the user.
+    pub fn approve(&mut self, server: &str, identity: &str, items: &[Item], at: u64, automatic: bool) {
         let ids = self.servers.entry(server.to_string()).or_default();
         let pins = ids.entry(identity.to_string()).or_default();
         pins.approved_at = at;
         for i in items {
-            pins.items.insert(i.key(), Pin { hash: i.hash(), definition: i.definition.clone() });
+            pins.items.insert(i.key(), Pin { hash: i.hash(), definition: i.definition.clone(), automatic });
         }
         if ids.len() > IDENTITIES_KEPT {
             let mut by_age: Vec<(u64, String)> = ids.iter().map(|(k, p)| (p.approved_at, k.clone())).collect();
@@ -302,14 +308,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data/tool-pins.json");
         let item = Item::tool(&tool("Echo it"));
-        update(&path, |p| p.approve("fx", "id1", std::slice::from_ref(&item), 1)).unwrap();
-        update(&path, |p| p.approve("gx", "id2", std::slice::from_ref(&item), 2)).unwrap();
+        update(&path, |p| p.approve("fx", "id1", std::slice::from_ref(&item), 1, false)).unwrap();
+        update(&path, |p| p.approve("gx", "id2", std::slice::from_ref(&item), 2, false)).unwrap();
         let (p, problem) = load(&path);
         assert!(problem.is_none());
         assert_eq!(p.get("fx", "id1").unwrap().items["tool:echo"].hash, item.hash());
         assert!(p.knows_name("gx") && !p.knows_name("hx"));
         std::fs::write(&path, "{ nope").unwrap();
-        let e = update(&path, |p| p.approve("fx", "id1", &[], 3)).unwrap_err();
+        let e = update(&path, |p| p.approve("fx", "id1", &[], 3, false)).unwrap_err();
         assert!(e.to_string().contains("tool-pins.json"), "{e}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ nope");
         assert!(load(&path).1.unwrap().contains("do not parse"));
