@@ -3,6 +3,7 @@
 //! The builder is generic over `tauri::Runtime` so the real app (Wry) and
 //! headless tests (`tauri::test::MockRuntime`) share one setup.
 
+pub mod catalog;
 pub mod commands;
 pub mod error;
 pub mod events;
@@ -53,6 +54,14 @@ pub const COMMANDS: &[&str] = &[
     "subscribe_resource",
     "unsubscribe_resource",
     "test_connection",
+    "registry_search",
+    "registry_server",
+    "check_runtime",
+    "install_server",
+    "keep_in_keychain",
+    "open_catalog_link",
+    "registry_settings",
+    "set_registry_url",
     "answer_elicitation",
     "sign_in",
     "cancel_sign_in",
@@ -131,6 +140,14 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine, sh
             commands::subscribe_resource,
             commands::unsubscribe_resource,
             commands::test_connection,
+            catalog::registry_search,
+            catalog::registry_server,
+            catalog::check_runtime,
+            catalog::install_server,
+            catalog::keep_in_keychain,
+            catalog::open_catalog_link,
+            catalog::registry_settings,
+            catalog::set_registry_url,
             commands::answer_elicitation,
             commands::sign_in,
             commands::cancel_sign_in,

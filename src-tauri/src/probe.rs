@@ -29,6 +29,8 @@ pub async fn probe(host: &Host, wanted: Wanted) -> Result<ProbeReport, CommandEr
     def.restart_policy = Some(RestartPolicy { max_restart_attempts: 0, ..RestartPolicy::default() });
     let limit = def.timeout.map(Duration::from_millis).unwrap_or(DEFAULT_TIMEOUT) + Duration::from_secs(2);
     let manager = Manager::new(ManagerOptions { cache_path: None, ..ManagerOptions::for_host(host) });
+    // Values kept in the keychain (`${keychain:NAME}`) and sign-ins resolve as at a real start.
+    manager.set_vault(Some(switchboard_engine::auth::vault::Vault::keychain()));
     let outcome = tokio::time::timeout(limit, async {
         manager.start(vec![Wanted { def, ..wanted }]).await;
         manager.settle().await;

@@ -1051,6 +1051,155 @@ pub struct ToolsApproved {
     pub forgotten: Vec<String>,
 }
 
+/// A registry answer taken from the disk cache: when it was fetched, and
+/// why the registry was not asked (the Catalog's offline note).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RegistryOffline {
+    pub fetched_at_ms: u64,
+    pub reason: String,
+}
+
+/// One server in the Catalog's results (issue 13).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogEntry {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    pub version: String,
+    pub status: String,
+    pub status_message: Option<String>,
+    pub package_kinds: Vec<String>,
+    pub local: bool,
+    pub remote: bool,
+    pub repository_url: Option<String>,
+    pub website_url: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogPage {
+    pub servers: Vec<CatalogEntry>,
+    pub next_cursor: Option<String>,
+    pub offline: Option<RegistryOffline>,
+    pub registry_url: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogVersion {
+    pub version: String,
+    pub status: String,
+    pub published_at: Option<String>,
+    pub is_latest: bool,
+}
+
+/// Which package or remote of a server.json an install form is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum InstallChoice {
+    Package { index: usize },
+    Remote { index: usize },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub enum InstallFieldGroup {
+    Env,
+    Header,
+    Argument,
+    Url,
+}
+
+/// One value an install form asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallField {
+    pub id: String,
+    pub key: String,
+    pub group: InstallFieldGroup,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub variable_of: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub description: Option<String>,
+    pub required: bool,
+    pub secret: bool,
+    pub format: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub default: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub placeholder: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub choices: Option<Vec<String>>,
+    pub repeated: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallForm {
+    pub choice: InstallChoice,
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub runtime: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub not_installable: Option<String>,
+    pub suggested_name: String,
+    pub fields: Vec<InstallField>,
+}
+
+/// One server in the Catalog's detail page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogServer {
+    pub entry: CatalogEntry,
+    pub versions: Vec<CatalogVersion>,
+    pub forms: Vec<InstallForm>,
+    /// The server.json, sent back unchanged with `install_server`.
+    #[ts(type = "unknown")]
+    pub server: Value,
+    pub offline: Option<RegistryOffline>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RuntimeCheck {
+    pub program: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub found: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub install_hint: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct InstallReport {
+    pub name: String,
+    pub source: String,
+    pub path: String,
+    pub kept_in_keychain: Vec<String>,
+    pub plain_text_secrets: bool,
+    pub replaced: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct RegistrySettings {
+    pub url: String,
+    pub saved: Option<String>,
+    pub from_env: Option<String>,
+    pub default_url: String,
+}
+
 /// What a failed command rejects with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct CommandErrorPayload {
@@ -1139,6 +1288,18 @@ pub fn typescript() -> String {
         ServerReview::decl(&cfg),
         TrustReport::decl(&cfg),
         ToolsApproved::decl(&cfg),
+        RegistryOffline::decl(&cfg),
+        CatalogEntry::decl(&cfg),
+        CatalogPage::decl(&cfg),
+        CatalogVersion::decl(&cfg),
+        InstallChoice::decl(&cfg),
+        InstallFieldGroup::decl(&cfg),
+        InstallField::decl(&cfg),
+        InstallForm::decl(&cfg),
+        CatalogServer::decl(&cfg),
+        RuntimeCheck::decl(&cfg),
+        InstallReport::decl(&cfg),
+        RegistrySettings::decl(&cfg),
         AppInfo::decl(&cfg),
         CommandErrorPayload::decl(&cfg),
     ];
@@ -1184,6 +1345,35 @@ pub(crate) mod tests {
         let mirror: T = serde_json::from_value(engine.clone()).unwrap_or_else(|e| panic!("{what}: the TS mirror cannot read {engine}: {e}"));
         let back = serde_json::to_value(&mirror).unwrap();
         assert_eq!(back, engine, "{what}: the TS mirror loses or renames fields");
+    }
+
+    /// The Catalog's shapes, from the engine's own values over every fixture server.json.
+    #[test]
+    fn mirrors_match_the_catalog() {
+        use switchboard_engine::registry::{install, ServerResponse};
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/registry");
+        let mut files = 0;
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let e: ServerResponse = serde_json::from_slice(&std::fs::read(f.unwrap().path()).unwrap()).unwrap();
+            for form in install::forms(&e.server) {
+                assert_mirrors::<InstallForm>("InstallForm", serde_json::to_value(&form).unwrap());
+            }
+            files += 1;
+        }
+        assert!(files >= 5);
+        let offline = switchboard_engine::registry::client::Offline { fetched_at_ms: 1, reason: "down".into() };
+        assert_mirrors::<RegistryOffline>("RegistryOffline", serde_json::to_value(&offline).unwrap());
+        let check = switchboard_engine::registry::apply::RuntimeCheck { program: "npx".into(), found: None, install_hint: Some("install Node.js".into()) };
+        assert_mirrors::<RuntimeCheck>("RuntimeCheck", serde_json::to_value(&check).unwrap());
+        let report = switchboard_engine::registry::apply::InstallReport { name: "w".into(), source: "switchboard".into(), path: "/p".into(), kept_in_keychain: vec!["w.K".into()], plain_text_secrets: false, replaced: false };
+        assert_mirrors::<InstallReport>("InstallReport", serde_json::to_value(&report).unwrap());
+        let entry = crate::catalog::CatalogEntry { name: "a/b".into(), title: None, description: "d".into(), version: "1".into(), status: "active".into(), status_message: None, package_kinds: vec!["npm".into()], local: true, remote: false, repository_url: Some("https://x".into()), website_url: None };
+        let page = crate::catalog::CatalogPage { servers: vec![entry.clone()], next_cursor: Some("c".into()), offline: Some(offline), registry_url: "https://r".into() };
+        assert_mirrors::<CatalogPage>("CatalogPage", serde_json::to_value(&page).unwrap());
+        let v = crate::catalog::CatalogVersion { version: "1".into(), status: "active".into(), published_at: None, is_latest: true };
+        assert_mirrors::<CatalogVersion>("CatalogVersion", serde_json::to_value(&v).unwrap());
+        let rs = crate::catalog::RegistrySettings { url: "u".into(), saved: None, from_env: Some("e".into()), default_url: "d".into() };
+        assert_mirrors::<RegistrySettings>("RegistrySettings", serde_json::to_value(&rs).unwrap());
     }
 
     #[test]

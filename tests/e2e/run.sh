@@ -61,8 +61,8 @@ if [ "$skip_build" != 1 ]; then
   timeout 2400 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-app --features custom-protocol
   step "Build the switchboard binary the app runs as its sidecar (next to switchboard-app)"
   timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-engine --bin switchboard
-  step "Build fixture-server and oauth-server"
-  timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-tests --bin fixture-server --bin oauth-server
+  step "Build fixture-server, oauth-server and registry-server"
+  timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-tests --bin fixture-server --bin oauth-server --bin registry-server
 fi
 APP_BIN="${E2E_APP:-$CARGO_TARGET_DIR/debug/switchboard-app}"  # E2E_APP: test another build
 FIXTURE_BIN="$CARGO_TARGET_DIR/debug/fixture-server"
@@ -78,12 +78,25 @@ rm -f "$ARTIFACTS"/*.png "$ARTIFACTS"/*.log
 # links, so "is anything of ours still running?" is `pgrep -f $BIN/`.
 ln -s "$APP_BIN" "$BIN/switchboard-app"
 ln -s "$FIXTURE_BIN" "$BIN/fixture-server"
+# The stand-in for the MCP Registry's API (catalog.test.mjs).
+ln -s "$CARGO_TARGET_DIR/debug/registry-server" "$BIN/registry-server"
 # The fixture clients' servers run npx, uvx, docker, ...: stubs that fail at
 # once, so the app never downloads or starts real third-party servers.
 for cmd in npx npm node uvx uv python python3 docker cargo bunx deno mcp-notes-server; do
   printf '#!/bin/sh\necho "e2e stub: %s is not available to the app under test" >&2\nexit 127\n' "$cmd" > "$RUN_DIR/stub-bin/$cmd"
   chmod +x "$RUN_DIR/stub-bin/$cmd"
 done
+# Except the fixture registry's npm packages (tests/fixtures/registry):
+# `npx -y @switchboard-fixtures/NAME@VERSION ARGS...` runs the fixture server
+# with ARGS, so a server installed from the Catalog really starts.
+cat > "$RUN_DIR/stub-bin/npx" <<STUB
+#!/bin/sh
+if [ "\$1" = "-y" ]; then
+  case "\$2" in @switchboard-fixtures/*) shift 2; exec "$BIN/fixture-server" "\$@" ;; esac
+fi
+echo "e2e stub: npx is not available to the app under test" >&2
+exit 127
+STUB
 FIXTURE_HOME="$(node "$E2E/lib/fixture-home.mjs" "$RUN_DIR/fixture" "$BIN/fixture-server")"
 echo "run dir $RUN_DIR; fixture home $FIXTURE_HOME"
 
@@ -153,6 +166,6 @@ echo "WebKitWebDriver on 127.0.0.1:$PORT (pid $DRIVER_PID)"
 step "node --test ${files[*]#"$ROOT/"}"
 export E2E_DRIVER_PORT="$PORT" E2E_RUN_DIR="$RUN_DIR" E2E_LAUNCHER="$E2E/launch-app.sh" \
   E2E_FIXTURE_SERVER="$BIN/fixture-server" E2E_ARTIFACTS="$ARTIFACTS" E2E_HOME="$FIXTURE_HOME" \
-  E2E_OAUTH_SERVER="$CARGO_TARGET_DIR/debug/oauth-server"
+  E2E_OAUTH_SERVER="$CARGO_TARGET_DIR/debug/oauth-server" E2E_REGISTRY_SERVER="$BIN/registry-server"
 # One file at a time: each file drives its own app window on the one display.
 timeout "${E2E_TEST_TIMEOUT:-900}" node --test --test-concurrency=1 --test-timeout=180000 "${files[@]}"

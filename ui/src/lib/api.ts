@@ -5,6 +5,12 @@
 import { invoke, isTauri, type InvokeArgs } from '@tauri-apps/api/core';
 import { listen, type EventCallback, type UnlistenFn } from '@tauri-apps/api/event';
 import type {
+  CatalogPage,
+  CatalogServer,
+  InstallChoice,
+  InstallReport,
+  RegistrySettings,
+  RuntimeCheck,
   AppInfo,
   ApprovalMode,
   Approved,
@@ -154,6 +160,26 @@ export const api = {
   getPrompt: (server: string, name: string, args: Json) => call<PromptResult>('get_prompt', { server, name, args }),
   subscribeResource: (server: string, uri: string) => call<void>('subscribe_resource', { server, uri }),
   unsubscribeResource: (server: string, uri: string) => call<void>('unsubscribe_resource', { server, uri }),
+  // ---- the Catalog: the MCP Registry (issue 13) ----
+  /** One page of servers matching `query` (latest versions; deleted ones left out). `offline` is set when these are cached results. */
+  registrySearch: (query: string, cursor?: string | null) => call<CatalogPage>('registry_search', { query, cursor: cursor ?? null }),
+  /** One server (a version, default the latest): its versions and an install form per package or remote. */
+  registryServer: (name: string, version?: string | null) => call<CatalogServer>('registry_server', { name, version: version ?? null }),
+  /** Whether `npx`, `uvx`, `docker` or `dnx` is installed, and what to install when not. */
+  checkRuntime: (program: string) => call<RuntimeCheck>('check_runtime', { program }),
+  /**
+   * Installs into `target`; into Switchboard's own list secrets go to the keychain.
+   * Fails with code `name_taken` (send `replace: true` to replace it) or `missing_values`.
+   */
+  installServer: (request: { server: unknown; choice: InstallChoice; name: string; target: string; values: Record<string, string>; replace?: boolean }) =>
+    call<InstallReport>('install_server', { request: { ...request, replace: request.replace ?? false } }),
+  /** Moves an env (`env`) or header (`header`) value of a server in Switchboard's own list into the keychain. */
+  keepInKeychain: (server: string, group: 'env' | 'header', key: string) => call<string>('keep_in_keychain', { server, group, key }),
+  /** Opens a repository or website link in the system browser (https, or http on this computer, only). */
+  openCatalogLink: (url: string) => call<void>('open_catalog_link', { url }),
+  registrySettings: () => call<RegistrySettings>('registry_settings'),
+  /** Saves the registry URL (`null`: the official registry). */
+  setRegistryUrl: (url: string | null) => call<RegistrySettings>('set_registry_url', { url }),
   testConnection: (def: ServerDef, source?: string) => call<ProbeReport>('test_connection', { def, source }),
   answerElicitation: (id: number, action: ElicitationAction, content?: Json) =>
     call<void>('answer_elicitation', { id, action, content: content ?? null }),

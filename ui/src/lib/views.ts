@@ -1,7 +1,7 @@
 // The app's top-level views and how a location hash maps to one.
 // Hash routing keeps deep links (`#/tools`) working under tauri:// without a router.
 
-export type ViewId = 'servers' | 'tools' | 'resources' | 'gateway' | 'sources' | 'logs' | 'history' | 'settings';
+export type ViewId = 'servers' | 'catalog' | 'tools' | 'resources' | 'gateway' | 'sources' | 'logs' | 'history' | 'settings';
 
 export interface ViewDef {
   id: ViewId;
@@ -12,6 +12,7 @@ export interface ViewDef {
 
 export const VIEWS: readonly ViewDef[] = [
   { id: 'servers', label: 'Servers', blurb: 'Every MCP server configured on this machine, and whether it is up.' },
+  { id: 'catalog', label: 'Catalog', blurb: 'Find servers in the MCP Registry and install them with a form: versions pinned, secrets in your keychain.' },
   { id: 'tools', label: 'Tools', blurb: 'What each server offers, under the name your clients see.' },
   { id: 'resources', label: 'Resources & prompts', blurb: 'Read what a connected server offers, follow resources as they change, and try its prompts.' },
   { id: 'gateway', label: 'Gateway', blurb: 'One MCP entry for every client: the servers Switchboard runs, signed in and supervised.' },

@@ -26,7 +26,11 @@ timeout?: number, auth?: AuthConfig, oauth?: OAuthApp, restartPolicy?: RestartPo
 
 export type ServerStatus = { "state": "connecting" } | { "state": "connected" } | { "state": "disabled" } | { "state": "failed", error: string, } | { "state": "needs-auth", message: string, } | { "state": "restarting", attempt: number, of: number, } | { "state": "disconnected" };
 
-export type ServerState = { name: string, status: ServerStatus, transport: Transport, source?: string, toolCount: number, deferred: boolean, pid?: number, binary?: string, transportUsed?: string, protocolVersion?: string, warnings: Array<string>, lastError?: string, diagnosis?: Diagnosis, restarts: number, };
+export type ServerState = { name: string, status: ServerStatus, transport: Transport, source?: string, toolCount: number, deferred: boolean, pid?: number, binary?: string, transportUsed?: string, protocolVersion?: string, warnings: Array<string>, lastError?: string, 
+/**
+ * Why it is not running, in plain words with what to do.
+ */
+diagnosis?: Diagnosis, restarts: number, };
 
 export type FailureClass = "command-not-found" | "not-executable" | "exited-at-once" | "missing-value" | "bad-folder" | "handshake-timeout" | "not-mcp" | "connection-refused" | "host-not-found" | "tls" | "wrong-url" | "unauthorized" | "protocol-mismatch" | "invalid-config" | "crashed" | "other";
 
@@ -243,6 +247,34 @@ known: boolean, items: Array<ItemReview>, removed: Array<RemovedItem>, findings:
 export type TrustReport = { servers: Array<ServerReview>, problem?: string, };
 
 export type ToolsApproved = { server: string, approved: Array<string>, forgotten: Array<string>, };
+
+export type RegistryOffline = { fetchedAtMs: number, reason: string, };
+
+export type CatalogEntry = { name: string, title: string | null, description: string, version: string, status: string, statusMessage: string | null, packageKinds: Array<string>, local: boolean, remote: boolean, repositoryUrl: string | null, websiteUrl: string | null, };
+
+export type CatalogPage = { servers: Array<CatalogEntry>, nextCursor: string | null, offline: RegistryOffline | null, registryUrl: string, };
+
+export type CatalogVersion = { version: string, status: string, publishedAt: string | null, isLatest: boolean, };
+
+export type InstallChoice = { "kind": "package", index: number, } | { "kind": "remote", index: number, };
+
+export type InstallFieldGroup = "env" | "header" | "argument" | "url";
+
+export type InstallField = { id: string, key: string, group: InstallFieldGroup, variableOf?: string, description?: string, required: boolean, secret: boolean, format: string, default?: string, placeholder?: string, choices?: Array<string>, repeated: boolean, };
+
+export type InstallForm = { choice: InstallChoice, label: string, runtime?: string, notInstallable?: string, suggestedName: string, fields: Array<InstallField>, };
+
+export type CatalogServer = { entry: CatalogEntry, versions: Array<CatalogVersion>, forms: Array<InstallForm>, 
+/**
+ * The server.json, sent back unchanged with `install_server`.
+ */
+server: unknown, offline: RegistryOffline | null, };
+
+export type RuntimeCheck = { program: string, found?: string, installHint?: string, };
+
+export type InstallReport = { name: string, source: string, path: string, keptInKeychain: Array<string>, plainTextSecrets: boolean, replaced: boolean, };
+
+export type RegistrySettings = { url: string, saved: string | null, fromEnv: string | null, defaultUrl: string, };
 
 export type AppInfo = { name: string, version: string, };
 
