@@ -79,6 +79,25 @@ pub fn server_logs(state: S<'_>, name: String) -> CommandResult<Vec<LogLine>> {
     state.engine.manager().logs(&name).ok_or_else(|| CommandError::new("not-found", format!("Unknown server \"{name}\"")))
 }
 
+/// What copying `name` from source `from` to source `to` would write.
+#[tauri::command]
+pub fn plan_copy(state: S<'_>, name: String, from: String, to: String) -> CommandResult<switchboard_engine::engine::CopyPlan> {
+    Ok(state.engine.plan_copy(&name, &from, &to)?)
+}
+
+/// Copy (or, with `moveIt`, move) a server into another client's file, in
+/// that client's format.
+#[tauri::command]
+pub async fn copy_server(state: S<'_>, name: String, from: String, to: String, move_it: bool) -> CommandResult<()> {
+    Ok(state.engine.copy_server(&name, &from, &to, move_it).await?)
+}
+
+/// Rename a server in its own file (checked against what the user saw).
+#[tauri::command]
+pub async fn rename_server(state: S<'_>, source: String, from: String, to: String, content_hash: Option<String>) -> CommandResult<()> {
+    Ok(state.engine.edit_seen(&source, ServerEdit::Rename { from, to }, content_hash.as_deref()).await?)
+}
+
 /// A plain-text report on a server for a bug report (no secret in it).
 #[tauri::command]
 pub fn diagnostic_report(state: S<'_>, name: String) -> CommandResult<String> {

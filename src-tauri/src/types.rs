@@ -192,6 +192,28 @@ pub struct ServerState {
     pub restarts: u32,
 }
 
+/// What "Copy to…" / "Move to…" would write, before anything is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct CopyPlan {
+    pub to: String,
+    pub client: String,
+    pub path: String,
+    pub creates_file: bool,
+    /// The entry as it will appear in the target file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub entry: Option<String>,
+    /// Why it cannot be written there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub refusal: Option<String>,
+    pub name_taken: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub restart_hint: Option<String>,
+}
+
 /// The class of a failed start (one per way a server fails to start).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "kebab-case")]
@@ -297,6 +319,10 @@ pub struct SourceInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub content_hash: Option<String>,
+    /// Its client reads the file only at start: what to do after a change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub restart_hint: Option<String>,
     /// The `ServerDef` fields (camelCase) this source's client can store.
     pub fields: Vec<String>,
     /// Set while the file exists but does not parse.
@@ -1222,6 +1248,7 @@ pub fn typescript() -> String {
         ServerStatus::decl(&cfg),
         ServerState::decl(&cfg),
         FailureClass::decl(&cfg),
+        CopyPlan::decl(&cfg),
         Diagnosis::decl(&cfg),
         ShadowedDef::decl(&cfg),
         TrustChange::decl(&cfg),
@@ -1401,6 +1428,22 @@ pub(crate) mod tests {
 
     /// Connect and disconnect Cursor through the engine: the list, the plan,
     /// the report and the disconnect report read back through the mirrors.
+    #[tokio::test]
+    async fn mirrors_match_a_copy_plan_and_restart_hints() {
+        use switchboard_engine::host::{Host, Os};
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_path_buf();
+        std::fs::create_dir_all(home.join(".cursor")).unwrap();
+        std::fs::write(home.join(".cursor/mcp.json"), r#"{"mcpServers":{"gh":{"command":"npx","args":["-y","x"]},"old":{"url":"https://o.example/sse","type":"sse"}}}"#).unwrap();
+        let host = Host { os: Os::Linux, home: home.clone(), vars: [("HOME".to_string(), home.display().to_string())].into(), system_root: home.join("sys") };
+        let engine = switchboard_engine::engine::Engine::new(host, switchboard_engine::manager::ManagerOptions { cache_path: None, process_records: None, ..Default::default() }, vec![]);
+        engine.rediscover();
+        assert_mirrors::<CopyPlan>("CopyPlan", serde_json::to_value(engine.plan_copy("gh", "cursor-user", "claude-desktop").unwrap()).unwrap());
+        assert_mirrors::<CopyPlan>("CopyPlan", serde_json::to_value(engine.plan_copy("old", "cursor-user", "codex-user").unwrap()).unwrap());
+        let desktop = engine.snapshot().source("claude-desktop").cloned().unwrap();
+        assert_mirrors::<SourceInfo>("SourceInfo", serde_json::to_value(&desktop).unwrap());
+    }
+
     #[test]
     fn mirrors_match_connect_reports() {
         use switchboard_engine::connect::{ConnectOptions, Via};

@@ -47,6 +47,10 @@ pub struct SourceInfo {
     /// Hex SHA-256 of the bytes read, for conflict checks on write.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_hash: Option<String>,
+    /// When its client only reads the file at start: what to do after a
+    /// change for the client to use it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart_hint: Option<&'static str>,
     /// The `ServerDef` fields (camelCase) this source's client can store;
     /// a form offers only these.
     pub fields: Vec<&'static str>,
@@ -442,6 +446,7 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, prev
             server_count: 0,
             warnings: vec![],
             content_hash: file.hash.map(|h| hex::encode(h.0)),
+            restart_hint: spec.client.restart_hint(),
             fields: spec.dialect.fields().iter().map(|f| f.as_str()).collect(),
             hash: file.hash,
             spec: Some(spec.clone()),

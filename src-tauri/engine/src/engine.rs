@@ -274,6 +274,32 @@ impl Engine {
         Ok(())
     }
 
+    /// What copying `name` from `from` to `to` would write, before anything
+    /// is written: the entry in the target client's format, or why that
+    /// client cannot hold this server.
+    pub fn plan_copy(&self, name: &str, from: &str, to: &str) -> Result<CopyPlan, EditError> {
+        let d = self.snapshot();
+        let target = d.source(to).ok_or_else(|| EditError::UnknownSource(to.into()))?;
+        let defs = || d.servers.iter().filter(|s| s.name() == name).flat_map(|s| s.definitions.iter());
+        let def = defs().find(|def| def.source == from).map(|def| def.def.clone()).ok_or_else(|| EditError::Invalid(format!("\"{name}\" is not defined in {from}")))?;
+        let taken = defs().any(|def| def.source == to);
+        let (entry, refusal) = match self.entry_text(to, &def) {
+            Ok(e) => (Some(e.text), None),
+            Err(e) => (None, Some(format!("{} cannot hold \"{name}\": {e}", target.client_name))),
+        };
+        let refusal = refusal.or_else(|| target.read_only.then(|| format!("{} is read-only here ({})", target.client_name, target.path.display())));
+        Ok(CopyPlan {
+            to: to.to_string(),
+            client: target.client_name.to_string(),
+            path: target.path.display().to_string(),
+            creates_file: !target.exists,
+            entry,
+            refusal,
+            name_taken: taken,
+            restart_hint: target.restart_hint.map(str::to_string),
+        })
+    }
+
     /// Copy or move a server to another source, in that client's format (G3).
     pub async fn copy_server(&self, name: &str, from: &str, to: &str, remove_source: bool) -> Result<(), EditError> {
         let _g = self.edits.lock().await;
@@ -635,4 +661,25 @@ impl Engine {
         }
         self.manager.shutdown().await;
     }
+}
+
+/// What "Copy to…" / "Move to…" would write (see [`Engine::plan_copy`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CopyPlan {
+    pub to: String,
+    pub client: String,
+    pub path: String,
+    pub creates_file: bool,
+    /// The entry as it will appear in the target file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// Why it cannot be written there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
+    /// The target already defines a server of this name (it would be refused).
+    pub name_taken: bool,
+    /// The target client reads its file only at start: what to do then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart_hint: Option<String>,
 }

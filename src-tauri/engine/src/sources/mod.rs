@@ -39,6 +39,25 @@ pub enum Client {
 }
 
 impl Client {
+    /// When this client reads its MCP servers from its files: the one table
+    /// the app's "restart to use it" notices come from. `None`: it notices
+    /// a change by itself. Where it could not be confirmed that a client
+    /// watches its file, it is taken to read it at start.
+    pub fn restart_hint(self) -> Option<&'static str> {
+        match self {
+            // Watch their files and reload servers on change.
+            Client::Switchboard | Client::Cursor | Client::Vscode | Client::Zed | Client::Cline | Client::Roo | Client::Continue => None,
+            Client::ClaudeDesktop => Some("Claude Desktop reads its config only when it starts: quit it completely and open it again"),
+            Client::ClaudeCode => Some("Claude Code reads its config when a session starts: start a new session (or run /mcp)"),
+            Client::Windsurf => Some("Windsurf reads its config at start: press Refresh in its MCP panel, or restart it"),
+            Client::Gemini => Some("Gemini CLI reads its config when it starts: start a new session"),
+            Client::Codex => Some("Codex reads its config when it starts: start a new session"),
+            Client::Goose => Some("goose reads its config when it starts: restart it"),
+            Client::Lmstudio => Some("LM Studio reads its config when it starts: restart it"),
+            Client::Fallback => None,
+        }
+    }
+
     pub fn display_name(self) -> &'static str {
         match self {
             Client::Switchboard => "Switchboard",

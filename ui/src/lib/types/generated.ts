@@ -34,6 +34,16 @@ diagnosis?: Diagnosis, restarts: number, };
 
 export type FailureClass = "command-not-found" | "not-executable" | "exited-at-once" | "missing-value" | "bad-folder" | "handshake-timeout" | "not-mcp" | "connection-refused" | "host-not-found" | "tls" | "wrong-url" | "unauthorized" | "protocol-mismatch" | "invalid-config" | "crashed" | "other";
 
+export type CopyPlan = { to: string, client: string, path: string, createsFile: boolean, 
+/**
+ * The entry as it will appear in the target file.
+ */
+entry?: string, 
+/**
+ * Why it cannot be written there.
+ */
+refusal?: string, nameTaken: boolean, restartHint?: string, };
+
 export type Diagnosis = { class: FailureClass, summary: string, detail: string, error: string, };
 
 export type ShadowedDef = { source: string, path: string, line?: number, transport: Transport, enabled: boolean, errors?: Array<string>, };
@@ -68,7 +78,7 @@ message: string, line?: number, column?: number,
  */
 lastGoodAt?: number, };
 
-export type SourceInfo = { id: string, client: Client, clientName: string, level: Level, path: string, format: Format, exists: boolean, readOnly: boolean, priority: number, project?: string, serverCount: number, warnings: Array<string>, contentHash?: string, 
+export type SourceInfo = { id: string, client: Client, clientName: string, level: Level, path: string, format: Format, exists: boolean, readOnly: boolean, priority: number, project?: string, serverCount: number, warnings: Array<string>, contentHash?: string, restartHint?: string, 
 /**
  * The `ServerDef` fields (camelCase) this source's client can store.
  */
