@@ -82,3 +82,29 @@ async fn install_keeps_the_secret_in_the_keychain_and_the_server_connects() -> a
     assert!(out.contains("not in the keychain"), "{out}");
     Ok(())
 }
+
+#[test]
+fn keychain_keep_moves_a_value_of_the_own_file_into_the_keychain() -> anyhow::Result<()> {
+    let home = tempfile::tempdir()?;
+    let own = home.path().join(".config/switchboard/servers.json");
+    std::fs::create_dir_all(own.parent().unwrap())?;
+    std::fs::write(&own, r#"{"mcpServers": {"notes": {"command": "x", "env": {"NOTES_TOKEN": "kept-9f2"}, "headers": {"Authorization": "Bearer hdr-77"}}}}"#)?;
+    let cli = |args: &[&str]| {
+        Command::new(BIN).args(args).env("HOME", home.path()).env("SWITCHBOARD_SYSTEM_ROOT", home.path().join("sys")).env_remove("XDG_CONFIG_HOME").env_remove("XDG_CACHE_HOME").output().unwrap()
+    };
+    let o = cli(&["keychain", "keep", "notes", "--env", "NOTES_TOKEN"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = cli(&["keychain", "keep", "notes", "--header", "Authorization"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&own)?)?;
+    assert_eq!(v["mcpServers"]["notes"]["env"]["NOTES_TOKEN"], "${keychain:notes.NOTES_TOKEN}");
+    assert_eq!(v["mcpServers"]["notes"]["headers"]["Authorization"], "${keychain:notes.header.Authorization}");
+    assert!(grep_tree(home.path(), "kept-9f2").is_empty() && grep_tree(home.path(), "hdr-77").is_empty());
+    assert_eq!(Vault::keychain().secret("notes.NOTES_TOKEN")?.as_deref(), Some("kept-9f2"));
+    assert_eq!(Vault::keychain().secret("notes.header.Authorization")?.as_deref(), Some("Bearer hdr-77"));
+    let o = cli(&["keychain", "keep", "notes", "--env", "NOTES_TOKEN"]);
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("kept in the keychain already"));
+    Vault::keychain().remove_secret("notes.NOTES_TOKEN")?;
+    Vault::keychain().remove_secret("notes.header.Authorization")?;
+    Ok(())
+}

@@ -75,7 +75,7 @@ pub enum InstallFailure {
     InvalidName(String),
     #[error(transparent)]
     Edit(#[from] EditError),
-    #[error("cannot keep the secrets of \"{name}\" in the keychain: {error}; nothing was installed")]
+    #[error("cannot keep the secrets of \"{name}\" in the keychain: {error}; nothing was written to a file")]
     Keychain { name: String, error: VaultError },
     #[error("{0}")]
     NotKept(String),
@@ -162,42 +162,11 @@ impl Engine {
     /// `header`) of `server` in Switchboard's own file into the keychain;
     /// the file then holds `${keychain:NAME}`. Returns NAME.
     pub async fn keep_in_keychain(&self, server: &str, group: &str, key: &str) -> Result<String, InstallFailure> {
-        let snap = self.snapshot();
-        let own = snap.sources.iter().find(|s| s.client == Client::Switchboard).ok_or_else(|| EditError::UnknownSource("switchboard".into()))?.clone();
-        let def = snap
-            .servers
-            .iter()
-            .flat_map(|s| s.definitions.iter())
-            .find(|d| d.source == own.id && d.def.name == server)
-            .map(|d| d.def.clone())
-            .ok_or_else(|| InstallFailure::NotKept(format!("\"{server}\" is not in Switchboard's own file ({}); only values there can be kept in the keychain — copy the server there first", own.path.display())))?;
-        let map = match group {
-            "env" => &def.env,
-            "header" => &def.headers,
-            other => return Err(InstallFailure::NotKept(format!("\"{other}\" is not env or header"))),
-        };
-        let raw = map.get(key).cloned().ok_or_else(|| InstallFailure::NotKept(format!("\"{server}\" has no {group} value named {key}")))?;
-        if raw.contains("${keychain:") {
-            return Err(InstallFailure::NotKept(format!("{group} {key} of \"{server}\" is already kept in the keychain")));
-        }
-        if raw.trim().is_empty() || raw.starts_with('!') || (raw.starts_with("${") && raw.ends_with('}') && raw.matches("${").count() == 1) {
-            return Err(InstallFailure::NotKept(format!("{group} {key} of \"{server}\" is a reference or a command, not a value; there is nothing to keep")));
-        }
-        let label = if group == "header" { format!("header.{key}") } else { key.to_string() };
-        let name = install::keychain_name(server, &label);
+        let keep = prepare_keep(&self.snapshot(), server, group, key)?;
         let vault = self.manager().vault().unwrap_or_else(Vault::keychain);
-        let (v, n) = (vault.clone(), name.clone());
-        tokio::task::spawn_blocking(move || v.put_secret(&n, &raw))
-            .await
-            .map_err(|e| VaultError::Keychain(e.to_string()))
-            .and_then(|r| r)
-            .map_err(|error| InstallFailure::Keychain { name: server.into(), error })?;
-        let mut new = def.clone();
-        let target = if group == "env" { &mut new.env } else { &mut new.headers };
-        target.insert(key.to_string(), install::keychain_ref(&name));
-        let patch = crate::config::ServerPatch::between(&def, &new);
-        self.edit(&own.id, ServerEdit::Patch { name: server.into(), patch }).await?;
-        Ok(name)
+        keep_value(&vault, &keep).await?;
+        self.edit(&keep.source, keep.edit()).await?;
+        Ok(keep.name)
     }
 }
 
@@ -271,4 +240,67 @@ pub async fn forget_secrets(vault: &Vault, p: &Prepared) {
     }
     let (v, names) = (vault.clone(), p.report.kept_in_keychain.clone());
     let _ = tokio::task::spawn_blocking(move || names.iter().for_each(|n| drop(v.remove_secret(n)))).await;
+}
+
+/// A value of Switchboard's own file about to move into the keychain.
+pub struct Keep {
+    /// The keychain name (`${keychain:NAME}`).
+    pub name: String,
+    pub server: String,
+    /// Switchboard's own source id.
+    pub source: String,
+    pub path: PathBuf,
+    value: String,
+    before: crate::config::ServerDef,
+    after: crate::config::ServerDef,
+}
+
+impl Keep {
+    /// The writer's edit: only that value changes.
+    pub fn edit(&self) -> ServerEdit {
+        ServerEdit::Patch { name: self.server.clone(), patch: crate::config::ServerPatch::between(&self.before, &self.after) }
+    }
+}
+
+/// Check that env var or header `key` (`group`: `env` or `header`) of
+/// `server` is a value in Switchboard's own file that can be kept in the
+/// keychain (not a reference, a command or kept already).
+pub fn prepare_keep(snap: &crate::discovery::Discovery, server: &str, group: &str, key: &str) -> Result<Keep, InstallFailure> {
+    let own = snap.sources.iter().find(|s| s.client == Client::Switchboard).ok_or_else(|| EditError::UnknownSource("switchboard".into()))?;
+    let def = snap
+        .servers
+        .iter()
+        .flat_map(|s| s.definitions.iter())
+        .find(|d| d.source == own.id && d.def.name == server)
+        .map(|d| d.def.clone())
+        .ok_or_else(|| InstallFailure::NotKept(format!("\"{server}\" is not in Switchboard's own file ({}); only values there can be kept in the keychain (copy the server there first)", own.path.display())))?;
+    let map = match group {
+        "env" => &def.env,
+        "header" => &def.headers,
+        other => return Err(InstallFailure::NotKept(format!("\"{other}\" is neither env nor header"))),
+    };
+    let raw = map.get(key).cloned().ok_or_else(|| InstallFailure::NotKept(format!("\"{server}\" has no {group} value named {key} in {}", own.path.display())))?;
+    if raw.contains(crate::auth::secrets::KEYCHAIN_REF) {
+        return Err(InstallFailure::NotKept(format!("{group} {key} of \"{server}\" is kept in the keychain already")));
+    }
+    let only_ref = raw.starts_with("${") && raw.ends_with('}') && raw.matches("${").count() == 1;
+    if raw.trim().is_empty() || raw.starts_with('!') || only_ref {
+        return Err(InstallFailure::NotKept(format!("{group} {key} of \"{server}\" is a reference or a command, not a value: there is nothing to keep")));
+    }
+    let label = if group == "header" { format!("header.{key}") } else { key.to_string() };
+    let name = install::keychain_name(server, &label);
+    let mut after = def.clone();
+    let target = if group == "env" { &mut after.env } else { &mut after.headers };
+    target.insert(key.to_string(), install::keychain_ref(&name));
+    Ok(Keep { name, server: server.into(), source: own.id.clone(), path: own.path.clone(), value: raw, before: def, after })
+}
+
+/// Put the value in the keychain (before the file refers to it).
+pub async fn keep_value(vault: &Vault, keep: &Keep) -> Result<(), InstallFailure> {
+    let (v, n, value) = (vault.clone(), keep.name.clone(), keep.value.clone());
+    tokio::task::spawn_blocking(move || v.put_secret(&n, &value))
+        .await
+        .map_err(|e| VaultError::Keychain(e.to_string()))
+        .and_then(|r| r)
+        .map_err(|error| InstallFailure::Keychain { name: keep.server.clone(), error })
 }

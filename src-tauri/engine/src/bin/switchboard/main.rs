@@ -318,6 +318,18 @@ pub(crate) enum Command {
         #[arg(long, value_name = "URL")]
         registry: Option<String>,
     },
+    /// Keep a value of a server in Switchboard's own file in the OS keychain
+    /// instead: `switchboard keychain keep SERVER --env KEY` (or `--header
+    /// NAME`). The file then holds ${keychain:SERVER.KEY}, read at each launch.
+    Keychain {
+        #[arg(value_parser = ["keep"])]
+        action: String,
+        server: String,
+        #[arg(long, conflicts_with = "header", required_unless_present = "header")]
+        env: Option<String>,
+        #[arg(long)]
+        header: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -468,6 +480,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(registry::install(&host, &mut settings, &o, i))?;
+        }
+        Command::Keychain { action: _, server, env, header } => {
+            let (group, key) = match (env, header) {
+                (Some(k), _) => ("env", k),
+                (None, Some(h)) => ("header", h),
+                (None, None) => anyhow::bail!("give --env KEY or --header NAME"),
+            };
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(registry::keep(&host, &mut settings, &o, &server, group, &key))?;
         }
         Command::Discover { json } => {
             let d = discover(&host, &settings, &o);

@@ -289,3 +289,16 @@ pub async fn install(host: &Host, settings: &mut Settings, o: &DiscoverOptions, 
     }
     Ok(())
 }
+
+/// `switchboard keychain keep SERVER --env KEY | --header NAME`.
+pub async fn keep(host: &Host, settings: &mut Settings, o: &DiscoverOptions, server: &str, group: &str, key: &str) -> anyhow::Result<()> {
+    let d = discover(host, settings, o);
+    let keep = apply::prepare_keep(&d, server, group, key)?;
+    let vault = switchboard_engine::auth::vault::Vault::keychain();
+    apply::keep_value(&vault, &keep).await?;
+    let spec = d.source(&keep.source).and_then(|s| s.spec.clone()).ok_or_else(|| anyhow::anyhow!("Switchboard's own file is not among the sources"))?;
+    let seen = d.source(&keep.source).and_then(|s| s.hash);
+    Writer::new(host, settings).apply(&spec, keep.edit(), seen)?;
+    println!("Kept {group} {key} of \"{server}\" in the OS keychain ({}); {} now holds ${{keychain:{}}}", vault.describe(), keep.path.display(), keep.name);
+    Ok(())
+}
