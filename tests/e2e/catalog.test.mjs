@@ -14,10 +14,14 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import {
-  startApp, gotoView, byTestId, fill, waitForStatus, screenshot, eventually, readJson, exists, timeBox, clickUntil,
+  startApp, gotoView, byTestId, fill, waitForStatus, screenshot, eventually, readJson, exists, timeBox, clickUntil, E2E, processesMatching,
 } from './lib/app.mjs';
 
+/** Two animation frames: what the DOM holds is painted before a screenshot. */
+const painted = (b) => b.executeAsync((done) => requestAnimationFrame(() => requestAnimationFrame(() => done())));
+
 const SECRET = 'e2e-weather-key-5b3f';
+const NOTES_TOKEN = 'e2e-notes-token-77c1';
 let app;
 let registry;
 let registryUrl;
@@ -39,6 +43,8 @@ before(async () => {
   registry = await startRegistry();
   registryUrl = registry.url;
   app = await startApp('catalog', {
+    // A server of Switchboard's own list with a token written in the file.
+    extraServers: { notes: { command: E2E.fixtureServer, args: ['--name', 'notes', '--require-env', 'NOTES_TOKEN'], env: { NOTES_TOKEN: NOTES_TOKEN } } },
     prepare: (fx) => {
       const settings = fs.existsSync(fx.settings) ? readJson(fx.settings) : {};
       settings.registryUrl = registryUrl;
@@ -110,6 +116,7 @@ test('search, open, fill the generated form, install: the server connects with i
   const test = await byTestId(b, 'catalog-test-result');
   await eventually(b, async () => /Connected to "weather"/.test(await test.getText()), 'Test connection of the installed server succeeded', 30_000);
   assert.ok(!(await b.getPageSource()).includes(SECRET), 'the secret is nowhere in the page');
+  await painted(b);
   await screenshot(b, 'catalog-installed');
 
   await gotoView(b, 'servers');
@@ -128,6 +135,32 @@ test('a server whose runtime is missing is explained and not installed', async (
   assert.match(said, /dnx is not installed on this computer/);
   assert.match(said, /\.NET 10 SDK/);
   assert.equal(await (await byTestId(b, 'catalog-install')).isEnabled(), false, 'Install is not offered without the runtime');
+  await painted(b);
   await screenshot(b, 'catalog-missing-runtime');
   assert.ok(!readJson(app.fx.servers).mcpServers['dotnet-notes']);
+});
+
+test("a value already in Switchboard's list moves into the keychain and the server still starts", async () => {
+  const b = app.browser;
+  await gotoView(b, 'servers');
+  await waitForStatus(b, 'notes', 'connected', { timeout: 30_000 });
+  const row = await byTestId(b, 'server-row-notes', { timeout: 20_000 });
+  const notesPids = () => processesMatching('--require-env NOTES_TOKEN').map((p) => p.pid);
+  const before = notesPids();
+  assert.equal(before.length, 1, 'notes runs once');
+  const keepId = 'keep-in-keychain-notes-env-NOTES_TOKEN';
+  await clickUntil(b, row, () => exists(b, keepId), 'the detail of notes opens');
+  await clickUntil(b, await byTestId(b, keepId), () => exists(b, 'in-keychain-notes-env-NOTES_TOKEN'), 'NOTES_TOKEN is kept in the keychain');
+  const text = fs.readFileSync(app.fx.servers, 'utf8');
+  assert.equal(JSON.parse(text).mcpServers.notes.env.NOTES_TOKEN, '${keychain:notes.NOTES_TOKEN}');
+  assert.ok(!text.includes(NOTES_TOKEN), 'the token left the file');
+  // Restarted with the changed definition, it gets the token from the keychain
+  // (the fixture server exits at once without it).
+  await eventually(b, async () => {
+    const now = notesPids();
+    return now.length === 1 && now[0] !== before[0];
+  }, 'notes was restarted with its new definition', 20_000);
+  await waitForStatus(b, 'notes', 'connected', { timeout: 30_000 });
+  const pid = notesPids()[0];
+  assert.equal(fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((kv) => kv.startsWith('NOTES_TOKEN=')), `NOTES_TOKEN=${NOTES_TOKEN}`, 'the value came back from the keychain');
 });

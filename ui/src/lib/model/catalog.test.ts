@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { InstallField, InstallForm, SourceInfo } from '../types';
-import { debounce, fieldError, fieldLabel, formErrors, freeName, hasSecretValues, initialValues, inputKind, installTargets, nameError, offlineNote, runtimeNote, selectOptions } from './catalog';
+import { debounce, keepable, fieldError, fieldLabel, formErrors, freeName, hasSecretValues, initialValues, inputKind, installTargets, nameError, offlineNote, runtimeNote, selectOptions } from './catalog';
 
 const field = (over: Partial<InstallField>): InstallField => ({ id: 'env:K', key: 'K', group: 'env', required: false, secret: false, format: 'string', repeated: false, ...over });
 
@@ -99,5 +99,16 @@ describe('targets and search', () => {
     expect(fn).toHaveBeenCalledTimes(1);
     expect(fn).toHaveBeenCalledWith('wea');
     vi.useRealTimers();
+  });
+});
+
+describe('keep in keychain', () => {
+  it('offers it for written values only', () => {
+    expect(keepable('ghp_abc')).toBe(true);
+    expect(keepable('Bearer ghp_abc')).toBe(true);
+    expect(keepable('${GITHUB_TOKEN}')).toBe(false);
+    expect(keepable('!op read op://x')).toBe(false);
+    expect(keepable('${keychain:gh.TOKEN}')).toBe(false);
+    expect(keepable('')).toBe(false);
   });
 });

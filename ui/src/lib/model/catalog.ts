@@ -127,3 +127,15 @@ export function debounce<A extends unknown[]>(fn: (...args: A) => void, ms: numb
   d.cancel = () => timer && clearTimeout(timer);
   return d;
 }
+
+/**
+ * Whether an env or header value of Switchboard's own file can be kept in
+ * the keychain: a value written out, not a `${…}` reference, a `!command`,
+ * or a value kept there already.
+ */
+export function keepable(value: string): boolean {
+  const v = value.trim();
+  if (!v || v.startsWith('!') || v.includes('${keychain:')) return false;
+  if (/^\$\{[^}]+\}$/.test(v)) return false;
+  return true;
+}
