@@ -279,6 +279,68 @@ pub async fn sign_in_status(state: S<'_>, name: String) -> CommandResult<SignInS
     Ok(SignInStatus { signed_in: state.engine.is_signed_in(&name).await, store: switchboard_engine::auth::vault::Keychain.describe(), unavailable })
 }
 
+/// Where sign-ins and OAuth app secrets are kept, and why not, if they cannot be.
+fn keychain(state: &AppState) -> (String, Option<String>) {
+    let vault = state.engine.manager().vault().unwrap_or_else(switchboard_engine::auth::vault::Vault::keychain);
+    (vault.describe(), vault.probe_writable().err().map(|e| e.to_string()))
+}
+
+/// The signed-in accounts view: every sign-in kept for a configured server
+/// (nothing secret in it) and the keychain they are kept in.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountList {
+    pub accounts: Vec<switchboard_engine::auth::accounts::Account>,
+    /// `Secret Service`, `macOS Keychain`, …
+    pub store: String,
+    /// Why nothing can be kept there right now, if so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+}
+
+#[tauri::command]
+pub async fn list_accounts(state: S<'_>) -> CommandResult<AccountList> {
+    let (store, unavailable) = keychain(&state);
+    Ok(AccountList { accounts: state.engine.accounts().await, store, unavailable })
+}
+
+/// Sign out of every listed sign-in; returns the servers signed out.
+#[tauri::command]
+pub async fn sign_out_everywhere(state: S<'_>) -> CommandResult<Vec<String>> {
+    Ok(state.engine.sign_out_everywhere().await?)
+}
+
+/// Keep `secret` as the client secret of `name`'s pre-registered OAuth app
+/// in the keychain (never in a file); `null` or empty deletes it.
+#[tauri::command]
+pub async fn set_oauth_client_secret(state: S<'_>, name: String, secret: Option<String>) -> CommandResult<()> {
+    Ok(state.engine.set_oauth_client_secret(&name, secret).await?)
+}
+
+/// Whether a client secret is kept for a server's OAuth app (never the secret).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientSecretStatus {
+    pub stored: bool,
+    pub store: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+}
+
+#[tauri::command]
+pub async fn oauth_client_secret_status(state: S<'_>, name: String) -> CommandResult<ClientSecretStatus> {
+    let (store, unavailable) = keychain(&state);
+    Ok(ClientSecretStatus { stored: state.engine.has_oauth_client_secret(&name).await, store, unavailable })
+}
+
+/// What a server asked for when it answered `insufficient_scope` (the
+/// scopes and its reason), shown before the browser opens again; `null`
+/// when its last answer was not that.
+#[tauri::command]
+pub fn step_up(state: S<'_>, name: String) -> Option<switchboard_engine::auth::accounts::StepUp> {
+    state.engine.step_up(&name)
+}
+
 /// Every write Switchboard made to a file, newest first (the History view).
 #[tauri::command]
 pub async fn list_history(state: S<'_>) -> CommandResult<Vec<HistoryEntry>> {

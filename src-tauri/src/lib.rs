@@ -15,6 +15,9 @@ pub mod tool_calls;
 pub mod tray;
 pub mod types;
 
+#[cfg(test)]
+mod account_tests;
+
 use switchboard_engine::engine::Engine;
 use switchboard_engine::host::Host;
 use tauri::{Manager, RunEvent};
@@ -70,6 +73,11 @@ pub const COMMANDS: &[&str] = &[
     "cancel_sign_in",
     "sign_out",
     "sign_in_status",
+    "list_accounts",
+    "sign_out_everywhere",
+    "set_oauth_client_secret",
+    "oauth_client_secret_status",
+    "step_up",
     "entry_text",
     "parse_entry_text",
     "list_history",
@@ -159,6 +167,11 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine, sh
             commands::cancel_sign_in,
             commands::sign_out,
             commands::sign_in_status,
+            commands::list_accounts,
+            commands::sign_out_everywhere,
+            commands::set_oauth_client_secret,
+            commands::oauth_client_secret_status,
+            commands::step_up,
             commands::entry_text,
             commands::parse_entry_text,
             commands::list_history,
@@ -233,7 +246,7 @@ mod tests {
         invoke_on(&t.webview, cmd, args)
     }
 
-    fn invoke_on(webview: &tauri::WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    pub(crate) fn invoke_on(webview: &tauri::WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
         let request = InvokeRequest {
             cmd: cmd.into(),
             callback: tauri::ipc::CallbackFn(0),

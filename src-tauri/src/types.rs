@@ -505,6 +505,57 @@ pub struct SignInStatus {
     pub unavailable: Option<String>,
 }
 
+/// One stored sign-in (`list_accounts`): nothing secret in it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct Account {
+    /// The server (keychain record) the sign-in belongs to.
+    pub server: String,
+    /// The URL it was made for.
+    pub resource: String,
+    /// The authorization server that issued it.
+    pub issuer: Option<String>,
+    pub client_id: String,
+    pub scopes: Vec<String>,
+    /// Seconds since 1970.
+    pub signed_in_at: Option<u64>,
+    /// When the access token expires (seconds since 1970).
+    pub expires_at: Option<u64>,
+    pub has_refresh_token: bool,
+    /// The servers that use it.
+    pub used_by: Vec<String>,
+}
+
+/// `list_accounts`: the sign-ins and the keychain they are kept in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountList {
+    pub accounts: Vec<Account>,
+    pub store: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub unavailable: Option<String>,
+}
+
+/// `oauth_client_secret_status`: whether a server's OAuth app has a secret in the keychain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientSecretStatus {
+    pub stored: bool,
+    pub store: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub unavailable: Option<String>,
+}
+
+/// `step_up`: the scopes a server's `insufficient_scope` answer asks for, and its reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct StepUp {
+    pub scopes: Vec<String>,
+    pub reason: Option<String>,
+}
+
 /// The payload of `engine://event`: an engine event or one of the app's own.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "kebab-case")]
@@ -1269,6 +1320,10 @@ pub fn typescript() -> String {
         LogLine::decl(&cfg),
         SignInPhase::decl(&cfg),
         SignInStatus::decl(&cfg),
+        Account::decl(&cfg),
+        AccountList::decl(&cfg),
+        ClientSecretStatus::decl(&cfg),
+        StepUp::decl(&cfg),
         EngineEvent::decl(&cfg),
         ResourceInfo::decl(&cfg),
         ResourceTemplateInfo::decl(&cfg),

@@ -51,8 +51,8 @@ pub struct SourceInfo {
     /// change for the client to use it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub restart_hint: Option<&'static str>,
-    /// The `ServerDef` fields (camelCase) this source's client can store;
-    /// a form offers only these.
+    /// The `ServerDef` fields (camelCase) this source's client can store,
+    /// then the `oauth.*` members it has a place for; a form offers only these.
     pub fields: Vec<&'static str>,
     #[serde(skip)]
     pub hash: Option<ContentHash>,
@@ -447,7 +447,7 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, prev
             warnings: vec![],
             content_hash: file.hash.map(|h| hex::encode(h.0)),
             restart_hint: spec.client.restart_hint(),
-            fields: spec.dialect.fields().iter().map(|f| f.as_str()).collect(),
+            fields: spec.dialect.fields().iter().map(|f| f.as_str()).chain(spec.dialect.oauth_fields()).collect(),
             hash: file.hash,
             spec: Some(spec.clone()),
             parse_error: None,

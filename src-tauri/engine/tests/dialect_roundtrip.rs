@@ -207,3 +207,28 @@ fn fields_list_what_each_client_can_store() {
         }
     }
 }
+
+/// The OAuth app members a form may offer per client: Claude Code keeps
+/// the port (not a redirect URI), Gemini the redirect URI (not a port), VS
+/// Code and Zed only the client id, Cursor nothing; each listed member is
+/// written when set.
+#[test]
+fn oauth_fields_list_the_members_each_client_writes() {
+    assert_eq!(Dialect::Switchboard.oauth_fields(), ["oauth.clientId", "oauth.callbackPort", "oauth.scopes", "oauth.redirectUri"]);
+    assert_eq!(Dialect::ClaudeCode.oauth_fields(), ["oauth.clientId", "oauth.callbackPort", "oauth.scopes"]);
+    assert_eq!(Dialect::Gemini.oauth_fields(), ["oauth.clientId", "oauth.scopes", "oauth.redirectUri"]);
+    assert_eq!(Dialect::Vscode.oauth_fields(), ["oauth.clientId"]);
+    assert_eq!(Dialect::Zed.oauth_fields(), ["oauth.clientId"]);
+    assert!(Dialect::Standard.oauth_fields().is_empty());
+    let app = switchboard_engine::config::OAuthApp { client_id: Some("id".into()), callback_port: Some(8765), scopes: vec!["a".into()], redirect_uri: Some("http://localhost:8765/cb".into()), client_secret: Some("never".into()) };
+    for d in Dialect::ALL {
+        let mut def = ServerDef::remote("r", Transport::Http, "https://mcp.example.com/mcp");
+        def.oauth = Some(app.clone());
+        let Ok(entry) = d.to_entry(&def) else { continue };
+        let entry = Value::Object(entry);
+        let written = d.parse_entry("r", &entry).def.oauth.unwrap_or_default();
+        let got: Vec<&str> = [("oauth.clientId", written.client_id.is_some()), ("oauth.callbackPort", written.callback_port.is_some()), ("oauth.scopes", !written.scopes.is_empty()), ("oauth.redirectUri", written.redirect_uri.is_some())].into_iter().filter(|(_, on)| *on).map(|(k, _)| k).collect();
+        assert_eq!(got, d.oauth_fields(), "{d:?} writes exactly its oauth fields: {entry}");
+        assert!(!entry.to_string().contains("never"), "{d:?} wrote the secret: {entry}");
+    }
+}

@@ -5,6 +5,7 @@
 import { invoke, isTauri, type InvokeArgs } from '@tauri-apps/api/core';
 import { listen, type EventCallback, type UnlistenFn } from '@tauri-apps/api/event';
 import type {
+  AccountList,
   CatalogPage,
   CatalogServer,
   InstallChoice,
@@ -16,6 +17,7 @@ import type {
   Approved,
   CallOutcome,
   ClientConnection,
+  ClientSecretStatus,
   CommandErrorPayload,
   ConnectPlan,
   CopyPlan,
@@ -37,6 +39,7 @@ import type {
   ServerView,
   SignInStatus,
   SourceInfo,
+  StepUp,
   ToolIndex,
   ToolsApproved,
   TrustReport,
@@ -192,6 +195,20 @@ export const api = {
   cancelSignIn: (name: string) => call<void>('cancel_sign_in', { name }),
   signOut: (name: string) => call<void>('sign_out', { name }),
   signInStatus: (name: string) => call<SignInStatus>('sign_in_status', { name }),
+  /** Every sign-in kept for a configured server (nothing secret), and the keychain they are in. */
+  listAccounts: () => call<AccountList>('list_accounts'),
+  /** Signs out of every listed sign-in; resolves to the servers signed out. */
+  signOutEverywhere: () => call<string[]>('sign_out_everywhere'),
+  /**
+   * Keeps the client secret of a server's pre-registered OAuth app in the
+   * keychain (never in a file); `null` deletes it.
+   */
+  setOAuthClientSecret: (name: string, secret: string | null) =>
+    call<void>('set_oauth_client_secret', { name, secret }),
+  /** Whether a client secret is kept for the server's OAuth app (never the secret itself). */
+  oauthClientSecretStatus: (name: string) => call<ClientSecretStatus>('oauth_client_secret_status', { name }),
+  /** The scopes and reason of the server's last `insufficient_scope` answer; null when it asked for none. */
+  stepUp: (name: string) => call<StepUp | null>('step_up', { name }),
   /** Every write Switchboard made to a file, newest first. */
   listHistory: () => call<HistoryEntry[]>('list_history'),
   /** Fails with code `conflict` (naming the file) when the file changed since Switchboard wrote it. */

@@ -349,6 +349,19 @@ impl Dialect {
         Field::ALL.into_iter().filter(|f| self.can_store(*f)).collect()
     }
 
+    /// The members of `oauth` this client's file has a place for, as
+    /// `oauth.clientId`, `oauth.callbackPort`, `oauth.scopes`,
+    /// `oauth.redirectUri` (a form offers only these; the secret is never
+    /// written, so it is not one of them).
+    pub fn oauth_fields(self) -> Vec<&'static str> {
+        let Some(o) = self.spelling().oauth else { return vec![] };
+        let mut out = vec!["oauth.clientId"];
+        out.extend(o.callback_port.map(|_| "oauth.callbackPort"));
+        out.extend(o.scopes.map(|_| "oauth.scopes"));
+        out.extend(o.redirect_uri.map(|_| "oauth.redirectUri"));
+        out
+    }
+
     /// Every key of an entry this dialect reads; everything else is the
     /// user's (or the client's) and is never touched.
     pub fn owned_keys(self) -> Vec<&'static str> {

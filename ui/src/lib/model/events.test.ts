@@ -35,6 +35,8 @@ describe('applyEvent', () => {
     expect(d.signIns.remote).toEqual({ state: 'failed', error: 'OAuth flow timed out. Please try again.' });
     applyEvent(d, { type: 'sign-in', server: 'remote', phase: { state: 'signed-in' } });
     expect(d.signIns.remote.state).toBe('signed-in');
+    applyEvent(d, { type: 'sign-in', server: 'remote', phase: { state: 'signed-out' } });
+    expect(d.signInEvents).toBe(4);
   });
 
   it('updates a known server in place without a reload', () => {

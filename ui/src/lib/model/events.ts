@@ -25,6 +25,8 @@ export interface EngineData {
   promptListVersion: Record<string, number>;
   /** Per server, the last sign-in step seen (`starting` until the engine says more). */
   signIns: Record<string, SignInPhase | { state: 'starting' }>;
+  /** Bumped by every sign-in event (signed in, out, failed…): the accounts view lists again. */
+  signInEvents: number;
   /** The first discovery and startup gate finished. */
   ready: boolean;
   /** The app's HTTP gateway, whole, as last reported (null until known). */
@@ -34,7 +36,7 @@ export interface EngineData {
 export type Reload = 'servers' | 'sources' | 'tools' | 'projects' | 'gateway';
 
 export function emptyData(): EngineData {
-  return { servers: [], logs: {}, elicitations: [], resourceUpdates: {}, resourceListVersion: {}, promptListVersion: {}, signIns: {}, ready: false, gateway: null };
+  return { servers: [], logs: {}, elicitations: [], resourceUpdates: {}, resourceListVersion: {}, promptListVersion: {}, signIns: {}, signInEvents: 0, ready: false, gateway: null };
 }
 
 // The gateway's status is not among them: every gateway event carries it
@@ -106,6 +108,7 @@ export function applyEvent(data: EngineData, ev: EngineEvent, now: number = Date
       break;
     case 'sign-in':
       data.signIns[ev.server] = ev.phase;
+      data.signInEvents++;
       break;
     case 'gateway':
       data.gateway = ev.status;

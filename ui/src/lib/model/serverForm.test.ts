@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BOTH_ERROR, emptyForm, fromDef, nameError, parseQuickAdd, splitCommandLine, startFrom, toDef, TOKEN_ERROR, validateForm } from './serverForm';
+import { BOTH_ERROR, emptyForm, fromDef, hasOAuthApp, loopbackRedirect, nameError, oauthErrors, parsePort, parseQuickAdd, redirectFor, splitCommandLine, startFrom, toDef, TOKEN_ERROR, validateForm } from './serverForm';
 import type { ServerDef } from '../types';
 import { moveItem } from './sources';
 
@@ -113,5 +113,84 @@ describe('server form', () => {
   it('moves sources for the priority list', () => {
     expect(moveItem(['a', 'b', 'c'], 2, 0)).toEqual(['c', 'a', 'b']);
     expect(moveItem(['a', 'b', 'c'], 0, 5)).toEqual(['a', 'b', 'c']);
+  });
+});
+
+// A server as `claude mcp add --transport http --client-id ID --callback-port 8765 linear URL`
+// writes it, read by the engine; the Gemini one has a secret written by hand.
+const claudeApp = (): ServerDef => ({
+  name: 'linear',
+  transport: 'http',
+  url: 'https://mcp.linear.app/mcp',
+  enabled: true,
+  oauth: { clientId: 'ID', callbackPort: 8765 },
+});
+const CLAUDE_FIELDS = ['command', 'args', 'env', 'cwd', 'url', 'headers', 'oauth', 'oauth.clientId', 'oauth.callbackPort', 'oauth.scopes'];
+
+describe('the OAuth app section', () => {
+  it('shows what the file has and gives it back untouched', () => {
+    const f = fromDef(claudeApp());
+    expect(f.oauth).toEqual({ clientId: 'ID', callbackPort: '8765', scopes: '', redirectUri: '' });
+    expect(toDef(f, startFrom(claudeApp()), CLAUDE_FIELDS)).toEqual(claudeApp());
+    expect(redirectFor(f.oauth)).toBe('http://localhost:8765/callback');
+    expect(hasOAuthApp(f.oauth)).toBe(true);
+    expect(hasOAuthApp(emptyForm().oauth)).toBe(false);
+  });
+
+  it('writes the members the user changed, scopes as a list, and removes an emptied app', () => {
+    const f = fromDef(claudeApp());
+    f.oauth.scopes = '  read   write ';
+    f.oauth.callbackPort = '9000';
+    expect(toDef(f, startFrom(claudeApp()), CLAUDE_FIELDS).oauth).toEqual({ clientId: 'ID', callbackPort: 9000, scopes: ['read', 'write'] });
+    const cleared = fromDef(claudeApp());
+    cleared.oauth = { clientId: ' ', callbackPort: '', scopes: '', redirectUri: '' };
+    expect(toDef(cleared, startFrom(claudeApp()), CLAUDE_FIELDS).oauth).toBeUndefined();
+  });
+
+  it('adds an app to a new remote server; never to a stdio one or a client without the field', () => {
+    const f = { ...emptyForm(), name: 'r', transport: 'http' as const, url: 'https://r.example/mcp' };
+    f.oauth.clientId = 'abc';
+    f.oauth.callbackPort = '8765';
+    expect(toDef(f).oauth).toEqual({ clientId: 'abc', callbackPort: 8765 });
+    expect(toDef(f, undefined, ['url', 'headers']).oauth).toBeUndefined();
+    expect(toDef({ ...f, transport: 'stdio', url: '', command: 'x' }).oauth).toBeUndefined();
+  });
+
+  it('keeps a secret written in the file by hand, and never takes one from the form', () => {
+    const gemini: ServerDef = { name: 'g', transport: 'http', url: 'https://g.example/mcp', enabled: true, oauth: { clientId: 'gem', clientSecret: '${GEM_SECRET}', redirectUri: 'http://localhost:7777/oauth/callback' } };
+    const f = fromDef(gemini);
+    expect(JSON.stringify(f)).not.toContain('GEM_SECRET');
+    f.oauth.scopes = 'a';
+    expect(toDef(f, startFrom(gemini)).oauth).toEqual({ clientId: 'gem', redirectUri: 'http://localhost:7777/oauth/callback', scopes: ['a'], clientSecret: '${GEM_SECRET}' });
+    expect(toDef(fromDef(gemini), startFrom(gemini))).toEqual(gemini);
+  });
+
+  it('validates ports, redirect URIs, scopes and a secret without a client ID, with what to do', () => {
+    const remote = (o: Partial<ReturnType<typeof emptyForm>['oauth']>, secret = '') =>
+      validateForm({ ...emptyForm(), name: 'r', transport: 'http', url: 'https://r.example/mcp', oauth: { ...emptyForm().oauth, ...o } }, [], undefined, secret);
+    expect(remote({ clientId: 'id', callbackPort: '8765', scopes: 'read write:all' })).toEqual({});
+    for (const bad of ['0', '65536', '80a', '-1', '8.5']) expect(remote({ callbackPort: bad })['oauth.callbackPort']).toMatch(/from 1 to 65535/);
+    expect(remote({ callbackPort: '65535' })).toEqual({});
+    expect(remote({ clientId: 'has space' })['oauth.clientId']).toMatch(/no spaces/);
+    expect(remote({ scopes: 'read,write' })['oauth.scopes']).toMatch(/spaces, not commas/);
+    expect(remote({ scopes: 'read "x"' })['oauth.scopes']).toMatch(/“"x"” is not a scope/);
+    expect(remote({ redirectUri: 'https://example.com/cb' })['oauth.redirectUri']).toMatch(/localhost:PORT/);
+    expect(remote({ redirectUri: 'http://localhost/cb' })['oauth.redirectUri']).toMatch(/localhost:PORT/);
+    expect(remote({ redirectUri: 'http://localhost:7777/oauth/callback', callbackPort: '8765' })['oauth.callbackPort']).toMatch(/uses port 7777/);
+    expect(remote({}, 's3cret')['oauth.clientSecret']).toMatch(/enter the client ID too/);
+    expect(remote({ clientId: 'id' }, 's3cret')).toEqual({});
+    // Local servers have no OAuth app; a client without the field is not checked.
+    expect(validateForm({ ...emptyForm(), name: 'l', command: 'x', oauth: { ...emptyForm().oauth, callbackPort: '0' } })).toEqual({});
+    expect(oauthErrors({ ...emptyForm().oauth, callbackPort: '0' }, ['url'])).toEqual({});
+  });
+
+  it('reads ports and loopback redirect URIs like the engine', () => {
+    expect(parsePort(' 8765 ')).toBe(8765);
+    expect(parsePort('')).toBeNull();
+    expect(loopbackRedirect('http://127.0.0.1:9000/oauth/cb')).toEqual({ port: 9000, path: '/oauth/cb' });
+    expect(loopbackRedirect('http://[::1]:9000/')).toEqual({ port: 9000, path: '/' });
+    expect(loopbackRedirect('http://example.com:9000/')).toBeNull();
+    expect(loopbackRedirect('not a url')).toBeNull();
+    expect(redirectFor({ clientId: '', callbackPort: '', scopes: '', redirectUri: '' })).toBeNull();
   });
 });

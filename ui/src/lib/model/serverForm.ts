@@ -4,12 +4,27 @@
 // An edit starts from the definition as the file had it and changes only the
 // fields the user touched: everything the form does not show (auth,
 // restartPolicy, fields only the client knows) travels along untouched.
+//
+// A remote server's pre-registered OAuth app (issue 17) is part of the
+// form; its client secret is not: it goes to the keychain, never into the
+// definition, so it is validated here but kept by the form component.
 
-import type { ServerDef, Transport } from '../types';
+import type { OAuthApp, ServerDef, Transport } from '../types';
 
 export interface Pair {
   key: string;
   value: string;
+}
+
+/** A remote server's pre-registered OAuth app, as the form edits it. */
+export interface OAuthForm {
+  clientId: string;
+  /** The port of the app's redirect URI http://localhost:PORT/callback; empty: any free port. */
+  callbackPort: string;
+  /** Space-separated; empty: what the server asks for. */
+  scopes: string;
+  /** The exact registered redirect URI, for clients that keep one (Gemini CLI). */
+  redirectUri: string;
 }
 
 export interface ServerForm {
@@ -28,10 +43,15 @@ export interface ServerForm {
   enabled: boolean;
   /** Tool names the client runs without asking, one per line. */
   autoApprove: string;
+  oauth: OAuthForm;
+}
+
+export function emptyOAuth(): OAuthForm {
+  return { clientId: '', callbackPort: '', scopes: '', redirectUri: '' };
 }
 
 export function emptyForm(): ServerForm {
-  return { name: '', transport: 'stdio', command: '', args: '', env: [], cwd: '', url: '', headers: [], timeout: '', enabled: true, autoApprove: '' };
+  return { name: '', transport: 'stdio', command: '', args: '', env: [], cwd: '', url: '', headers: [], timeout: '', enabled: true, autoApprove: '', oauth: emptyOAuth() };
 }
 
 export const NAME_RULE = /^[A-Za-z0-9_.-]{1,100}$/;
@@ -46,8 +66,8 @@ export function nameError(name: string): string | null {
   return null;
 }
 
-/** Field → message; empty when the form can be saved. */
-export function validateForm(f: ServerForm, existingNames: string[] = [], fields?: readonly string[]): Record<string, string> {
+/** Field → message; empty when the form can be saved. `secret`: the client secret typed into the OAuth app section. */
+export function validateForm(f: ServerForm, existingNames: string[] = [], fields?: readonly string[], secret = ''): Record<string, string> {
   const errors: Record<string, string> = {};
   const n = nameError(f.name);
   if (n) errors.name = n;
@@ -66,12 +86,90 @@ export function validateForm(f: ServerForm, existingNames: string[] = [], fields
   for (const [field, pairs] of [['env', f.env], ['headers', f.headers]] as const) {
     if (pairs.some((p) => p.key.trim() === '' && p.value.trim() !== '')) errors[field] = 'Every value needs a name.';
   }
+  if (f.transport !== 'stdio') Object.assign(errors, oauthErrors(f.oauth, fields, secret));
   return errors;
 }
 
+/** A port number as typed: 1–65535, or null. */
+export function parsePort(text: string): number | null {
+  const t = text.trim();
+  if (!/^\d{1,5}$/.test(t)) return null;
+  const n = Number(t);
+  return n >= 1 && n <= 65535 ? n : null;
+}
+
+/**
+ * The port and path of a redirect URI Switchboard can receive the sign-in
+ * at (http on localhost, 127.0.0.1 or [::1] with an explicit port), as the
+ * engine's `loopback_redirect`; null for any other.
+ */
+export function loopbackRedirect(uri: string): { port: number; path: string } | null {
+  let u: URL;
+  try {
+    u = new URL(uri.trim());
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'http:' || !['localhost', '127.0.0.1', '[::1]'].includes(u.hostname) || u.port === '') return null;
+  return { port: Number(u.port), path: u.pathname || '/' };
+}
+
+/** A scope token (RFC 6749 §3.3): printable ASCII without space, `"` or `\`. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+/** The OAuth app section's errors, by `oauth.<member>` (and `oauth.clientSecret`). */
+export function oauthErrors(o: OAuthForm, fields?: readonly string[], secret = ''): Record<string, string> {
+  const errors: Record<string, string> = {};
+  if (!supports(fields, 'oauth')) return errors;
+  const id = o.clientId.trim();
+  if (/\s/.test(id)) errors['oauth.clientId'] = 'A client ID has no spaces: copy it exactly as the provider shows it.';
+  const port = o.callbackPort.trim();
+  if (port !== '' && parsePort(port) === null) {
+    errors['oauth.callbackPort'] = 'A port from 1 to 65535: the one in the redirect URI you registered (http://localhost:PORT/callback).';
+  }
+  const uri = o.redirectUri.trim();
+  if (uri !== '') {
+    const r = loopbackRedirect(uri);
+    if (!r) errors['oauth.redirectUri'] = 'Use http://localhost:PORT/… (or 127.0.0.1): Switchboard receives the sign-in on this computer.';
+    else if (parsePort(port) !== null && parsePort(port) !== r.port) {
+      errors['oauth.callbackPort'] = `The redirect URI uses port ${r.port}: use the same port here, or leave this empty.`;
+    }
+  }
+  const scopes = o.scopes.trim();
+  if (scopes.includes(',')) errors['oauth.scopes'] = 'Separate scopes with spaces, not commas.';
+  else {
+    const bad = scopes.split(/\s+/).find((t) => t !== '' && !SCOPE_TOKEN.test(t));
+    if (bad !== undefined) errors['oauth.scopes'] = `“${bad}” is not a scope: scopes are words of letters, digits and punctuation, separated by spaces.`;
+  }
+  if (secret.trim() !== '' && id === '') errors['oauth.clientSecret'] = 'A client secret goes with a client ID: enter the client ID too.';
+  return errors;
+}
+
+/** The redirect URI to register with the provider for this app, if it has a fixed one. */
+export function redirectFor(o: OAuthForm): string | null {
+  if (o.redirectUri.trim() !== '') return o.redirectUri.trim();
+  const port = parsePort(o.callbackPort);
+  return port === null ? null : `http://localhost:${port}/callback`;
+}
+
+/** Whether the form names an OAuth app (any member set). */
+export function hasOAuthApp(o: OAuthForm): boolean {
+  return Object.values(o).some((v) => v.trim() !== '');
+}
+
 /** Fields a client may lack; the form shows them disabled there (never "saved" to nowhere). */
-export type OptionalField = 'cwd' | 'timeout' | 'autoApprove' | 'env' | 'headers';
-const OPTIONAL: readonly string[] = ['cwd', 'timeout', 'autoApprove', 'env', 'headers'] satisfies OptionalField[];
+export type OptionalField =
+  | 'cwd'
+  | 'timeout'
+  | 'autoApprove'
+  | 'env'
+  | 'headers'
+  | 'oauth'
+  | 'oauth.clientId'
+  | 'oauth.callbackPort'
+  | 'oauth.scopes'
+  | 'oauth.redirectUri';
+const OPTIONAL: readonly string[] = ['cwd', 'timeout', 'autoApprove', 'env', 'headers', 'oauth'] satisfies OptionalField[];
 
 /** Whether a source's client can store `field` (`fields` unknown: assume it can). */
 export function supports(fields: readonly string[] | undefined, field: OptionalField): boolean {
@@ -97,10 +195,10 @@ export function cloneDef<T extends ServerDef>(def: T): T {
   return JSON.parse(JSON.stringify(def)) as T;
 }
 
-type FormKey = 'name' | 'transport' | 'enabled' | 'timeout' | 'autoApprove' | 'command' | 'args' | 'env' | 'cwd' | 'url' | 'headers';
+type FormKey = 'name' | 'transport' | 'enabled' | 'timeout' | 'autoApprove' | 'command' | 'args' | 'env' | 'cwd' | 'url' | 'headers' | 'oauth';
 const SHARED: FormKey[] = ['name', 'transport', 'enabled', 'timeout', 'autoApprove'];
 const STDIO_ONLY: FormKey[] = ['command', 'args', 'env', 'cwd'];
-const REMOTE_ONLY: FormKey[] = ['url', 'headers'];
+const REMOTE_ONLY: FormKey[] = ['url', 'headers', 'oauth'];
 
 const pairsToRecord = (pairs: Pair[]) =>
   Object.fromEntries(pairs.filter((p) => p.key.trim() !== '').map((p) => [p.key.trim(), p.value]));
@@ -134,7 +232,23 @@ function formValue(f: ServerForm, key: FormKey): unknown {
     }
     case 'timeout':
       return orUnset(Number(f.timeout.trim()), f.timeout.trim() === '');
+    case 'oauth':
+      return oauthApp(f.oauth);
   }
+}
+
+/** The OAuth app the form's members say (never a secret); undefined when none is set. */
+function oauthApp(o: OAuthForm): OAuthApp | undefined {
+  const app: OAuthApp = {};
+  const id = o.clientId.trim();
+  const port = parsePort(o.callbackPort);
+  const scopes = o.scopes.split(/\s+/).filter((t) => t !== '');
+  const uri = o.redirectUri.trim();
+  if (id) app.clientId = id;
+  if (port !== null) app.callbackPort = port;
+  if (scopes.length) app.scopes = scopes;
+  if (uri) app.redirectUri = uri;
+  return orUnset(app, Object.keys(app).length === 0);
 }
 
 /** Deep equality; object keys in any order, arrays in order. */
@@ -170,8 +284,13 @@ export function toDef(f: ServerForm, start: FormStart = blankStart(), fields?: r
   }
   for (const key of [...SHARED, ...(stdio ? STDIO_ONLY : REMOTE_ONLY)]) {
     if (OPTIONAL.includes(key) && !supports(fields, key as OptionalField)) continue;
-    const value = formValue(f, key);
-    if (!sameValue(value, formValue(start.form, key))) setField(def, key, value);
+    let value = formValue(f, key);
+    if (sameValue(value, formValue(start.form, key))) continue;
+    // A secret written in the file by hand (`${VAR}`) stays with the app:
+    // Switchboard never writes one, and never drops one either.
+    const written = start.def.oauth?.clientSecret;
+    if (key === 'oauth' && written !== undefined) value = { ...(value as OAuthApp | undefined), clientSecret: written };
+    setField(def, key, value);
   }
   return def;
 }
@@ -190,6 +309,12 @@ export function fromDef(d: ServerDef): ServerForm {
     timeout: d.timeout === undefined ? '' : String(d.timeout),
     enabled: d.enabled,
     autoApprove: (d.autoApprove ?? []).join('\n'),
+    oauth: {
+      clientId: d.oauth?.clientId ?? '',
+      callbackPort: d.oauth?.callbackPort === undefined ? '' : String(d.oauth.callbackPort),
+      scopes: (d.oauth?.scopes ?? []).join(' '),
+      redirectUri: d.oauth?.redirectUri ?? '',
+    },
   };
 }
 

@@ -16,6 +16,18 @@ function trace(what: string) {
   t?.push({ what, at: Date.now() });
 }
 
+/** What a notice's button does. */
+export interface NoticeAction {
+  label: string;
+  run: () => void;
+}
+
+export interface Notice {
+  kind: 'error' | 'ok';
+  text: string;
+  action?: NoticeAction;
+}
+
 class EngineStore {
   data = $state<EngineData>(emptyData());
   sources = $state<SourceInfo[]>([]);
@@ -24,8 +36,10 @@ class EngineStore {
   /** Set once the first lists have loaded (before the servers connect). */
   loaded = $state(false);
   error = $state<CommandError | null>(null);
-  /** Last action's failure, shown as a toast. */
-  notice = $state<{ kind: 'error' | 'ok'; text: string } | null>(null);
+  /** Last action's failure, shown as a toast, with a button to act on it when there is one. */
+  notice = $state<Notice | null>(null);
+  /** Per server, why its last sign-in failed (cleared when a new one starts). */
+  signInErrors = $state<Record<string, { code: string; message: string }>>({});
 
   #pending = new Set<Reload>();
   #started = false;
@@ -175,19 +189,23 @@ class EngineStore {
   /**
    * Sign in to a remote server (SPEC U8): the engine opens the authorization
    * page in the system browser and reports progress as `sign-in` events; this
-   * resolves when the flow ends. A failure is shown as a notice.
+   * resolves when the flow ends. A failure is shown as a notice, with the
+   * button `actions` gives for its error code (if any).
    */
-  async signIn(name: string): Promise<boolean> {
+  async signIn(name: string, actions: Record<string, NoticeAction> = {}): Promise<boolean> {
     this.data.signIns[name] = { state: 'starting' };
+    delete this.signInErrors[name];
     try {
       await api.signIn(name);
       this.notice = { kind: 'ok', text: `Signed in to "${name}"` };
       return true;
     } catch (e) {
       const text = e instanceof Error ? e.message : String(e);
+      const code = e instanceof CommandError ? e.code : 'unknown';
       this.data.signIns[name] = { state: 'failed', error: text };
+      this.signInErrors[name] = { code, message: text };
       // A cancelled sign-in is the user's own choice: no error toast.
-      if (!(e instanceof CommandError && e.code === 'oauth_cancelled')) this.notice = { kind: 'error', text };
+      if (code !== 'oauth_cancelled') this.notice = { kind: 'error', text, action: actions[code] };
       return false;
     }
   }

@@ -18,6 +18,17 @@ class Navigation {
   go(view: ViewId, sub?: string | null) {
     location.hash = hashFor(view, sub);
   }
+
+  /**
+   * A server's Edit form asked for from elsewhere (a sign-in that needs an
+   * OAuth app): the Servers view opens it, at `section`, and clears this.
+   */
+  editRequest = $state<{ server: string; section?: 'oauth' } | null>(null);
+
+  editServer(server: string, section?: 'oauth') {
+    this.editRequest = { server, section };
+    this.go('servers', server);
+  }
 }
 
 export const navigation = new Navigation();

@@ -78,7 +78,11 @@ message: string, line?: number, column?: number,
  */
 lastGoodAt?: number, };
 
-export type SourceInfo = { id: string, client: Client, clientName: string, level: Level, path: string, format: Format, exists: boolean, readOnly: boolean, priority: number, project?: string, serverCount: number, warnings: Array<string>, contentHash?: string, restartHint?: string, 
+export type SourceInfo = { id: string, client: Client, clientName: string, level: Level, path: string, format: Format, exists: boolean, readOnly: boolean, priority: number, project?: string, serverCount: number, warnings: Array<string>, contentHash?: string, 
+/**
+ * Its client reads the file only at start: what to do after a change.
+ */
+restartHint?: string, 
 /**
  * The `ServerDef` fields (camelCase) this source's client can store.
  */
@@ -133,6 +137,38 @@ kind: string, text: string, };
 export type SignInPhase = { "state": "waiting", url: string, } | { "state": "signed-in" } | { "state": "signed-out" } | { "state": "failed", error: string, };
 
 export type SignInStatus = { signedIn: boolean, store: string, unavailable?: string, };
+
+export type Account = { 
+/**
+ * The server (keychain record) the sign-in belongs to.
+ */
+server: string, 
+/**
+ * The URL it was made for.
+ */
+resource: string, 
+/**
+ * The authorization server that issued it.
+ */
+issuer: string | null, clientId: string, scopes: Array<string>, 
+/**
+ * Seconds since 1970.
+ */
+signedInAt: number | null, 
+/**
+ * When the access token expires (seconds since 1970).
+ */
+expiresAt: number | null, hasRefreshToken: boolean, 
+/**
+ * The servers that use it.
+ */
+usedBy: Array<string>, };
+
+export type AccountList = { accounts: Array<Account>, store: string, unavailable?: string, };
+
+export type ClientSecretStatus = { stored: boolean, store: string, unavailable?: string, };
+
+export type StepUp = { scopes: Array<string>, reason: string | null, };
 
 export type EngineEvent = { "type": "status", server: string, status: ServerStatus, } | { "type": "tools", server: string, count: number, deferred: boolean, } | { "type": "log", server: string, lines: Array<LogLine>, } | { "type": "warning", server: string, message: string, } | { "type": "removed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "resources-changed", server: string, } | { "type": "prompts-changed", server: string, } | { "type": "reconciled", report: ReconcileReport, } | { "type": "elicitation", id: number, server: string, message: string, schema: JsonSchema, } | { "type": "source-changed", source: string, path: string, } | { "type": "discovery-changed", servers: number, warnings: number, } | { "type": "sign-in", server: string, phase: SignInPhase, } | { "type": "ready", report: StartupReport, } | { "type": "resync" } | { "type": "gateway", status: GatewayStatus, } | { "type": "approvals" };
 
