@@ -39,6 +39,7 @@ const COMMANDS: &[&str] = &[
     "open_catalog_link",
     "registry_settings",
     "set_registry_url",
+    "pick_path",
     "answer_elicitation",
     "sign_in",
     "cancel_sign_in",

@@ -215,3 +215,20 @@ pub fn set_registry_url(state: S<'_>, url: Option<String>) -> CommandResult<Regi
     state.engine.set_registry_url(url).map_err(install_error)?;
     Ok(registry_settings(state))
 }
+
+/// A native file (or, with `directory`, folder) picker for an install
+/// form's file-path field; `None` when the user cancelled. Opened from Rust,
+/// so the webview gets no general dialog permission.
+#[tauri::command]
+pub async fn pick_path<R: tauri::Runtime>(app: tauri::AppHandle<R>, directory: bool) -> Option<String> {
+    use tauri_plugin_dialog::DialogExt;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let dialog = app.dialog().file();
+    if directory {
+        dialog.pick_folder(move |p| drop(tx.send(p)));
+    } else {
+        dialog.pick_file(move |p| drop(tx.send(p)));
+    }
+    let picked = rx.await.ok().flatten()?;
+    picked.into_path().ok().map(|p| p.to_string_lossy().into_owned())
+}

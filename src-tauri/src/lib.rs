@@ -68,6 +68,7 @@ pub const COMMANDS: &[&str] = &[
     "open_catalog_link",
     "registry_settings",
     "set_registry_url",
+    "pick_path",
     "answer_elicitation",
     "sign_in",
     "cancel_sign_in",
@@ -114,6 +115,7 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine, sh
     let gateway = gateway::AppGateway::new(state.engine.clone());
     builder
         .plugin(tauri_plugin_opener::init())
+        .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_shell::init())
         .manage(state)
         .manage(gateway.clone())
@@ -162,6 +164,7 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine, sh
             catalog::open_catalog_link,
             catalog::registry_settings,
             catalog::set_registry_url,
+            catalog::pick_path,
             commands::answer_elicitation,
             commands::sign_in,
             commands::cancel_sign_in,

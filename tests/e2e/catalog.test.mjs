@@ -54,14 +54,19 @@ before(async () => {
   });
 });
 
+const ended = (child) => child.exitCode !== null || child.signalCode !== null;
+
 after(async () => {
-  // First: closing the app checks that nothing started from the run's bin folder is left.
-  if (registry) {
-    const exited = registry.child.exitCode !== null ? Promise.resolve() : new Promise((r) => registry.child.once('exit', r));
-    registry.child.kill('SIGTERM');
-    await timeBox(exited, 10_000, 'registry-server exit');
+  try {
+    // First: closing the app checks that nothing started from the run's bin folder is left.
+    if (registry && !ended(registry.child)) {
+      const exited = new Promise((r) => registry.child.once('exit', r));
+      registry.child.kill('SIGTERM');
+      await timeBox(exited, 10_000, 'registry-server exit');
+    }
+  } finally {
+    if (app) await app.close();
   }
-  if (app) await app.close();
 });
 
 const WEATHER = 'io.github.switchboard-fixtures/weather';
@@ -163,4 +168,22 @@ test("a value already in Switchboard's list moves into the keychain and the serv
   await waitForStatus(b, 'notes', 'connected', { timeout: 30_000 });
   const pid = notesPids()[0];
   assert.equal(fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((kv) => kv.startsWith('NOTES_TOKEN=')), `NOTES_TOKEN=${NOTES_TOKEN}`, 'the value came back from the keychain');
+});
+
+test('offline, the Catalog shows the cached results and says from when', async () => {
+  const b = app.browser;
+  const exited = new Promise((r) => registry.child.once('exit', r));
+  registry.child.kill('SIGTERM');
+  await timeBox(exited, 10_000, 'registry-server exit');
+  await gotoView(b, 'catalog');
+  const back = await exists(b, 'catalog-back');
+  if (back) await (await byTestId(b, 'catalog-back')).click();
+  await fill(await byTestId(b, 'catalog-search', { displayed: true }), 'weath');
+  const note = await byTestId(b, 'catalog-offline', { timeout: 15_000 });
+  const said = await note.getText();
+  assert.match(said, /could not be reached/);
+  assert.match(said, /Showing what was fetched on/);
+  await byTestId(b, `catalog-result-${WEATHER}`);
+  await painted(b);
+  await screenshot(b, 'catalog-offline');
 });

@@ -184,6 +184,8 @@ export const api = {
   keepInKeychain: (server: string, group: 'env' | 'header', key: string) => call<string>('keep_in_keychain', { server, group, key }),
   /** Opens a repository or website link in the system browser (https, or http on this computer, only). */
   openCatalogLink: (url: string) => call<void>('open_catalog_link', { url }),
+  /** A native file (or folder) picker; `null` when the user cancelled. */
+  pickPath: (directory: boolean) => call<string | null>('pick_path', { directory }),
   registrySettings: () => call<RegistrySettings>('registry_settings'),
   /** Saves the registry URL (`null`: the official registry). */
   setRegistryUrl: (url: string | null) => call<RegistrySettings>('set_registry_url', { url }),

@@ -81,8 +81,9 @@ describe('notes', () => {
 
 describe('targets and search', () => {
   it("lists Switchboard's own list first, then user files, then projects", () => {
-    const s = (id: string, client: SourceInfo['client'], level: SourceInfo['level'], readOnly = false) => ({ id, client, level, readOnly }) as SourceInfo;
-    const got = installTargets([s('cursor-project:/p', 'cursor', 'project'), s('cursor-user', 'cursor', 'user'), s('switchboard', 'switchboard', 'user'), s('managed', 'claude-code', 'managed'), s('ro', 'zed', 'user', true)]);
+    const s = (id: string, client: SourceInfo['client'], level: SourceInfo['level'], readOnly = false, project?: string) => ({ id, client, level, readOnly, project }) as SourceInfo;
+    const sources = [s('cursor-project:/p', 'cursor', 'project', false, '/p'), s('mcp-json:/q', 'fallback', 'project', false, '/q'), s('cursor-project:/u', 'cursor', 'project', false, '/u'), s('cursor-user', 'cursor', 'user'), s('switchboard', 'switchboard', 'user'), s('managed', 'claude-code', 'managed'), s('ro', 'zed', 'user', true)];
+    const got = installTargets(sources, [{ path: '/p', trusted: true }, { path: '/u', trusted: false }]);
     expect(got.map((x) => x.id)).toEqual(['switchboard', 'cursor-user', 'cursor-project:/p']);
   });
 

@@ -3,7 +3,7 @@
 // type. The form's fields come from the engine (`InstallForm`), generated
 // from the server.json of the chosen package or remote.
 
-import type { InstallField, InstallForm, RegistryOffline, RuntimeCheck, SourceInfo } from '../types';
+import type { InstallField, InstallForm, ProjectFolder, RegistryOffline, RuntimeCheck, SourceInfo } from '../types';
 
 export type Values = Record<string, string>;
 
@@ -111,8 +111,9 @@ export function hasSecretValues(form: InstallForm, values: Values): boolean {
 }
 
 /** Where an install can go: Switchboard's own list first, then clients' user files, then trusted projects' files. */
-export function installTargets(sources: SourceInfo[]): SourceInfo[] {
-  const ok = sources.filter((s) => !s.readOnly && s.level !== 'managed' && s.client !== 'fallback');
+export function installTargets(sources: SourceInfo[], projects: ProjectFolder[]): SourceInfo[] {
+  const trusted = new Set(projects.filter((p) => p.trusted).map((p) => p.path));
+  const ok = sources.filter((s) => !s.readOnly && s.level !== 'managed' && s.client !== 'fallback' && (!s.project || trusted.has(s.project)));
   const rank = (s: SourceInfo) => (s.client === 'switchboard' ? 0 : s.level === 'user' ? 1 : 2);
   return [...ok].sort((a, b) => rank(a) - rank(b));
 }
