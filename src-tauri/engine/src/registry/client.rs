@@ -272,7 +272,15 @@ impl RegistryClient {
 
     async fn fetch_once(&self, url: &url::Url) -> std::result::Result<serde_json::Value, (RegistryError, Option<Duration>)> {
         let unreachable = |e: reqwest::Error| {
-            let message = if e.is_timeout() { "timed out".to_string() } else { error_chain(&e) };
+            // Short and in plain words: the URL is shown elsewhere, the chain's last cause says what failed.
+            let e = e.without_url();
+            let message = if e.is_timeout() {
+                "timed out".to_string()
+            } else if e.is_connect() {
+                format!("could not connect: {}", root_cause(&e))
+            } else {
+                error_chain(&e)
+            };
             (RegistryError::Unreachable { url: self.base_url().to_string(), message }, None)
         };
         let mut resp = self.http.get(url.clone()).header("accept", "application/json").send().await.map_err(unreachable)?;
@@ -295,6 +303,15 @@ impl RegistryClient {
         }
         serde_json::from_slice(&body).map_err(|e| (RegistryError::Malformed { url: url.to_string(), message: e.to_string() }, None))
     }
+}
+
+/// The innermost cause's text (`Connection refused (os error 111)`).
+fn root_cause(e: &dyn std::error::Error) -> String {
+    let mut cur: &dyn std::error::Error = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {
