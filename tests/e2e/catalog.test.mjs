@@ -106,6 +106,13 @@ test('search, open, fill the generated form, install: the server connects with i
   assert.equal(await (await byTestId(b, 'catalog-install')).isEnabled(), false, 'Install waits for the required secret');
   await fill(secret, SECRET);
   await byTestId(b, 'catalog-keychain-note');
+  // Into Cursor's file the secret would be plain text: said, with Switchboard's list offered instead.
+  await (await byTestId(b, 'catalog-target')).selectByAttribute('value', 'cursor-user');
+  const warning = await byTestId(b, 'catalog-plaintext-warning');
+  assert.match(await warning.getText(), /Cursor keeps secret values in plain text/);
+  await (await byTestId(b, 'catalog-use-own')).click();
+  await byTestId(b, 'catalog-keychain-note');
+  assert.equal(await (await byTestId(b, 'catalog-target')).getValue(), 'switchboard');
   await screenshot(b, 'catalog-install-form');
 
   const install = await byTestId(b, 'catalog-install');
