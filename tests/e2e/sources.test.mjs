@@ -28,6 +28,9 @@ test('lists the sources in the default priority order', async () => {
   const pos = (id) => ids.indexOf(id);
   assert.ok(pos('claude-code-user') < pos('claude-desktop') && pos('claude-desktop') < pos('cursor-user') && pos('cursor-user') < pos('windsurf'),
     `EXPECTED.md order (claude-code-user, claude-desktop, ..., cursor-user, windsurf): ${ids.join(', ')}`);
+  // Rows are numbered as shown, whatever the list leaves out (managed files it hides).
+  const ranks = await b.execute(() => [...document.querySelectorAll('.sources .rank')].map((e) => e.textContent.trim()));
+  assert.deepEqual(ranks, ranks.map((_, i) => String(i + 1)), `numbered 1, 2, 3…: ${ranks.join(', ')}`);
   await screenshot(b, 'sources');
 });
 
