@@ -11,9 +11,13 @@
 // (it goes to the keychain, never to a file), signs in (the test is the
 // browser), and the server connects with its tools. The Accounts view lists
 // the sign-in; Sign out and Sign out everywhere (confirmed) end it.
+//
+// `scoped` answers every request 403 insufficient_scope (a server asking for
+// more scopes): Sign in first shows the scopes and the server's reason.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
@@ -22,6 +26,7 @@ import { startApp, gotoView, byTestId, waitForStatus, screenshot, screenshotDark
 
 let app;
 let oauth;
+let forbidding;
 let mcpUrl;
 let port;
 const SECRET = `e2e-app-secret-${process.pid}-${Date.now()}`;
@@ -86,13 +91,33 @@ async function approveInBrowser(authUrl) {
 
 const dialogOpen = (b) => b.$('[role="dialog"]').isExisting();
 
+/** Scrolls the form so the whole OAuth app section is in view (for its screenshot). */
+async function showSection(b) {
+  await b.execute(() => {
+    const section = document.querySelector('[data-testid="oauth-section"]');
+    const body = section?.closest('.body');
+    if (section && body) body.scrollTop += section.getBoundingClientRect().bottom - body.getBoundingClientRect().bottom + 8;
+  });
+}
+
 /** Waits until no notice is shown (a success notice fades after 3.5 s; it sits over a dialog's footer). */
 async function noticeGone(b) {
   await eventually(b, async () => !(await b.$('.toast').isExisting()), 'the notice fades', 8_000);
 }
 
+/** An MCP URL whose server answers everything 403 insufficient_scope. */
+function startForbiddingServer() {
+  forbidding = http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(403, { 'WWW-Authenticate': 'Bearer error="insufficient_scope", scope="files:read files:write", error_description="Writing files needs files:write"' });
+    res.end();
+  });
+  return new Promise((resolve) => forbidding.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${forbidding.address().port}/mcp`)));
+}
+
 before(async () => {
   port = await freePort();
+  const scopedUrl = await startForbiddingServer();
   mcpUrl = await startOAuthServer(['--no-registration', '--client', `claude-app=http://localhost:${port}/callback`, '--client-secret', `claude-app=${SECRET}`]);
   app = await startApp('oauth-app', {
     prepare(fx) {
@@ -101,6 +126,7 @@ before(async () => {
       // As `claude mcp add --transport http --client-id claude-app --callback-port PORT prereg URL` writes it.
       claude.mcpServers.prereg = { type: 'http', url: mcpUrl, oauth: { clientId: 'claude-app', callbackPort: port } };
       claude.mcpServers.noapp = { type: 'http', url: mcpUrl };
+      claude.mcpServers.scoped = { type: 'http', url: scopedUrl };
       fs.writeFileSync(file, JSON.stringify(claude, null, 2) + '\n');
     },
   });
@@ -108,6 +134,7 @@ before(async () => {
 after(async () => {
   if (app) await app.close();
   oauth?.kill();
+  forbidding?.close();
 });
 
 test('a sign-in at a server without registration says it needs an OAuth app and opens that section of the form', async () => {
@@ -136,6 +163,7 @@ test('the secret entered in the OAuth app section goes to the keychain; the sign
   await gotoView(b, 'servers');
   await waitForStatus(b, 'prereg', 'needs-auth', { timeout: 30_000 });
   await clickUntil(b, await byTestId(b, 'server-row-prereg'), () => exists(b, 'edit-server'), 'the detail of prereg opens');
+  assert.equal(await (await byTestId(b, 'oauth-app-prereg')).getText(), `claude-app · redirect http://localhost:${port}/callback`, 'the detail shows the app');
   await clickUntil(b, await byTestId(b, 'edit-server'), () => dialogOpen(b), 'the Edit form opens');
 
   // What `claude mcp add` wrote, as the form shows it.
@@ -146,7 +174,7 @@ test('the secret entered in the OAuth app section goes to the keychain; the sign
   assert.match(await (await byTestId(b, 'oauth-redirect')).getText(), new RegExp(`http://localhost:${port}/callback`));
   assert.equal(await (await byTestId(b, 'oauth-client-secret')).getAttribute('type'), 'password', 'the secret is typed into a password field');
   await fill(await byTestId(b, 'oauth-client-secret'), SECRET);
-  await (await byTestId(b, 'oauth-secret')).scrollIntoView({ block: 'center' });
+  await showSection(b);
   await screenshot(b, 'oauth-app-form');
   await clickUntil(b, await byTestId(b, 'add-save'), async () => !(await dialogOpen(b)), 'Save closes the form');
   assert.match(await (await b.$('.toast')).getText(), /client secret of “prereg” is kept in Secret Service/);
@@ -159,7 +187,7 @@ test('the secret entered in the OAuth app section goes to the keychain; the sign
   const stored = await byTestId(b, 'oauth-secret-stored', { timeout: 10_000 });
   assert.match(await stored.getText(), /Secret stored in Secret Service/);
   await byTestId(b, 'oauth-secret-replace');
-  await (await byTestId(b, 'oauth-secret')).scrollIntoView({ block: 'center' });
+  await showSection(b);
   await screenshot(b, 'oauth-app-secret-stored');
   assert.ok(!(await domText(b)).includes(SECRET), 'the stored secret is never sent to the page');
   await clickUntil(b, await byTestId(b, 'add-cancel'), async () => !(await dialogOpen(b)), 'Cancel closes the form');
@@ -228,4 +256,44 @@ test('Sign out everywhere asks first (Escape keeps everything), then signs out; 
   await clickUntil(b, await byTestId(b, 'sign-out-everywhere-confirm-button'), async () => !(await exists(b, 'account-prereg')), 'every sign-in leaves the list');
   await gotoView(b, 'servers');
   await waitForStatus(b, 'prereg', 'needs-auth', { timeout: 30_000 });
+});
+
+test('a server that asks for more scopes: Sign in shows the scopes and its reason first; Escape cancels, Continue signs in', async () => {
+  const b = app.browser;
+  await gotoView(b, 'servers');
+  await waitForStatus(b, 'scoped', 'needs-auth', { timeout: 30_000 });
+  await clickUntil(b, await byTestId(b, 'sign-in-scoped'), () => exists(b, 'step-up-scoped'), 'the step-up dialog opens');
+  const dialog = await byTestId(b, 'step-up-scoped');
+  const text = await dialog.getText();
+  assert.match(text, /files:read/);
+  assert.match(text, /files:write/);
+  assert.match(await (await byTestId(b, 'step-up-reason')).getText(), /Writing files needs files:write/);
+  await eventually(b, () => b.execute(() => document.activeElement?.getAttribute('data-testid') === 'step-up-cancel'), 'focus starts on Cancel');
+  await screenshot(b, 'step-up');
+  await b.keys('Escape');
+  await eventually(b, async () => !(await exists(b, 'step-up-scoped')), 'Escape cancels');
+  assert.ok(!(await exists(b, 'sign-in-waiting-scoped')), 'no sign-in started');
+
+  await clickUntil(b, await byTestId(b, 'sign-in-scoped'), () => exists(b, 'step-up-scoped'), 'the step-up dialog opens again');
+  await clickUntil(b, await byTestId(b, 'step-up-continue'), async () => !(await exists(b, 'step-up-scoped')), 'Continue closes the dialog');
+  // This test server has no OAuth metadata: the sign-in that starts fails and says why.
+  await eventually(b, async () => /scoped/.test((await b.$('.toast').isExisting()) ? await (await b.$('.toast')).getText() : ''), 'the sign-in ran and reported', 20_000);
+  // An error stays until dismissed (it would sit over the next dialog's buttons).
+  await clickUntil(b, await b.$('.toast button[aria-label="Dismiss"]'), async () => !(await b.$('.toast').isExisting()), 'the error is dismissed');
+});
+
+test('Remove secret takes the kept secret out of the keychain when the form is saved', async () => {
+  const b = app.browser;
+  await gotoView(b, 'servers');
+  await clickUntil(b, await byTestId(b, 'server-row-prereg'), () => exists(b, 'edit-server'), 'the detail of prereg opens');
+  await clickUntil(b, await byTestId(b, 'edit-server'), () => dialogOpen(b), 'the Edit form opens');
+  await clickUntil(b, await byTestId(b, 'oauth-secret-forget', { timeout: 10_000 }), () => exists(b, 'oauth-secret-forgotten'), 'the form says the secret goes on save');
+  await clickUntil(b, await byTestId(b, 'add-save'), async () => !(await dialogOpen(b)), 'Save closes the form');
+  assert.match(await (await b.$('.toast')).getText(), /Removed the client secret of “prereg” from Secret Service/);
+  await noticeGone(b);
+  await clickUntil(b, await byTestId(b, 'edit-server'), () => dialogOpen(b), 'the Edit form opens again');
+  await byTestId(b, 'oauth-client-secret');
+  assert.equal(await (await byTestId(b, 'oauth-secret')).getAttribute('data-stored'), 'false', 'no secret is kept any more');
+  await b.keys('Escape');
+  await eventually(b, async () => !(await dialogOpen(b)), 'Escape closes the form');
 });
