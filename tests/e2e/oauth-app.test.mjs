@@ -22,6 +22,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import readline from 'node:readline';
+import { seriousViolations } from './lib/axe.mjs';
 import { startApp, gotoView, byTestId, waitForStatus, screenshot, screenshotDark, eventually, clickUntil, fill, exists, E2E } from './lib/app.mjs';
 
 let app;
@@ -176,6 +177,7 @@ test('the secret entered in the OAuth app section goes to the keychain; the sign
   await fill(await byTestId(b, 'oauth-client-secret'), SECRET);
   await showSection(b);
   await screenshot(b, 'oauth-app-form');
+  assert.deepEqual(await seriousViolations(b), [], 'the form with its OAuth app section passes axe');
   await clickUntil(b, await byTestId(b, 'add-save'), async () => !(await dialogOpen(b)), 'Save closes the form');
   assert.match(await (await b.$('.toast')).getText(), /client secret of “prereg” is kept in Secret Service/);
   await noticeGone(b);
@@ -226,6 +228,7 @@ test('the Accounts view lists the sign-in, nothing secret; Sign out ends it', as
   assert.ok(!(await exists(b, 'account-noapp')), 'noapp has no sign-in');
   assert.ok(!(await domText(b)).includes(SECRET), 'no secret in the view');
   await screenshot(b, 'accounts-view');
+  assert.deepEqual(await seriousViolations(b), [], 'the Accounts view passes axe');
   await screenshotDark(b, 'accounts-view-dark');
 
   await clickUntil(b, await byTestId(b, 'account-sign-out-prereg'), async () => !(await exists(b, 'account-prereg')), 'the sign-in leaves the list');
@@ -247,6 +250,7 @@ test('Sign out everywhere asks first (Escape keeps everything), then signs out; 
   await clickUntil(b, await byTestId(b, 'sign-out-everywhere'), () => exists(b, 'sign-out-everywhere-confirm'), 'the confirmation opens');
   assert.match(await (await byTestId(b, 'sign-out-everywhere-confirm')).getText(), /prereg/, 'it names what is signed out');
   await screenshot(b, 'accounts-sign-out-everywhere');
+  assert.deepEqual(await seriousViolations(b), [], 'the confirmation passes axe');
   await eventually(b, () => b.execute(() => document.activeElement?.getAttribute('data-testid') === 'sign-out-everywhere-cancel'), 'focus starts on Cancel');
   await b.keys('Escape');
   await eventually(b, async () => !(await exists(b, 'sign-out-everywhere-confirm')), 'Escape cancels');
@@ -270,6 +274,7 @@ test('a server that asks for more scopes: Sign in shows the scopes and its reaso
   assert.match(await (await byTestId(b, 'step-up-reason')).getText(), /Writing files needs files:write/);
   await eventually(b, () => b.execute(() => document.activeElement?.getAttribute('data-testid') === 'step-up-cancel'), 'focus starts on Cancel');
   await screenshot(b, 'step-up');
+  assert.deepEqual(await seriousViolations(b), [], 'the step-up dialog passes axe');
   await b.keys('Escape');
   await eventually(b, async () => !(await exists(b, 'step-up-scoped')), 'Escape cancels');
   assert.ok(!(await exists(b, 'sign-in-waiting-scoped')), 'no sign-in started');
