@@ -104,3 +104,27 @@ test('Rename renames the key in its file and shows the server under its new name
   await (await byTestId(b, 'copy-close')).click();
   await eventually(b, async () => exists(b, 'rename-notes-demo'), 'the detail shows the server under its new name', 15_000);
 });
+
+test('switching off a Claude Desktop server leaves a note to restart Claude Desktop', async () => {
+  const b = app.browser;
+  await gotoView(b, 'servers');
+  await byTestId(b, 'server-row-claude-desktop-only', { timeout: 20_000 });
+  const toggle = await b.$('[role="switch"][aria-label="Disable claude-desktop-only (writes its config file)"]');
+  assert.ok(await toggle.isExisting(), 'the row has its switch');
+  await toggle.scrollIntoView({ block: 'center' });
+  await toggle.click();
+  try {
+    await eventually(b, async () => (await b.execute(() => document.querySelector('.toast.note')?.textContent ?? '')).includes('Claude Desktop'), 'the note appears', 15_000);
+  } catch (e) {
+    const toast = await b.execute(() => document.querySelector('.toast')?.outerHTML ?? 'no toast');
+    const src = await b.execute(() => document.querySelector('[data-testid="server-source-claude-desktop-only"]')?.dataset.source);
+    const entry = JSON.stringify(readJson(path.join(app.fx.home, '.config/Claude/claude_desktop_config.json')).mcpServers['claude-desktop-only'] ?? 'gone');
+    const checked = await toggle.getAttribute('aria-checked').catch(() => '?');
+    throw new Error(`${e.message}\ntoast: ${toast}\nsource: ${src}\nentry: ${entry}\nswitch checked: ${checked}`);
+  }
+  const note = await b.execute(() => document.querySelector('.toast.note').textContent);
+  assert.match(note, /Disabled "claude-desktop-only"\. Claude Desktop reads its config only when it starts: quit it completely and open it again to use the change\./);
+  const file = path.join(app.fx.home, '.config/Claude/claude_desktop_config.json');
+  // Claude Desktop has no off switch: Switchboard keeps the entry aside ("parks" it) until it is switched on again.
+  await eventually(b, async () => !('claude-desktop-only' in readJson(file).mcpServers), 'the entry is out of Claude Desktop\'s file');
+});

@@ -23,7 +23,8 @@ export interface NoticeAction {
 }
 
 export interface Notice {
-  kind: 'error' | 'ok';
+  /** `note`: stays until dismissed, like an error, but is not one. */
+  kind: 'error' | 'ok' | 'note';
   text: string;
   action?: NoticeAction;
 }
@@ -222,6 +223,15 @@ class EngineStore {
   }
 
   /** Runs a command, turning its failure into a visible notice. */
+  /**
+   * After a change to `source`'s file: when its client reads the file only
+   * at start, a note that stays says which client to restart.
+   */
+  restartNote(source: string, what: string) {
+    const hint = this.sources.find((s) => s.id === source)?.restartHint;
+    if (hint) this.notice = { kind: 'note', text: `${what} ${hint} to use the change.` };
+  }
+
   async run<T>(what: () => Promise<T>, ok?: string): Promise<T | undefined> {
     try {
       const r = await what();

@@ -93,3 +93,22 @@ describe('engine store: statuses from events and lists from the engine', () => {
     expect(engine.data.servers.find((s) => s.name === 'delta')?.runtime?.status.state).toBe('failed');
   });
 });
+
+describe('engine store: a change to a file its client reads only at start', () => {
+  it('leaves a note naming the client to restart; none for a client that reloads by itself', async () => {
+    invoke.mockImplementation(async (cmd: string) => {
+      if (cmd === 'list_sources')
+        return [
+          { ...src('claude-desktop'), restartHint: 'Claude Desktop reads its config only when it starts: quit it completely and open it again' },
+          src('cursor-user'),
+        ];
+      return [];
+    });
+    await engine.reload(new Set(['sources']));
+    engine.notice = null;
+    engine.restartNote('cursor-user', 'Saved "gh".');
+    expect(engine.notice).toBeNull();
+    engine.restartNote('claude-desktop', 'Saved "gh".');
+    expect(engine.notice).toEqual({ kind: 'note', text: 'Saved "gh". Claude Desktop reads its config only when it starts: quit it completely and open it again to use the change.' });
+  });
+});
