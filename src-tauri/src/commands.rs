@@ -40,6 +40,41 @@ pub fn app_info<R: tauri::Runtime>(app: tauri::AppHandle<R>) -> AppInfo {
     AppInfo { name: pkg.name.clone(), version: pkg.version.to_string() }
 }
 
+/// How the app itself behaves (Settings): the tray, project config files,
+/// and the folder where Switchboard keeps its files.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppSettings {
+    pub keep_in_tray: bool,
+    pub project_config: bool,
+    pub data_folder: String,
+}
+
+#[tauri::command]
+pub fn app_settings(state: S<'_>) -> AppSettings {
+    let s = state.engine.settings();
+    AppSettings { keep_in_tray: s.keep_in_tray, project_config: s.enable_project_config, data_folder: state.engine.host().switchboard_dir().display().to_string() }
+}
+
+#[tauri::command]
+pub async fn set_keep_in_tray(state: S<'_>, keep: bool) -> CommandResult<()> {
+    Ok(state.engine.set_keep_in_tray(keep).await?)
+}
+
+#[tauri::command]
+pub async fn set_project_config(state: S<'_>, enabled: bool) -> CommandResult<()> {
+    Ok(state.engine.set_project_config(enabled).await?)
+}
+
+/// Opens the folder where Switchboard keeps its files in the system's file manager.
+#[tauri::command]
+pub fn open_data_folder<R: tauri::Runtime>(app: tauri::AppHandle<R>, state: S<'_>) -> CommandResult<()> {
+    use tauri_plugin_opener::OpenerExt;
+    let dir = state.engine.host().switchboard_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| CommandError::new("io", format!("cannot create {}: {e}", dir.display())))?;
+    app.opener().open_path(dir.display().to_string(), None::<&str>).map_err(|e| CommandError::new("io", format!("cannot open {}: {e}", dir.display())))
+}
+
 #[tauri::command]
 pub fn list_servers(state: S<'_>) -> Vec<ServerView> {
     state.engine.servers()

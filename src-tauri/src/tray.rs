@@ -54,12 +54,14 @@ pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEven
     if let WindowEvent::CloseRequested { api, .. } = event {
         let serving = window.app_handle().try_state::<std::sync::Arc<AppGateway>>().is_some_and(|g| g.status_state() == GatewayState::Listening);
         let tray = TRAY.load(Ordering::SeqCst);
-        if tray && serving && window.label() == "main" {
+        // Settings: "Keep running in the tray when the window is closed".
+        let keep = window.app_handle().try_state::<crate::AppState>().is_none_or(|s| s.engine.settings().keep_in_tray);
+        if tray && serving && keep && window.label() == "main" {
             api.prevent_close();
             let hidden = window.hide();
             eprintln!("switchboard: window closed: hidden, the gateway keeps serving from the tray ({hidden:?})");
         } else {
-            eprintln!("switchboard: window closed: quitting (tray icon: {tray}, gateway serving: {serving})");
+            eprintln!("switchboard: window closed: quitting (tray icon: {tray}, gateway serving: {serving}, keep in tray: {keep})");
         }
     }
 }

@@ -704,6 +704,15 @@ pub struct SidecarCheck {
     pub message: String,
 }
 
+/// How the app itself behaves (`app_settings`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AppSettings {
+    pub keep_in_tray: bool,
+    pub project_config: bool,
+    pub data_folder: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Connected {
@@ -1354,6 +1363,7 @@ pub fn typescript() -> String {
         DisconnectReport::decl(&cfg),
         SidecarCheck::decl(&cfg),
         Connected::decl(&cfg),
+        AppSettings::decl(&cfg),
         GatewayState::decl(&cfg),
         GatewaySettings::decl(&cfg),
         GatewaySession::decl(&cfg),
@@ -1525,6 +1535,8 @@ pub(crate) mod tests {
             assert_mirrors::<ConnectReport>("ConnectReport", report.clone());
             let check = serde_json::json!({"ok": true, "path": "/usr/bin/switchboard", "server": "switchboard 0.1.0", "tools": 3, "message": "m"});
             assert_mirrors::<Connected>("Connected", serde_json::json!({"report": report, "check": check}));
+            let s = crate::commands::AppSettings { keep_in_tray: false, project_config: true, data_folder: "/home/me/.config/switchboard".into() };
+            assert_mirrors::<AppSettings>("AppSettings", serde_json::to_value(&s).unwrap());
             let list = serde_json::to_value(engine.connections()).unwrap();
             let cursor = list.as_array().unwrap().iter().find(|c| c["client"] == "cursor").unwrap().clone();
             assert_eq!(cursor["entry"]["kind"], "connected", "{cursor}");

@@ -482,6 +482,23 @@ impl Engine {
         Ok(report)
     }
 
+    /// Whether closing the app's window keeps it running in the tray.
+    pub async fn set_keep_in_tray(&self, keep: bool) -> Result<(), EditError> {
+        let _g = self.edits.lock().await;
+        self.save_settings(|s| s.keep_in_tray = keep)
+    }
+
+    /// The master switch for project config files (`.mcp.json`,
+    /// `.cursor/mcp.json`, … in trusted folders): off, none is read.
+    pub async fn set_project_config(&self, enabled: bool) -> Result<(), EditError> {
+        {
+            let _g = self.edits.lock().await;
+            self.save_settings(|s| s.enable_project_config = enabled)?;
+        }
+        self.refresh().await;
+        Ok(())
+    }
+
     /// How the app runs its HTTP gateway (port, off, tool search mode).
     pub async fn set_gateway_settings(&self, gateway: crate::settings::GatewaySettings) -> Result<(), EditError> {
         let _g = self.edits.lock().await;

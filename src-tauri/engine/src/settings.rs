@@ -96,6 +96,10 @@ pub struct Settings {
     /// absent: `SWITCHBOARD_REGISTRY_URL`, else the official registry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registry_url: Option<String>,
+    /// The desktop app: closing its window while the gateway serves keeps
+    /// it running in the tray (off: closing the window quits).
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub keep_in_tray: bool,
     #[serde(flatten)]
     pub other: Map<String, Value>,
     /// Why the file could not be used (file and line): these are then the
@@ -151,13 +155,17 @@ impl GatewaySettings {
     }
 }
 
+fn is_yes(b: &bool) -> bool {
+    *b
+}
+
 fn yes() -> bool {
     true
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], trusted_servers: Default::default(), disabled_tools: Default::default(), gateway_excluded: vec![], connections: Default::default(), tool_approval: Default::default(), gateway: GatewaySettings::default(), registry_url: None, other: Map::new(), problem: None, read_from: None }
+        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], trusted_servers: Default::default(), disabled_tools: Default::default(), gateway_excluded: vec![], connections: Default::default(), tool_approval: Default::default(), gateway: GatewaySettings::default(), registry_url: None, keep_in_tray: true, other: Map::new(), problem: None, read_from: None }
     }
 }
 

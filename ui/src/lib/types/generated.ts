@@ -242,6 +242,8 @@ export type SidecarCheck = { ok: boolean, path: string, server: string | null, t
 
 export type Connected = { report: ConnectReport, check: SidecarCheck | null, };
 
+export type AppSettings = { keepInTray: boolean, projectConfig: boolean, dataFolder: string, };
+
 export type GatewayState = "starting" | "listening" | "off" | "failed";
 
 export type GatewaySettings = { port?: number, off?: boolean, toolSearch?: boolean, };

@@ -1,0 +1,46 @@
+// Settings worth having: the theme (system, light, dark), keeping the app in
+// the tray when its window closes, the master switch for project config
+// files, and where Switchboard keeps its files.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApp, gotoView, byTestId, eventually, readJson, screenshot, clickUntil } from './lib/app.mjs';
+
+let app;
+before(async () => {
+  app = await startApp('settings');
+});
+after(async () => {
+  if (app) await app.close();
+});
+
+const rootTheme = (b) => b.execute(() => ({ theme: document.documentElement.dataset.theme ?? 'system', bg: getComputedStyle(document.documentElement).getPropertyValue('--bg').trim() }));
+
+test('the theme follows the choice at once and after a reload', async () => {
+  const b = app.browser;
+  await gotoView(b, 'settings');
+  const select = await byTestId(b, 'settings-theme', { timeout: 15_000 });
+  await select.selectByAttribute('value', 'dark');
+  await eventually(b, async () => (await rootTheme(b)).bg === '#0f1117', 'the dark colours apply');
+  await screenshot(b, 'settings-dark');
+  await b.refresh();
+  await eventually(b, async () => (await rootTheme(b)).theme === 'dark', 'the choice is kept after a reload', 15_000);
+  await gotoView(b, 'settings');
+  await (await byTestId(b, 'settings-theme', { timeout: 15_000 })).selectByAttribute('value', 'light');
+  await eventually(b, async () => (await rootTheme(b)).bg === '#f6f7f9', 'light colours');
+  await (await byTestId(b, 'settings-theme')).selectByAttribute('value', 'system');
+  await eventually(b, async () => (await rootTheme(b)).theme === 'system', 'back to the system');
+});
+
+test('keep in tray and project config files are saved in Switchboard\'s settings; the data folder is named', async () => {
+  const b = app.browser;
+  await gotoView(b, 'settings');
+  const keep = await byTestId(b, 'settings-keep-in-tray', { timeout: 15_000 });
+  assert.equal(await keep.getAttribute('aria-checked'), 'true', 'on by default');
+  await clickUntil(b, keep, async () => readJson(app.fx.settings).keepInTray === false, 'keepInTray is saved as false');
+  await eventually(b, async () => (await (await byTestId(b, 'settings-keep-in-tray')).getAttribute('aria-checked')) === 'false', 'the switch shows it');
+  const projects = await byTestId(b, 'settings-project-config');
+  await clickUntil(b, projects, async () => readJson(app.fx.settings).enableProjectConfig === false, 'enableProjectConfig is saved as false');
+  const folder = await (await byTestId(b, 'settings-data-folder')).getText();
+  assert.ok(folder.startsWith(app.fx.home), `the folder is in this home: ${folder}`);
+  await screenshot(b, 'settings');
+});
