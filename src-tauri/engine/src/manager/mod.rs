@@ -676,7 +676,9 @@ impl Manager {
         Arc::new(Slot {
             name: w.def.name.clone(),
             hash: config_hash(&w.def),
-            status: watch::channel(ServerStatus::Disconnected).0,
+            // Born with the status it is listed with: a list read between
+            // registering a disabled server and marking it would say "stopped".
+            status: watch::channel(if w.def.enabled { ServerStatus::Disconnected } else { ServerStatus::Disabled }).0,
             state: Mutex::new(SlotState::default()),
             log: LogSink::new(&w.def.name, self.shared.events.clone()),
             control: Mutex::new(Control::default()),
