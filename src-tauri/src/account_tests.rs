@@ -33,23 +33,48 @@ impl App {
     /// `mcpServers`), with sign-ins in memory instead of the OS keychain.
     fn new(claude: Value) -> App {
         let home = tempfile::tempdir().unwrap();
-        std::fs::write(home.path().join(".claude.json"), serde_json::to_string_pretty(&json!({ "mcpServers": claude })).unwrap()).unwrap();
+        std::fs::write(
+            home.path().join(".claude.json"),
+            serde_json::to_string_pretty(&json!({ "mcpServers": claude })).unwrap(),
+        )
+        .unwrap();
         let host = Host {
             os: Os::Linux,
             home: home.path().to_path_buf(),
-            vars: [("HOME".to_string(), home.path().to_string_lossy().to_string())].into(),
+            vars: [(
+                "HOME".to_string(),
+                home.path().to_string_lossy().to_string(),
+            )]
+            .into(),
             system_root: home.path().join("system"),
         };
         let engine = Engine::for_host(host);
         let keychain = Arc::new(MemoryBackend::default());
-        engine.manager().set_vault(Some(Vault::new(keychain.clone())));
-        let app = builder(mock_builder(), engine, Shell { serve_gateway: false }).build(mock_context(noop_assets())).expect("mock app builds");
-        let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().expect("mock webview builds");
+        engine
+            .manager()
+            .set_vault(Some(Vault::new(keychain.clone())));
+        let app = builder(
+            mock_builder(),
+            engine,
+            Shell {
+                serve_gateway: false,
+            },
+        )
+        .build(mock_context(noop_assets()))
+        .expect("mock app builds");
+        let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
+            .build()
+            .expect("mock webview builds");
         // A mock app runs no event loop, so the setup hook that starts the
         // engine in the real app does not run: start it here, as it would.
         let engine = app.state::<AppState>().engine.clone();
         tauri::async_runtime::block_on(async move { engine.start().await });
-        App { home, keychain, app, webview }
+        App {
+            home,
+            keychain,
+            app,
+            webview,
+        }
     }
 
     fn invoke(&self, cmd: &str, args: Value) -> Result<Value, Value> {
@@ -65,11 +90,19 @@ impl App {
         let end = Instant::now() + Duration::from_secs(30);
         loop {
             let servers = self.invoke("list_servers", json!({})).unwrap();
-            let s = servers.as_array().unwrap().iter().find(|s| s["name"] == name).cloned();
+            let s = servers
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == name)
+                .cloned();
             if let Some(s) = s.filter(|s| s["runtime"]["status"]["state"] == want) {
                 return s;
             }
-            assert!(Instant::now() < end, "{name} did not become {want} within 30 s: {servers}");
+            assert!(
+                Instant::now() < end,
+                "{name} did not become {want} within 30 s: {servers}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -77,7 +110,11 @@ impl App {
 
 /// A port nothing listens on right now.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// `GET url` over plain HTTP/1.1: the status and the `Location` header.
@@ -86,12 +123,25 @@ fn get(url: &str) -> (u16, Option<String>, String) {
     let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     let mut s = TcpStream::connect(host).unwrap_or_else(|e| panic!("connecting to {host}: {e}"));
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    write!(s, "GET {} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n", if path.is_empty() { "/" } else { path }).unwrap();
+    write!(
+        s,
+        "GET {} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n",
+        if path.is_empty() { "/" } else { path }
+    )
+    .unwrap();
     let mut raw = String::new();
     s.read_to_string(&mut raw).unwrap();
     let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
-    let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let location = head.lines().find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("location")).map(|(_, v)| v.trim().to_string()));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let location = head.lines().find_map(|l| {
+        l.split_once(':')
+            .filter(|(k, _)| k.eq_ignore_ascii_case("location"))
+            .map(|(_, v)| v.trim().to_string())
+    });
     (status, location, body.to_string())
 }
 
@@ -111,7 +161,8 @@ fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if std::fs::read(&p).is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle)) {
+            } else if std::fs::read(&p).is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle))
+            {
                 hits.push(p.display().to_string());
             }
         }
@@ -129,8 +180,17 @@ fn a_secret_set_in_the_app_signs_in_a_pre_registered_app_and_the_account_is_list
     let port = free_port();
     let secret = format!("app-secret-{}", std::process::id());
     let redirect = format!("http://localhost:{port}/callback");
-    let server = tauri::async_runtime::block_on(switchboard_tests::spawn_oauth_server(&["--no-registration", "--client", &format!("claude-app={redirect}"), "--client-secret", &format!("claude-app={secret}")])).unwrap();
-    let t = App::new(json!({"prereg": {"type": "http", "url": server.url, "oauth": {"clientId": "claude-app", "callbackPort": port}}}));
+    let server = tauri::async_runtime::block_on(switchboard_tests::spawn_oauth_server(&[
+        "--no-registration",
+        "--client",
+        &format!("claude-app={redirect}"),
+        "--client-secret",
+        &format!("claude-app={secret}"),
+    ]))
+    .unwrap();
+    let t = App::new(
+        json!({"prereg": {"type": "http", "url": server.url, "oauth": {"clientId": "claude-app", "callbackPort": port}}}),
+    );
     t.wait_for("prereg", "needs-auth");
 
     // Sign in as the `sign_in` command does, with the test as the browser.
@@ -140,25 +200,57 @@ fn a_secret_set_in_the_app_signs_in_a_pre_registered_app_and_the_account_is_list
         Ok(())
     });
     let engine = t.engine();
-    let without = tauri::async_runtime::block_on(engine.sign_in("prereg", Some(open.clone()), Duration::from_secs(30)));
-    assert!(without.is_err(), "the app is confidential: without its secret the code exchange is refused");
+    let without = tauri::async_runtime::block_on(engine.sign_in(
+        "prereg",
+        Some(open.clone()),
+        Duration::from_secs(30),
+    ));
+    assert!(
+        without.is_err(),
+        "the app is confidential: without its secret the code exchange is refused"
+    );
 
-    let status = t.invoke("oauth_client_secret_status", json!({"name": "prereg"})).expect("status succeeds");
+    let status = t
+        .invoke("oauth_client_secret_status", json!({"name": "prereg"}))
+        .expect("status succeeds");
     types::tests::assert_mirrors::<types::ClientSecretStatus>("ClientSecretStatus", status.clone());
     assert_eq!(status, json!({"stored": false, "store": "in-memory store"}));
-    t.invoke("set_oauth_client_secret", json!({"name": "prereg", "secret": secret})).expect("the secret is kept");
-    let status = t.invoke("oauth_client_secret_status", json!({"name": "prereg"})).unwrap();
+    t.invoke(
+        "set_oauth_client_secret",
+        json!({"name": "prereg", "secret": secret}),
+    )
+    .expect("the secret is kept");
+    let status = t
+        .invoke("oauth_client_secret_status", json!({"name": "prereg"}))
+        .unwrap();
     assert_eq!(status["stored"], true, "{status}");
-    assert!(!status.to_string().contains(&secret), "the status never carries the secret: {status}");
+    assert!(
+        !status.to_string().contains(&secret),
+        "the status never carries the secret: {status}"
+    );
 
-    let empty = t.invoke("list_accounts", json!({})).expect("list_accounts succeeds");
+    let empty = t
+        .invoke("list_accounts", json!({}))
+        .expect("list_accounts succeeds");
     assert_eq!(empty, json!({"accounts": [], "store": "in-memory store"}));
 
-    tauri::async_runtime::block_on(engine.sign_in("prereg", Some(open), Duration::from_secs(30))).expect("the sign-in with the pre-registered app succeeds");
+    tauri::async_runtime::block_on(engine.sign_in("prereg", Some(open), Duration::from_secs(30)))
+        .expect("the sign-in with the pre-registered app succeeds");
     t.wait_for("prereg", "connected");
     let end = Instant::now() + Duration::from_secs(10);
-    while t.invoke("list_tools", json!({})).unwrap()["tools"].as_array().unwrap().iter().filter(|x| x["server"] == "prereg").count() != 2 {
-        assert!(Instant::now() < end, "prereg's two tools are listed: {}", t.invoke("list_tools", json!({})).unwrap());
+    while t.invoke("list_tools", json!({})).unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["server"] == "prereg")
+        .count()
+        != 2
+    {
+        assert!(
+            Instant::now() < end,
+            "prereg's two tools are listed: {}",
+            t.invoke("list_tools", json!({})).unwrap()
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 
@@ -173,21 +265,61 @@ fn a_secret_set_in_the_app_signs_in_a_pre_registered_app_and_the_account_is_list
     assert_eq!(a["scopes"], json!(["mcp"]));
     assert_eq!(a["hasRefreshToken"], true);
     assert_eq!(a["usedBy"], json!(["prereg"]));
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-    assert!(a["signedInAt"].as_u64().is_some_and(|s| s <= now && s + 60 > now), "{a}");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(
+        a["signedInAt"]
+            .as_u64()
+            .is_some_and(|s| s <= now && s + 60 > now),
+        "{a}"
+    );
     assert!(a["expiresAt"].as_u64().is_some_and(|e| e > now), "{a}");
     let dump = t.keychain.dump();
-    assert!(!list.to_string().contains(&secret) && dump.iter().all(|(_, v)| !list.to_string().contains(v.as_str())), "nothing secret in the listing: {list}");
-    assert!(files_containing(t.home.path(), &secret).is_empty(), "the secret is in a file: {:?}", files_containing(t.home.path(), &secret));
+    assert!(
+        !list.to_string().contains(&secret)
+            && dump
+                .iter()
+                .all(|(_, v)| !list.to_string().contains(v.as_str())),
+        "nothing secret in the listing: {list}"
+    );
+    assert!(
+        files_containing(t.home.path(), &secret).is_empty(),
+        "the secret is in a file: {:?}",
+        files_containing(t.home.path(), &secret)
+    );
 
-    let out = t.invoke("sign_out_everywhere", json!({})).expect("sign_out_everywhere succeeds");
+    let out = t
+        .invoke("sign_out_everywhere", json!({}))
+        .expect("sign_out_everywhere succeeds");
     assert_eq!(out, json!(["prereg"]));
-    assert_eq!(t.invoke("list_accounts", json!({})).unwrap()["accounts"], json!([]));
+    assert_eq!(
+        t.invoke("list_accounts", json!({})).unwrap()["accounts"],
+        json!([])
+    );
     t.wait_for("prereg", "needs-auth");
-    assert_eq!(t.invoke("oauth_client_secret_status", json!({"name": "prereg"})).unwrap()["stored"], true, "the app's secret outlives signing out");
-    t.invoke("set_oauth_client_secret", json!({"name": "prereg", "secret": null})).expect("forgetting the secret succeeds");
-    assert_eq!(t.invoke("oauth_client_secret_status", json!({"name": "prereg"})).unwrap()["stored"], false);
-    assert!(t.keychain.dump().is_empty(), "nothing is left in the keychain: {:?}", t.keychain.dump().iter().map(|(k, _)| k).collect::<Vec<_>>());
+    assert_eq!(
+        t.invoke("oauth_client_secret_status", json!({"name": "prereg"}))
+            .unwrap()["stored"],
+        true,
+        "the app's secret outlives signing out"
+    );
+    t.invoke(
+        "set_oauth_client_secret",
+        json!({"name": "prereg", "secret": null}),
+    )
+    .expect("forgetting the secret succeeds");
+    assert_eq!(
+        t.invoke("oauth_client_secret_status", json!({"name": "prereg"}))
+            .unwrap()["stored"],
+        false
+    );
+    assert!(
+        t.keychain.dump().is_empty(),
+        "nothing is left in the keychain: {:?}",
+        t.keychain.dump().iter().map(|(k, _)| k).collect::<Vec<_>>()
+    );
     drop(server);
 }
 
@@ -197,7 +329,10 @@ fn a_secret_set_in_the_app_signs_in_a_pre_registered_app_and_the_account_is_list
 /// callback port another program holds names the port.
 #[test]
 fn sign_in_errors_say_what_to_enter_and_which_port_is_taken() {
-    let server = tauri::async_runtime::block_on(switchboard_tests::spawn_oauth_server(&["--no-registration"])).unwrap();
+    let server = tauri::async_runtime::block_on(switchboard_tests::spawn_oauth_server(&[
+        "--no-registration",
+    ]))
+    .unwrap();
     let holder = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = holder.local_addr().unwrap().port();
     let t = App::new(json!({
@@ -205,14 +340,24 @@ fn sign_in_errors_say_what_to_enter_and_which_port_is_taken() {
         "busy": {"type": "http", "url": server.url, "oauth": {"clientId": "x", "callbackPort": port}},
     }));
     t.wait_for("noapp", "needs-auth");
-    let err = t.invoke("sign_in", json!({"name": "noapp"})).expect_err("no registration and no client id");
+    let err = t
+        .invoke("sign_in", json!({"name": "noapp"}))
+        .expect_err("no registration and no client id");
     assert_eq!(err["code"], "oauth_no_registration", "{err}");
     let m = err["message"].as_str().unwrap();
-    assert!(m.contains("\"noapp\"") && m.contains("OAuth app section") && m.contains("client ID"), "{m}");
+    assert!(
+        m.contains("\"noapp\"") && m.contains("OAuth app section") && m.contains("client ID"),
+        "{m}"
+    );
 
-    let err = t.invoke("sign_in", json!({"name": "busy"})).expect_err("the callback port is taken");
+    let err = t
+        .invoke("sign_in", json!({"name": "busy"}))
+        .expect_err("the callback port is taken");
     assert_eq!(err["code"], "oauth_port_taken", "{err}");
-    assert!(err["message"].as_str().unwrap().contains(&port.to_string()), "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains(&port.to_string()),
+        "{err}"
+    );
     drop(holder);
 }
 
@@ -232,13 +377,28 @@ fn step_up_names_the_scopes_and_reason_of_an_insufficient_scope_answer() {
             let _ = c.write_all(b"HTTP/1.1 403 Forbidden\r\nWWW-Authenticate: Bearer error=\"insufficient_scope\", scope=\"files:read files:write\", error_description=\"Writing needs files:write\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
         }
     });
-    let plain = tauri::async_runtime::block_on(switchboard_tests::spawn_oauth_server::<&str>(&[])).unwrap();
-    let t = App::new(json!({"files": {"type": "http", "url": url}, "plain": {"type": "http", "url": plain.url}}));
+    let plain =
+        tauri::async_runtime::block_on(switchboard_tests::spawn_oauth_server::<&str>(&[])).unwrap();
+    let t = App::new(
+        json!({"files": {"type": "http", "url": url}, "plain": {"type": "http", "url": plain.url}}),
+    );
     t.wait_for("files", "needs-auth");
-    let step = t.invoke("step_up", json!({"name": "files"})).expect("step_up succeeds");
+    let step = t
+        .invoke("step_up", json!({"name": "files"}))
+        .expect("step_up succeeds");
     types::tests::assert_mirrors::<types::StepUp>("StepUp", step.clone());
-    assert_eq!(step, json!({"scopes": ["files:read", "files:write"], "reason": "Writing needs files:write"}));
+    assert_eq!(
+        step,
+        json!({"scopes": ["files:read", "files:write"], "reason": "Writing needs files:write"})
+    );
     t.wait_for("plain", "needs-auth");
-    assert_eq!(t.invoke("step_up", json!({"name": "plain"})).unwrap(), Value::Null, "a 401 asks for no more scopes");
-    assert_eq!(t.invoke("step_up", json!({"name": "nope"})).unwrap(), Value::Null);
+    assert_eq!(
+        t.invoke("step_up", json!({"name": "plain"})).unwrap(),
+        Value::Null,
+        "a 401 asks for no more scopes"
+    );
+    assert_eq!(
+        t.invoke("step_up", json!({"name": "nope"})).unwrap(),
+        Value::Null
+    );
 }

@@ -6,8 +6,12 @@
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
-use switchboard_engine::registry::apply::{InstallFailure, InstallReport, InstallRequest, RuntimeCheck};
-use switchboard_engine::registry::client::{Offline, RegistryError, DEFAULT_REGISTRY, REGISTRY_ENV};
+use switchboard_engine::registry::apply::{
+    InstallFailure, InstallReport, InstallRequest, RuntimeCheck,
+};
+use switchboard_engine::registry::client::{
+    Offline, RegistryError, DEFAULT_REGISTRY, REGISTRY_ENV,
+};
 use switchboard_engine::registry::install::{self, Choice, InstallForm};
 use switchboard_engine::registry::{ServerJson, ServerResponse};
 use tauri::State;
@@ -79,7 +83,11 @@ fn entry(e: &ServerResponse) -> CatalogEntry {
         package_kinds: kinds,
         local: !s.packages.is_empty(),
         remote: !s.remotes.is_empty(),
-        repository_url: s.repository.as_ref().map(|r| r.url.clone()).filter(|u| !u.is_empty()),
+        repository_url: s
+            .repository
+            .as_ref()
+            .map(|r| r.url.clone())
+            .filter(|u| !u.is_empty()),
         website_url: s.website_url.clone(),
     }
 }
@@ -98,10 +106,22 @@ pub struct CatalogPage {
 }
 
 #[tauri::command]
-pub async fn registry_search(state: S<'_>, query: String, cursor: Option<String>) -> CommandResult<CatalogPage> {
+pub async fn registry_search(
+    state: S<'_>,
+    query: String,
+    cursor: Option<String>,
+) -> CommandResult<CatalogPage> {
     let client = state.engine.registry(None).map_err(registry_error)?;
-    let got = client.search(&query, cursor.as_deref(), 30).await.map_err(registry_error)?;
-    Ok(CatalogPage { servers: got.value.servers.iter().map(entry).collect(), next_cursor: got.value.next_cursor, offline: got.offline, registry_url: client.base_url().to_string() })
+    let got = client
+        .search(&query, cursor.as_deref(), 30)
+        .await
+        .map_err(registry_error)?;
+    Ok(CatalogPage {
+        servers: got.value.servers.iter().map(entry).collect(),
+        next_cursor: got.value.next_cursor,
+        offline: got.offline,
+        registry_url: client.base_url().to_string(),
+    })
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -126,19 +146,41 @@ pub struct CatalogServer {
 }
 
 #[tauri::command]
-pub async fn registry_server(state: S<'_>, name: String, version: Option<String>) -> CommandResult<CatalogServer> {
+pub async fn registry_server(
+    state: S<'_>,
+    name: String,
+    version: Option<String>,
+) -> CommandResult<CatalogServer> {
     let client = state.engine.registry(None).map_err(registry_error)?;
-    let got = client.version(&name, version.as_deref().unwrap_or("latest")).await.map_err(registry_error)?;
-    let versions = client.versions(&name).await.map(|v| v.value).unwrap_or_default();
+    let got = client
+        .version(&name, version.as_deref().unwrap_or("latest"))
+        .await
+        .map_err(registry_error)?;
+    let versions = client
+        .versions(&name)
+        .await
+        .map(|v| v.value)
+        .unwrap_or_default();
     let versions = versions
         .iter()
         .map(|v| {
             let o = v.official();
-            CatalogVersion { version: v.server.version.clone(), status: o.status, published_at: o.published_at, is_latest: o.is_latest }
+            CatalogVersion {
+                version: v.server.version.clone(),
+                status: o.status,
+                published_at: o.published_at,
+                is_latest: o.is_latest,
+            }
         })
         .filter(|v| v.status != "deleted")
         .collect();
-    Ok(CatalogServer { entry: entry(&got.value), versions, forms: install::forms(&got.value.server), server: got.value.server, offline: got.offline })
+    Ok(CatalogServer {
+        entry: entry(&got.value),
+        versions,
+        forms: install::forms(&got.value.server),
+        server: got.value.server,
+        offline: got.offline,
+    })
 }
 
 /// Whether `npx`, `uvx`, `docker` or `dnx` is installed (the app's PATH or the login shell's).
@@ -162,30 +204,57 @@ pub struct InstallArgs {
 
 impl std::fmt::Debug for InstallArgs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InstallArgs").field("server", &self.server.name).field("target", &self.target).finish_non_exhaustive()
+        f.debug_struct("InstallArgs")
+            .field("server", &self.server.name)
+            .field("target", &self.target)
+            .finish_non_exhaustive()
     }
 }
 
 #[tauri::command]
 pub async fn install_server(state: S<'_>, request: InstallArgs) -> CommandResult<InstallReport> {
-    let req = InstallRequest { server: request.server, choice: request.choice, name: request.name, target: request.target, values: request.values, replace: request.replace, extra_env: vec![], extra_headers: vec![] };
+    let req = InstallRequest {
+        server: request.server,
+        choice: request.choice,
+        name: request.name,
+        target: request.target,
+        values: request.values,
+        replace: request.replace,
+        extra_env: vec![],
+        extra_headers: vec![],
+    };
     state.engine.install(req).await.map_err(install_error)
 }
 
 /// Move an env (`group` = `env`) or header (`header`) value of a server in
 /// Switchboard's own file into the keychain; returns its keychain name.
 #[tauri::command]
-pub async fn keep_in_keychain(state: S<'_>, server: String, group: String, key: String) -> CommandResult<String> {
-    state.engine.keep_in_keychain(&server, &group, &key).await.map_err(install_error)
+pub async fn keep_in_keychain(
+    state: S<'_>,
+    server: String,
+    group: String,
+    key: String,
+) -> CommandResult<String> {
+    state
+        .engine
+        .keep_in_keychain(&server, &group, &key)
+        .await
+        .map_err(install_error)
 }
 
 /// Open a server's repository or website in the system browser: only an
 /// https page (or http on this computer) is opened (SPEC P3).
 #[tauri::command]
-pub fn open_catalog_link<R: tauri::Runtime>(app: tauri::AppHandle<R>, url: String) -> CommandResult<()> {
+pub fn open_catalog_link<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    url: String,
+) -> CommandResult<()> {
     use tauri_plugin_opener::OpenerExt;
-    let link = switchboard_engine::opener::check_link(&url, "the registry").map_err(|e| CommandError::new("refused", e.to_string()))?;
-    app.opener().open_url(link.as_str(), None::<&str>).map_err(|e| CommandError::new("io", e.to_string()))
+    let link = switchboard_engine::opener::check_link(&url, "the registry")
+        .map_err(|e| CommandError::new("refused", e.to_string()))?;
+    app.opener()
+        .open_url(link.as_str(), None::<&str>)
+        .map_err(|e| CommandError::new("io", e.to_string()))
 }
 
 /// Which registry the Catalog reads, and where that choice comes from.
@@ -203,10 +272,26 @@ pub struct RegistrySettings {
 
 #[tauri::command]
 pub fn registry_settings(state: S<'_>) -> RegistrySettings {
-    let saved = switchboard_engine::settings::Settings::load(state.engine.host()).0.registry_url;
-    let from_env = state.engine.host().var(REGISTRY_ENV).filter(|v| !v.trim().is_empty()).map(String::from);
-    let url = switchboard_engine::registry::client::choose_base_url(None, from_env.as_deref(), saved.as_deref());
-    RegistrySettings { url, saved, from_env, default_url: DEFAULT_REGISTRY.into() }
+    let saved = switchboard_engine::settings::Settings::load(state.engine.host())
+        .0
+        .registry_url;
+    let from_env = state
+        .engine
+        .host()
+        .var(REGISTRY_ENV)
+        .filter(|v| !v.trim().is_empty())
+        .map(String::from);
+    let url = switchboard_engine::registry::client::choose_base_url(
+        None,
+        from_env.as_deref(),
+        saved.as_deref(),
+    );
+    RegistrySettings {
+        url,
+        saved,
+        from_env,
+        default_url: DEFAULT_REGISTRY.into(),
+    }
 }
 
 /// Save the registry URL (empty: the official registry again).
@@ -220,7 +305,10 @@ pub fn set_registry_url(state: S<'_>, url: Option<String>) -> CommandResult<Regi
 /// form's file-path field; `None` when the user cancelled. Opened from Rust,
 /// so the webview gets no general dialog permission.
 #[tauri::command]
-pub async fn pick_path<R: tauri::Runtime>(app: tauri::AppHandle<R>, directory: bool) -> Option<String> {
+pub async fn pick_path<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    directory: bool,
+) -> Option<String> {
     use tauri_plugin_dialog::DialogExt;
     let (tx, rx) = tokio::sync::oneshot::channel();
     let dialog = app.dialog().file();
@@ -230,5 +318,8 @@ pub async fn pick_path<R: tauri::Runtime>(app: tauri::AppHandle<R>, directory: b
         dialog.pick_file(move |p| drop(tx.send(p)));
     }
     let picked = rx.await.ok().flatten()?;
-    picked.into_path().ok().map(|p| p.to_string_lossy().into_owned())
+    picked
+        .into_path()
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
 }

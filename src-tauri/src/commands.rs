@@ -6,17 +6,17 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+use switchboard_engine::auth::vault::SecretBackend;
 use switchboard_engine::config::{ServerDef, ServerPatch};
 use switchboard_engine::discovery::SourceInfo;
-use switchboard_engine::sources::text::EntryText;
 use switchboard_engine::engine::ServerView;
 use switchboard_engine::events::LogLine;
 use switchboard_engine::manager::{CallOutcome, ElicitAnswer, ToolIndex};
 use switchboard_engine::projects::Approved;
 use switchboard_engine::settings::ProjectFolder;
+use switchboard_engine::sources::text::EntryText;
 use switchboard_engine::writer::edit::ServerEdit;
 use switchboard_engine::writer::history::{HistoryEntry, UndoReport};
-use switchboard_engine::auth::vault::SecretBackend;
 use tauri::State;
 
 use crate::error::{CommandError, CommandResult};
@@ -37,7 +37,10 @@ type S<'a> = State<'a, AppState>;
 #[tauri::command]
 pub fn app_info<R: tauri::Runtime>(app: tauri::AppHandle<R>) -> AppInfo {
     let pkg = app.package_info();
-    AppInfo { name: pkg.name.clone(), version: pkg.version.to_string() }
+    AppInfo {
+        name: pkg.name.clone(),
+        version: pkg.version.to_string(),
+    }
 }
 
 /// How the app itself behaves (Settings): the tray, project config files,
@@ -53,7 +56,11 @@ pub struct AppSettings {
 #[tauri::command]
 pub fn app_settings(state: S<'_>) -> AppSettings {
     let s = state.engine.settings();
-    AppSettings { keep_in_tray: s.keep_in_tray, project_config: s.enable_project_config, data_folder: state.engine.host().switchboard_dir().display().to_string() }
+    AppSettings {
+        keep_in_tray: s.keep_in_tray,
+        project_config: s.enable_project_config,
+        data_folder: state.engine.host().switchboard_dir().display().to_string(),
+    }
 }
 
 #[tauri::command]
@@ -68,11 +75,17 @@ pub async fn set_project_config(state: S<'_>, enabled: bool) -> CommandResult<()
 
 /// Opens the folder where Switchboard keeps its files in the system's file manager.
 #[tauri::command]
-pub fn open_data_folder<R: tauri::Runtime>(app: tauri::AppHandle<R>, state: S<'_>) -> CommandResult<()> {
+pub fn open_data_folder<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    state: S<'_>,
+) -> CommandResult<()> {
     use tauri_plugin_opener::OpenerExt;
     let dir = state.engine.host().switchboard_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| CommandError::new("io", format!("cannot create {}: {e}", dir.display())))?;
-    app.opener().open_path(dir.display().to_string(), None::<&str>).map_err(|e| CommandError::new("io", format!("cannot open {}: {e}", dir.display())))
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| CommandError::new("io", format!("cannot create {}: {e}", dir.display())))?;
+    app.opener()
+        .open_path(dir.display().to_string(), None::<&str>)
+        .map_err(|e| CommandError::new("io", format!("cannot open {}: {e}", dir.display())))
 }
 
 #[tauri::command]
@@ -97,10 +110,20 @@ pub fn list_tools(state: S<'_>) -> ToolIndex {
 
 /// `callId` (chosen by the UI) makes the call cancellable with `cancel_tool_call`.
 #[tauri::command]
-pub async fn call_tool(state: S<'_>, calls: State<'_, ToolCalls>, name: String, args: Option<Map<String, Value>>, call_id: Option<String>) -> CommandResult<CallOutcome> {
+pub async fn call_tool(
+    state: S<'_>,
+    calls: State<'_, ToolCalls>,
+    name: String,
+    args: Option<Map<String, Value>>,
+    call_id: Option<String>,
+) -> CommandResult<CallOutcome> {
     let running = calls.start(call_id);
     let cancel = running.as_ref().map(RunningCall::token);
-    Ok(state.engine.manager().call_tool(&name, args, cancel).await?)
+    Ok(state
+        .engine
+        .manager()
+        .call_tool(&name, args, cancel)
+        .await?)
 }
 
 /// The call then fails with code `aborted`; false when it had already ended.
@@ -111,32 +134,64 @@ pub fn cancel_tool_call(calls: State<'_, ToolCalls>, call_id: String) -> bool {
 
 #[tauri::command]
 pub fn server_logs(state: S<'_>, name: String) -> CommandResult<Vec<LogLine>> {
-    state.engine.manager().logs(&name).ok_or_else(|| CommandError::new("not-found", format!("Unknown server \"{name}\"")))
+    state
+        .engine
+        .manager()
+        .logs(&name)
+        .ok_or_else(|| CommandError::new("not-found", format!("Unknown server \"{name}\"")))
 }
 
 /// What copying `name` from source `from` to source `to` would write.
 #[tauri::command]
-pub fn plan_copy(state: S<'_>, name: String, from: String, to: String) -> CommandResult<switchboard_engine::engine::CopyPlan> {
+pub fn plan_copy(
+    state: S<'_>,
+    name: String,
+    from: String,
+    to: String,
+) -> CommandResult<switchboard_engine::engine::CopyPlan> {
     Ok(state.engine.plan_copy(&name, &from, &to)?)
 }
 
 /// Copy (or, with `moveIt`, move) a server into another client's file, in
 /// that client's format.
 #[tauri::command]
-pub async fn copy_server(state: S<'_>, name: String, from: String, to: String, move_it: bool) -> CommandResult<()> {
+pub async fn copy_server(
+    state: S<'_>,
+    name: String,
+    from: String,
+    to: String,
+    move_it: bool,
+) -> CommandResult<()> {
     Ok(state.engine.copy_server(&name, &from, &to, move_it).await?)
 }
 
 /// Rename a server in its own file (checked against what the user saw).
 #[tauri::command]
-pub async fn rename_server(state: S<'_>, source: String, from: String, to: String, content_hash: Option<String>) -> CommandResult<()> {
-    Ok(state.engine.edit_seen(&source, ServerEdit::Rename { from, to }, content_hash.as_deref()).await?)
+pub async fn rename_server(
+    state: S<'_>,
+    source: String,
+    from: String,
+    to: String,
+    content_hash: Option<String>,
+) -> CommandResult<()> {
+    Ok(state
+        .engine
+        .edit_seen(
+            &source,
+            ServerEdit::Rename { from, to },
+            content_hash.as_deref(),
+        )
+        .await?)
 }
 
 /// A plain-text report on a server for a bug report (no secret in it).
 #[tauri::command]
 pub fn diagnostic_report(state: S<'_>, name: String) -> CommandResult<String> {
-    state.engine.manager().diagnostic_report(&name).ok_or_else(|| CommandError::new("not-found", format!("Unknown server \"{name}\"")))
+    state
+        .engine
+        .manager()
+        .diagnostic_report(&name)
+        .ok_or_else(|| CommandError::new("not-found", format!("Unknown server \"{name}\"")))
 }
 
 #[tauri::command]
@@ -157,28 +212,75 @@ pub async fn restart_server(state: S<'_>, name: String) -> CommandResult<()> {
 /// Writes `enabled` into the server's own file; the server starts or stops
 /// in the background (status events).
 #[tauri::command]
-pub async fn set_enabled(state: S<'_>, source: String, name: String, enabled: bool, content_hash: Option<String>) -> CommandResult<()> {
-    Ok(state.engine.edit_seen(&source, ServerEdit::SetEnabled { name, enabled }, content_hash.as_deref()).await?)
+pub async fn set_enabled(
+    state: S<'_>,
+    source: String,
+    name: String,
+    enabled: bool,
+    content_hash: Option<String>,
+) -> CommandResult<()> {
+    Ok(state
+        .engine
+        .edit_seen(
+            &source,
+            ServerEdit::SetEnabled { name, enabled },
+            content_hash.as_deref(),
+        )
+        .await?)
 }
 
 /// `contentHash`: the source's hash as the user saw it (`list_sources`);
 /// a file changed since is refused with code `conflict`.
 #[tauri::command]
-pub async fn add_server(state: S<'_>, source: String, def: ServerDef, content_hash: Option<String>) -> CommandResult<()> {
-    Ok(state.engine.edit_seen(&source, ServerEdit::Add(def), content_hash.as_deref()).await?)
+pub async fn add_server(
+    state: S<'_>,
+    source: String,
+    def: ServerDef,
+    content_hash: Option<String>,
+) -> CommandResult<()> {
+    Ok(state
+        .engine
+        .edit_seen(&source, ServerEdit::Add(def), content_hash.as_deref())
+        .await?)
 }
 
 /// Writes only the fields where `def` differs from `original` (the
 /// definition the form was opened with), each in its client's own key.
 #[tauri::command]
-pub async fn update_server(state: S<'_>, source: String, name: String, def: ServerDef, original: ServerDef, content_hash: Option<String>) -> CommandResult<()> {
+pub async fn update_server(
+    state: S<'_>,
+    source: String,
+    name: String,
+    def: ServerDef,
+    original: ServerDef,
+    content_hash: Option<String>,
+) -> CommandResult<()> {
     let patch = ServerPatch::between(&original, &def);
-    Ok(state.engine.edit_seen(&source, ServerEdit::Patch { name, patch }, content_hash.as_deref()).await?)
+    Ok(state
+        .engine
+        .edit_seen(
+            &source,
+            ServerEdit::Patch { name, patch },
+            content_hash.as_deref(),
+        )
+        .await?)
 }
 
 #[tauri::command]
-pub async fn remove_server(state: S<'_>, source: String, name: String, content_hash: Option<String>) -> CommandResult<()> {
-    Ok(state.engine.edit_seen(&source, ServerEdit::Remove { name }, content_hash.as_deref()).await?)
+pub async fn remove_server(
+    state: S<'_>,
+    source: String,
+    name: String,
+    content_hash: Option<String>,
+) -> CommandResult<()> {
+    Ok(state
+        .engine
+        .edit_seen(
+            &source,
+            ServerEdit::Remove { name },
+            content_hash.as_deref(),
+        )
+        .await?)
 }
 
 #[tauri::command]
@@ -205,8 +307,15 @@ pub async fn remove_project(state: S<'_>, path: PathBuf) -> CommandResult<()> {
 /// Run the held servers of a project folder (all, or only `server`): ones
 /// changed since the folder was trusted, or not approved in Claude Code.
 #[tauri::command]
-pub async fn approve_project(state: S<'_>, path: PathBuf, server: Option<String>) -> CommandResult<Approved> {
-    Ok(state.engine.approve_project(&path, server.as_deref()).await?)
+pub async fn approve_project(
+    state: S<'_>,
+    path: PathBuf,
+    server: Option<String>,
+) -> CommandResult<Approved> {
+    Ok(state
+        .engine
+        .approve_project(&path, server.as_deref())
+        .await?)
 }
 
 #[tauri::command]
@@ -225,24 +334,45 @@ pub async fn list_prompts(state: S<'_>, server: String) -> CommandResult<Value> 
 }
 
 #[tauri::command]
-pub async fn get_prompt(state: S<'_>, server: String, name: String, args: Option<Map<String, Value>>) -> CommandResult<Value> {
-    Ok(state.engine.manager().get_prompt(&server, &name, args).await?)
+pub async fn get_prompt(
+    state: S<'_>,
+    server: String,
+    name: String,
+    args: Option<Map<String, Value>>,
+) -> CommandResult<Value> {
+    Ok(state
+        .engine
+        .manager()
+        .get_prompt(&server, &name, args)
+        .await?)
 }
 
 #[tauri::command]
 pub async fn subscribe_resource(state: S<'_>, server: String, uri: String) -> CommandResult<()> {
-    Ok(state.engine.manager().subscribe_resource(&server, &uri).await?)
+    Ok(state
+        .engine
+        .manager()
+        .subscribe_resource(&server, &uri)
+        .await?)
 }
 
 #[tauri::command]
 pub async fn unsubscribe_resource(state: S<'_>, server: String, uri: String) -> CommandResult<()> {
-    Ok(state.engine.manager().unsubscribe_resource(&server, &uri).await?)
+    Ok(state
+        .engine
+        .manager()
+        .unsubscribe_resource(&server, &uri)
+        .await?)
 }
 
 /// Connect `def` in a throwaway manager, as it would run from `source`
 /// (its client's variable rules); the error is the exact message to show.
 #[tauri::command]
-pub async fn test_connection(state: S<'_>, def: ServerDef, source: Option<String>) -> CommandResult<ProbeReport> {
+pub async fn test_connection(
+    state: S<'_>,
+    def: ServerDef,
+    source: Option<String>,
+) -> CommandResult<ProbeReport> {
     let wanted = state.engine.wanted_for(def, source.as_deref());
     probe(state.engine.host(), wanted).await
 }
@@ -255,20 +385,44 @@ pub fn entry_text(state: S<'_>, source: String, def: ServerDef) -> CommandResult
 
 /// Entry text typed by the user, read back; the error names the line and field.
 #[tauri::command]
-pub fn parse_entry_text(state: S<'_>, source: String, name: String, text: String) -> CommandResult<ServerDef> {
+pub fn parse_entry_text(
+    state: S<'_>,
+    source: String,
+    name: String,
+    text: String,
+) -> CommandResult<ServerDef> {
     Ok(state.engine.parse_entry_text(&source, &name, &text)?)
 }
 
 /// The user's answer to an `Elicitation` event: `accept` (with `content`), `decline` or `cancel`.
 #[tauri::command]
-pub fn answer_elicitation(state: S<'_>, id: u64, action: String, content: Option<Value>) -> CommandResult<()> {
+pub fn answer_elicitation(
+    state: S<'_>,
+    id: u64,
+    action: String,
+    content: Option<Value>,
+) -> CommandResult<()> {
     let answer = match action.as_str() {
         "accept" => ElicitAnswer::Accept(content.unwrap_or_else(|| Value::Object(Map::new()))),
         "decline" => ElicitAnswer::Decline,
         "cancel" => ElicitAnswer::Cancel,
-        other => return Err(CommandError::new("invalid", format!("Unknown elicitation action \"{other}\""))),
+        other => {
+            return Err(CommandError::new(
+                "invalid",
+                format!("Unknown elicitation action \"{other}\""),
+            ))
+        }
     };
-    state.elicitations.answer(id, answer).then_some(()).ok_or_else(|| CommandError::new("not-found", format!("Elicitation {id} is no longer waiting")))
+    state
+        .elicitations
+        .answer(id, answer)
+        .then_some(())
+        .ok_or_else(|| {
+            CommandError::new(
+                "not-found",
+                format!("Elicitation {id} is no longer waiting"),
+            )
+        })
 }
 
 /// Whether a remote server has a stored sign-in, and where sign-ins are kept.
@@ -288,14 +442,28 @@ pub struct SignInStatus {
 /// page (SPEC P3); returns once signed in and the server is connecting.
 /// Progress arrives as `sign-in` events.
 #[tauri::command]
-pub async fn sign_in<R: tauri::Runtime>(app: tauri::AppHandle<R>, state: S<'_>, name: String) -> CommandResult<()> {
+pub async fn sign_in<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    state: S<'_>,
+    name: String,
+) -> CommandResult<()> {
     use switchboard_engine::opener::{check_link, SIGN_IN_METADATA};
     use tauri_plugin_opener::OpenerExt;
-    let open: switchboard_engine::auth::oauth::BrowserOpener = std::sync::Arc::new(move |url: &str| {
-        let link = check_link(url, SIGN_IN_METADATA).map_err(|e| e.to_string())?;
-        app.opener().open_url(link.as_str(), None::<&str>).map_err(|e| e.to_string())
-    });
-    Ok(state.engine.sign_in(&name, Some(open), switchboard_engine::auth::oauth::DEFAULT_SIGN_IN_TIMEOUT).await?)
+    let open: switchboard_engine::auth::oauth::BrowserOpener =
+        std::sync::Arc::new(move |url: &str| {
+            let link = check_link(url, SIGN_IN_METADATA).map_err(|e| e.to_string())?;
+            app.opener()
+                .open_url(link.as_str(), None::<&str>)
+                .map_err(|e| e.to_string())
+        });
+    Ok(state
+        .engine
+        .sign_in(
+            &name,
+            Some(open),
+            switchboard_engine::auth::oauth::DEFAULT_SIGN_IN_TIMEOUT,
+        )
+        .await?)
 }
 
 #[tauri::command]
@@ -310,14 +478,27 @@ pub async fn sign_out(state: S<'_>, name: String) -> CommandResult<()> {
 
 #[tauri::command]
 pub async fn sign_in_status(state: S<'_>, name: String) -> CommandResult<SignInStatus> {
-    let unavailable = switchboard_engine::auth::vault::Keychain::status().err().map(|e| e.to_string());
-    Ok(SignInStatus { signed_in: state.engine.is_signed_in(&name).await, store: switchboard_engine::auth::vault::Keychain.describe(), unavailable })
+    let unavailable = switchboard_engine::auth::vault::Keychain::status()
+        .err()
+        .map(|e| e.to_string());
+    Ok(SignInStatus {
+        signed_in: state.engine.is_signed_in(&name).await,
+        store: switchboard_engine::auth::vault::Keychain.describe(),
+        unavailable,
+    })
 }
 
 /// Where sign-ins and OAuth app secrets are kept, and why not, if they cannot be.
 fn keychain(state: &AppState) -> (String, Option<String>) {
-    let vault = state.engine.manager().vault().unwrap_or_else(switchboard_engine::auth::vault::Vault::keychain);
-    (vault.describe(), vault.probe_writable().err().map(|e| e.to_string()))
+    let vault = state
+        .engine
+        .manager()
+        .vault()
+        .unwrap_or_else(switchboard_engine::auth::vault::Vault::keychain);
+    (
+        vault.describe(),
+        vault.probe_writable().err().map(|e| e.to_string()),
+    )
 }
 
 /// The signed-in accounts view: every sign-in kept for a configured server
@@ -336,7 +517,11 @@ pub struct AccountList {
 #[tauri::command]
 pub async fn list_accounts(state: S<'_>) -> CommandResult<AccountList> {
     let (store, unavailable) = keychain(&state);
-    Ok(AccountList { accounts: state.engine.accounts().await, store, unavailable })
+    Ok(AccountList {
+        accounts: state.engine.accounts().await,
+        store,
+        unavailable,
+    })
 }
 
 /// Sign out of every listed sign-in; returns the servers signed out.
@@ -348,7 +533,11 @@ pub async fn sign_out_everywhere(state: S<'_>) -> CommandResult<Vec<String>> {
 /// Keep `secret` as the client secret of `name`'s pre-registered OAuth app
 /// in the keychain (never in a file); `null` or empty deletes it.
 #[tauri::command]
-pub async fn set_oauth_client_secret(state: S<'_>, name: String, secret: Option<String>) -> CommandResult<()> {
+pub async fn set_oauth_client_secret(
+    state: S<'_>,
+    name: String,
+    secret: Option<String>,
+) -> CommandResult<()> {
     Ok(state.engine.set_oauth_client_secret(&name, secret).await?)
 }
 
@@ -363,9 +552,16 @@ pub struct ClientSecretStatus {
 }
 
 #[tauri::command]
-pub async fn oauth_client_secret_status(state: S<'_>, name: String) -> CommandResult<ClientSecretStatus> {
+pub async fn oauth_client_secret_status(
+    state: S<'_>,
+    name: String,
+) -> CommandResult<ClientSecretStatus> {
     let (store, unavailable) = keychain(&state);
-    Ok(ClientSecretStatus { stored: state.engine.has_oauth_client_secret(&name).await, store, unavailable })
+    Ok(ClientSecretStatus {
+        stored: state.engine.has_oauth_client_secret(&name).await,
+        store,
+        unavailable,
+    })
 }
 
 /// What a server asked for when it answered `insufficient_scope` (the
@@ -400,9 +596,16 @@ pub fn gateway_status(gateway: G<'_>) -> crate::gateway::GatewayStatus {
 
 /// Saves the settings and restarts the listener with them.
 #[tauri::command]
-pub async fn set_gateway_settings(state: S<'_>, gateway: G<'_>, settings: switchboard_engine::settings::GatewaySettings) -> CommandResult<crate::gateway::GatewayStatus> {
+pub async fn set_gateway_settings(
+    state: S<'_>,
+    gateway: G<'_>,
+    settings: switchboard_engine::settings::GatewaySettings,
+) -> CommandResult<crate::gateway::GatewayStatus> {
     if settings.port == Some(0) {
-        return Err(CommandError::new("invalid-port", "Port 0 is not a port clients can be configured with: choose one from 1024 to 65535."));
+        return Err(CommandError::new(
+            "invalid-port",
+            "Port 0 is not a port clients can be configured with: choose one from 1024 to 65535.",
+        ));
     }
     state.engine.set_gateway_settings(settings).await?;
     gateway.inner().restart().await;
@@ -412,19 +615,30 @@ pub async fn set_gateway_settings(state: S<'_>, gateway: G<'_>, settings: switch
 /// The bearer token clients send to the HTTP gateway (shown only on request).
 #[tauri::command]
 pub async fn gateway_token() -> CommandResult<String> {
-    let t = crate::gateway::token().await.map_err(|e| CommandError::new("no-keychain", e))?;
+    let t = crate::gateway::token()
+        .await
+        .map_err(|e| CommandError::new("no-keychain", e))?;
     Ok(t.reveal().to_string())
 }
 
 /// Switch one tool (by server and raw name) on or off for the gateway.
 #[tauri::command]
-pub async fn set_tool_enabled(state: S<'_>, server: String, tool: String, on: bool) -> CommandResult<()> {
+pub async fn set_tool_enabled(
+    state: S<'_>,
+    server: String,
+    tool: String,
+    on: bool,
+) -> CommandResult<()> {
     Ok(state.engine.set_tool_enabled(&server, &tool, on).await?)
 }
 
 /// Leave all of a server's tools, resources and prompts out of the gateway, or serve them again.
 #[tauri::command]
-pub async fn set_gateway_excluded(state: S<'_>, server: String, excluded: bool) -> CommandResult<()> {
+pub async fn set_gateway_excluded(
+    state: S<'_>,
+    server: String,
+    excluded: bool,
+) -> CommandResult<()> {
     Ok(state.engine.set_gateway_excluded(&server, excluded).await?)
 }
 
@@ -437,25 +651,47 @@ pub fn list_connections(state: S<'_>) -> Vec<switchboard_engine::connect::Client
 
 /// How the entry reaches the gateway: over HTTP (the app's URL and token),
 /// or by running the bundled `switchboard serve`.
-async fn via(gateway: &crate::gateway::AppGateway, http: bool) -> CommandResult<switchboard_engine::connect::Via> {
+async fn via(
+    gateway: &crate::gateway::AppGateway,
+    http: bool,
+) -> CommandResult<switchboard_engine::connect::Via> {
     use switchboard_engine::connect::{HttpTarget, Via};
     if !http {
         let binary = crate::sidecar::path().map_err(|m| CommandError::new("no-sidecar", m))?;
         return Ok(Via::Stdio { binary });
     }
-    let token = crate::gateway::token().await.map_err(|e| CommandError::new("no-keychain", e))?;
-    Ok(Via::Http(HttpTarget { url: gateway.url(), token: token.reveal().to_string() }))
+    let token = crate::gateway::token()
+        .await
+        .map_err(|e| CommandError::new("no-keychain", e))?;
+    Ok(Via::Http(HttpTarget {
+        url: gateway.url(),
+        token: token.reveal().to_string(),
+    }))
 }
 
-fn options(via: switchboard_engine::connect::Via, disable_duplicates: bool) -> switchboard_engine::connect::ConnectOptions {
-    switchboard_engine::connect::ConnectOptions { via, disable_duplicates }
+fn options(
+    via: switchboard_engine::connect::Via,
+    disable_duplicates: bool,
+) -> switchboard_engine::connect::ConnectOptions {
+    switchboard_engine::connect::ConnectOptions {
+        via,
+        disable_duplicates,
+    }
 }
 
 /// The preview: the entry as it will be written and what would be disabled.
 #[tauri::command]
-pub async fn plan_connect(state: S<'_>, gateway: G<'_>, client: String, http: bool, disable_duplicates: bool) -> CommandResult<switchboard_engine::connect::ConnectPlan> {
+pub async fn plan_connect(
+    state: S<'_>,
+    gateway: G<'_>,
+    client: String,
+    http: bool,
+    disable_duplicates: bool,
+) -> CommandResult<switchboard_engine::connect::ConnectPlan> {
     let via = via(&gateway, http).await?;
-    Ok(state.engine.plan_connect(&client, &options(via, disable_duplicates))?)
+    Ok(state
+        .engine
+        .plan_connect(&client, &options(via, disable_duplicates))?)
 }
 
 /// What connecting did; for a stdio entry, also the check of the binary it runs.
@@ -469,18 +705,38 @@ pub struct Connected {
 /// Connect `client`. A stdio entry is written only after the bundled
 /// `switchboard serve` answered an MCP handshake (its result is returned).
 #[tauri::command]
-pub async fn connect_client<R: tauri::Runtime>(app: tauri::AppHandle<R>, state: S<'_>, gateway: G<'_>, client: String, http: bool, disable_duplicates: bool) -> CommandResult<Connected> {
+pub async fn connect_client<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    state: S<'_>,
+    gateway: G<'_>,
+    client: String,
+    http: bool,
+    disable_duplicates: bool,
+) -> CommandResult<Connected> {
     let via = via(&gateway, http).await?;
-    let check = if http { None } else { Some(crate::sidecar::check(&app).await) };
+    let check = if http {
+        None
+    } else {
+        Some(crate::sidecar::check(&app).await)
+    };
     if let Some(c) = check.as_ref().filter(|c| !c.ok) {
-        return Err(CommandError::new("sidecar-failed", format!("Nothing was written: {}", c.message)));
+        return Err(CommandError::new(
+            "sidecar-failed",
+            format!("Nothing was written: {}", c.message),
+        ));
     }
-    let report = state.engine.connect_client(&client, &options(via, disable_duplicates)).await?;
+    let report = state
+        .engine
+        .connect_client(&client, &options(via, disable_duplicates))
+        .await?;
     Ok(Connected { report, check })
 }
 
 #[tauri::command]
-pub async fn disconnect_client(state: S<'_>, client: String) -> CommandResult<switchboard_engine::connect::DisconnectReport> {
+pub async fn disconnect_client(
+    state: S<'_>,
+    client: String,
+) -> CommandResult<switchboard_engine::connect::DisconnectReport> {
     Ok(state.engine.disconnect_client(&client).await?)
 }
 
@@ -489,18 +745,28 @@ pub async fn disconnect_client(state: S<'_>, client: String) -> CommandResult<sw
 /// Every server's tools, prompts and templates against what the user
 /// approved: pin state, findings, what changed, what the gateway holds.
 #[tauri::command]
-pub async fn tool_review(state: S<'_>) -> CommandResult<switchboard_engine::tool_trust::TrustReport> {
+pub async fn tool_review(
+    state: S<'_>,
+) -> CommandResult<switchboard_engine::tool_trust::TrustReport> {
     Ok(state.engine.tool_review().await)
 }
 
 /// Approve `tools` of `server` as offered now (every item when empty).
 #[tauri::command]
-pub async fn approve_tools(state: S<'_>, server: String, tools: Vec<String>) -> CommandResult<switchboard_engine::approvals::Approved> {
+pub async fn approve_tools(
+    state: S<'_>,
+    server: String,
+    tools: Vec<String>,
+) -> CommandResult<switchboard_engine::approvals::Approved> {
     Ok(state.engine.approve_tools(&server, &tools).await?)
 }
 
 /// What the gateway holds back of `server`: `hold-changed`, `warn`, `hold-new`.
 #[tauri::command]
-pub async fn set_approval_mode(state: S<'_>, server: String, mode: switchboard_engine::settings::ApprovalMode) -> CommandResult<()> {
+pub async fn set_approval_mode(
+    state: S<'_>,
+    server: String,
+    mode: switchboard_engine::settings::ApprovalMode,
+) -> CommandResult<()> {
     Ok(state.engine.set_approval_mode(&server, mode).await?)
 }

@@ -89,8 +89,12 @@ mod tests {
 
     #[test]
     fn serializes_as_code_and_message_for_the_ui() {
-        let json = serde_json::to_value(CommandError::new("not_found", "no server named \"x\"")).unwrap();
-        assert_eq!(json, serde_json::json!({"code": "not_found", "message": "no server named \"x\""}));
+        let json =
+            serde_json::to_value(CommandError::new("not_found", "no server named \"x\"")).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"code": "not_found", "message": "no server named \"x\""})
+        );
     }
 }
 

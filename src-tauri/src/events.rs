@@ -27,7 +27,9 @@ pub enum AppEvent {
     /// Events were dropped (the UI fell behind): reload everything.
     Resync,
     /// The gateway's status changed (listener, sessions, calls, tool count).
-    Gateway { status: crate::gateway::GatewayStatus },
+    Gateway {
+        status: crate::gateway::GatewayStatus,
+    },
 }
 
 fn emit<R: Runtime, T: Serialize + Clone>(app: &tauri::AppHandle<R>, payload: &T) {
@@ -37,16 +39,27 @@ fn emit<R: Runtime, T: Serialize + Clone>(app: &tauri::AppHandle<R>, payload: &T
 /// Subscribe first, then start the engine, so no event is lost. With
 /// `gateway`, the HTTP gateway listens from the start (servers come up
 /// behind it; a client's first list waits at most the startup gate).
-pub fn start<R: Runtime>(app: tauri::AppHandle<R>, state: &AppState, gateway: Option<Arc<crate::gateway::AppGateway>>) {
+pub fn start<R: Runtime>(
+    app: tauri::AppHandle<R>,
+    state: &AppState,
+    gateway: Option<Arc<crate::gateway::AppGateway>>,
+) {
     let rx = state.engine.manager().subscribe();
     tauri::async_runtime::spawn(forward(rx, app.clone()));
-    state.engine.manager().set_elicitation_handler(Some(elicitation_handler(app.clone(), state.elicitations.clone())));
+    state
+        .engine
+        .manager()
+        .set_elicitation_handler(Some(elicitation_handler(
+            app.clone(),
+            state.elicitations.clone(),
+        )));
     let engine = state.engine.clone();
     if let Some(g) = &gateway {
         let (g, app) = (g.clone(), app.clone());
         tauri::async_runtime::spawn(async move {
             g.restart().await;
-            g.changes(|status| emit(&app, &AppEvent::Gateway { status })).await;
+            g.changes(|status| emit(&app, &AppEvent::Gateway { status }))
+                .await;
         });
     }
     tauri::async_runtime::spawn(async move {
@@ -58,7 +71,9 @@ pub fn start<R: Runtime>(app: tauri::AppHandle<R>, state: &AppState, gateway: Op
         // Then follow the config files (changes made in other apps).
         match engine.watch().await {
             Ok(rx) => forward(rx, app).await,
-            Err(e) => eprintln!("switchboard: {e}; config changes made elsewhere need a restart to show"),
+            Err(e) => {
+                eprintln!("switchboard: {e}; config changes made elsewhere need a restart to show")
+            }
         }
     });
 }
@@ -67,7 +82,10 @@ pub fn start<R: Runtime>(app: tauri::AppHandle<R>, state: &AppState, gateway: Op
 /// events are lost, one `Resync` follows once the backlog is drained,
 /// however many times the channel overflowed meanwhile (a flood must not
 /// turn into a stream of full reloads).
-async fn forward<R: Runtime>(mut rx: tokio::sync::broadcast::Receiver<EngineEvent>, app: tauri::AppHandle<R>) {
+async fn forward<R: Runtime>(
+    mut rx: tokio::sync::broadcast::Receiver<EngineEvent>,
+    app: tauri::AppHandle<R>,
+) {
     let mut behind = false;
     loop {
         match rx.recv().await {
@@ -84,10 +102,21 @@ async fn forward<R: Runtime>(mut rx: tokio::sync::broadcast::Receiver<EngineEven
 
 /// Shows each request as an `Elicitation` event and waits for
 /// `answer_elicitation`; a form left open too long is cancelled.
-fn elicitation_handler<R: Runtime>(app: tauri::AppHandle<R>, waiting: Arc<Elicitations>) -> ElicitationHandler {
+fn elicitation_handler<R: Runtime>(
+    app: tauri::AppHandle<R>,
+    waiting: Arc<Elicitations>,
+) -> ElicitationHandler {
     Arc::new(move |req: ElicitRequest| {
         let (id, rx) = waiting.open();
-        emit(&app, &EngineEvent::Elicitation { id, server: req.server, message: req.message, schema: req.schema });
+        emit(
+            &app,
+            &EngineEvent::Elicitation {
+                id,
+                server: req.server,
+                message: req.message,
+                schema: req.schema,
+            },
+        );
         let waiting = waiting.clone();
         Box::pin(async move {
             let answer = tokio::time::timeout(ELICITATION_PATIENCE, rx).await;
@@ -106,7 +135,11 @@ fn elicitation_handler<R: Runtime>(app: tauri::AppHandle<R>, waiting: Arc<Elicit
 pub fn exit_on_signals<R: Runtime>(app: tauri::AppHandle<R>) {
     use tokio::signal::unix::{signal, SignalKind};
     tauri::async_runtime::spawn(async move {
-        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()), signal(SignalKind::hangup())) else {
+        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::hangup()),
+        ) else {
             return;
         };
         tokio::select! {

@@ -66,7 +66,10 @@ pub struct GatewayStatus {
 
 enum Run {
     Starting,
-    Listening { url: String, stop: CancellationToken },
+    Listening {
+        url: String,
+        stop: CancellationToken,
+    },
     Off,
     Failed(String),
 }
@@ -104,7 +107,14 @@ impl AppGateway {
                 return gw.clone();
             }
         }
-        let gw = Gateway::new(self.engine.manager().clone(), switches::follow(self.engine.host()), GatewayOptions { tool_search, ..Default::default() });
+        let gw = Gateway::new(
+            self.engine.manager().clone(),
+            switches::follow(self.engine.host()),
+            GatewayOptions {
+                tool_search,
+                ..Default::default()
+            },
+        );
         if self.ready.load(std::sync::atomic::Ordering::SeqCst) {
             gw.set_ready();
         }
@@ -139,14 +149,24 @@ impl AppGateway {
         }
         let token = match token().await {
             Ok(t) => t,
-            Err(e) => return self.set_run(Run::Failed(format!("The gateway needs its access token: {e}"))),
+            Err(e) => {
+                return self.set_run(Run::Failed(format!(
+                    "The gateway needs its access token: {e}"
+                )))
+            }
         };
         let port = settings.port();
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         // The previous listener lets go of the port before the new one binds.
         let listener = match bind(addr).await {
             Ok(l) => l,
-            Err(e) => return self.set_run(Run::Failed(switchboard_engine::ports::taken_message("The gateway", port, &e))),
+            Err(e) => {
+                return self.set_run(Run::Failed(switchboard_engine::ports::taken_message(
+                    "The gateway",
+                    port,
+                    &e,
+                )))
+            }
         };
         let bound = listener.local_addr().unwrap_or(addr);
         let gateway = self.gateway(settings.tool_search);
@@ -188,7 +208,10 @@ impl AppGateway {
     pub fn url(&self) -> String {
         match &*self.run.lock().unwrap() {
             Run::Listening { url, .. } => url.clone(),
-            _ => format!("http://127.0.0.1:{}/mcp", self.engine.settings().gateway.port()),
+            _ => format!(
+                "http://127.0.0.1:{}/mcp",
+                self.engine.settings().gateway.port()
+            ),
         }
     }
 
@@ -197,14 +220,25 @@ impl AppGateway {
         let (state, url, message) = match &*self.run.lock().unwrap() {
             Run::Starting => (GatewayState::Starting, None, None),
             Run::Listening { url, .. } => (GatewayState::Listening, Some(url.clone()), None),
-            Run::Off => (GatewayState::Off, None, Some("The gateway is off: other clients cannot use Switchboard's servers.".to_string())),
+            Run::Off => (
+                GatewayState::Off,
+                None,
+                Some(
+                    "The gateway is off: other clients cannot use Switchboard's servers."
+                        .to_string(),
+                ),
+            ),
             Run::Failed(m) => (GatewayState::Failed, None, Some(m.clone())),
         };
         let gateway = self.gateway(settings.gateway.tool_search);
         let activity = gateway.activity();
         // Every tool a client can reach (in search mode, through `call_tool`).
         let tools = gateway.tools();
-        let long_names = tools.iter().filter(|t| t.name.chars().count() > NAME_LIMIT).map(|t| t.name.to_string()).collect();
+        let long_names = tools
+            .iter()
+            .filter(|t| t.name.chars().count() > NAME_LIMIT)
+            .map(|t| t.name.to_string())
+            .collect();
         GatewayStatus {
             state,
             url,
@@ -216,7 +250,14 @@ impl AppGateway {
             tool_count: tools.len(),
             long_names,
             // In search mode a client lists two tools: no limit applies.
-            over_limits: if settings.gateway.tool_search { vec![] } else { CLIENT_LIMITS.into_iter().filter(|l| tools.len() > *l).collect() },
+            over_limits: if settings.gateway.tool_search {
+                vec![]
+            } else {
+                CLIENT_LIMITS
+                    .into_iter()
+                    .filter(|l| tools.len() > *l)
+                    .collect()
+            },
             disabled_tools: settings.disabled_tools.clone(),
             excluded: settings.gateway_excluded.clone(),
         }

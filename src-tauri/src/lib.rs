@@ -111,7 +111,11 @@ pub struct Shell {
 /// Plugins, state and command handlers shared by the app and its tests.
 /// The engine starts in the background once the app is set up: the window
 /// shows at once and servers appear as their events arrive.
-pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine, shell: Shell) -> tauri::Builder<R> {
+pub fn builder<R: tauri::Runtime>(
+    builder: tauri::Builder<R>,
+    engine: Engine,
+    shell: Shell,
+) -> tauri::Builder<R> {
     // Reading the config files takes tens of milliseconds: do it now so the
     // first `list_servers` already shows every configured server.
     engine.rediscover();
@@ -125,7 +129,11 @@ pub fn builder<R: tauri::Runtime>(builder: tauri::Builder<R>, engine: Engine, sh
         .manage(gateway.clone())
         .manage(tool_calls::ToolCalls::default())
         .setup(move |app| {
-            events::start(app.handle().clone(), &app.state::<AppState>(), shell.serve_gateway.then_some(gateway));
+            events::start(
+                app.handle().clone(),
+                &app.state::<AppState>(),
+                shell.serve_gateway.then_some(gateway),
+            );
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
@@ -213,10 +221,16 @@ pub fn on_run_event<R: tauri::Runtime>(app: &tauri::AppHandle<R>, event: RunEven
 /// Entry point of the `switchboard-app` binary. Like the CLI, it honours
 /// HOME, XDG_CONFIG_HOME and SWITCHBOARD_SYSTEM_ROOT (`Host::current()`).
 pub fn run() {
-    let app = builder(tauri::Builder::default(), Engine::for_host(Host::current()), Shell { serve_gateway: true })
-        .on_window_event(tray::on_window_event)
-        .build(tauri::generate_context!())
-        .expect("error while building Switchboard");
+    let app = builder(
+        tauri::Builder::default(),
+        Engine::for_host(Host::current()),
+        Shell {
+            serve_gateway: true,
+        },
+    )
+    .on_window_event(tray::on_window_event)
+    .build(tauri::generate_context!())
+    .expect("error while building Switchboard");
     tray::install(app.handle());
     #[cfg(unix)]
     events::exit_on_signals(app.handle().clone());
@@ -229,7 +243,9 @@ mod tests {
     use serde_json::{json, Value};
     use std::collections::HashMap;
     use switchboard_engine::host::Os;
-    use tauri::test::{get_ipc_response, mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY};
+    use tauri::test::{
+        get_ipc_response, mock_builder, mock_context, noop_assets, MockRuntime, INVOKE_KEY,
+    };
     use tauri::webview::InvokeRequest;
     use tauri::WebviewWindowBuilder;
 
@@ -245,19 +261,40 @@ mod tests {
         let host = Host {
             os: Os::Linux,
             home: home.path().to_path_buf(),
-            vars: HashMap::from([("HOME".to_string(), home.path().to_string_lossy().to_string())]),
+            vars: HashMap::from([(
+                "HOME".to_string(),
+                home.path().to_string_lossy().to_string(),
+            )]),
             system_root: home.path().join("system"),
         };
-        let app = builder(mock_builder(), Engine::for_host(host), Shell { serve_gateway: false }).build(mock_context(noop_assets())).expect("mock app builds");
-        let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().expect("mock webview builds");
-        TestApp { _home: home, app, webview }
+        let app = builder(
+            mock_builder(),
+            Engine::for_host(host),
+            Shell {
+                serve_gateway: false,
+            },
+        )
+        .build(mock_context(noop_assets()))
+        .expect("mock app builds");
+        let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
+            .build()
+            .expect("mock webview builds");
+        TestApp {
+            _home: home,
+            app,
+            webview,
+        }
     }
 
     fn invoke(t: &TestApp, cmd: &str, args: Value) -> Result<Value, Value> {
         invoke_on(&t.webview, cmd, args)
     }
 
-    pub(crate) fn invoke_on(webview: &tauri::WebviewWindow<MockRuntime>, cmd: &str, args: Value) -> Result<Value, Value> {
+    pub(crate) fn invoke_on(
+        webview: &tauri::WebviewWindow<MockRuntime>,
+        cmd: &str,
+        args: Value,
+    ) -> Result<Value, Value> {
         let request = InvokeRequest {
             cmd: cmd.into(),
             callback: tauri::ipc::CallbackFn(0),
@@ -276,21 +313,45 @@ mod tests {
         let t = app();
         let info = invoke(&t, "app_info", json!({})).expect("app_info succeeds");
         let pkg = t.app.package_info();
-        assert_eq!(info["name"], pkg.name.as_str(), "name comes from the package info: {info}");
-        assert_eq!(info["version"], pkg.version.to_string(), "version comes from the package info: {info}");
+        assert_eq!(
+            info["name"],
+            pkg.name.as_str(),
+            "name comes from the package info: {info}"
+        );
+        assert_eq!(
+            info["version"],
+            pkg.version.to_string(),
+            "version comes from the package info: {info}"
+        );
     }
 
     #[test]
     fn sign_in_refuses_a_stdio_server_and_reports_sign_in_status() {
         let t = app();
         let def = json!({"name": "local", "transport": "stdio", "command": "local-mcp", "enabled": false});
-        invoke(&t, "add_server", json!({"source": "switchboard", "def": def})).expect("add_server succeeds");
-        let err = invoke(&t, "sign_in", json!({"name": "local"})).expect_err("stdio servers do not sign in");
+        invoke(
+            &t,
+            "add_server",
+            json!({"source": "switchboard", "def": def}),
+        )
+        .expect("add_server succeeds");
+        let err = invoke(&t, "sign_in", json!({"name": "local"}))
+            .expect_err("stdio servers do not sign in");
         assert_eq!(err["code"], "oauth_not_remote", "{err}");
-        assert!(err["message"].as_str().unwrap().contains("\"local\" is not a remote"), "{err}");
-        let status = invoke(&t, "sign_in_status", json!({"name": "local"})).expect("sign_in_status succeeds");
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap()
+                .contains("\"local\" is not a remote"),
+            "{err}"
+        );
+        let status = invoke(&t, "sign_in_status", json!({"name": "local"}))
+            .expect("sign_in_status succeeds");
         assert_eq!(status["signedIn"], false, "{status}");
-        assert!(!status["store"].as_str().unwrap().is_empty(), "names the keychain: {status}");
+        assert!(
+            !status["store"].as_str().unwrap().is_empty(),
+            "names the keychain: {status}"
+        );
         types::tests::assert_mirrors::<types::SignInStatus>("SignInStatus", status);
         invoke(&t, "cancel_sign_in", json!({"name": "local"})).expect("cancelling nothing is fine");
     }
@@ -300,7 +361,11 @@ mod tests {
         let t = app();
         let sources = invoke(&t, "list_sources", json!({})).expect("list_sources succeeds");
         let list = sources.as_array().expect("an array");
-        assert!(list.iter().any(|s| s["id"] == "switchboard" && s["exists"] == false), "Switchboard's own source is listed: {sources}");
+        assert!(
+            list.iter()
+                .any(|s| s["id"] == "switchboard" && s["exists"] == false),
+            "Switchboard's own source is listed: {sources}"
+        );
         for s in list {
             types::tests::assert_mirrors::<types::SourceInfo>("SourceInfo", s.clone());
         }
@@ -310,13 +375,24 @@ mod tests {
     fn add_server_writes_the_file_and_lists_it_and_refuses_a_duplicate() {
         let t = app();
         let def = json!({"name": "notes", "transport": "stdio", "command": "notes-mcp", "args": ["--db", "x"], "env": {"TOKEN": "secret"}, "enabled": false});
-        invoke(&t, "add_server", json!({"source": "switchboard", "def": def})).expect("add_server succeeds");
+        invoke(
+            &t,
+            "add_server",
+            json!({"source": "switchboard", "def": def}),
+        )
+        .expect("add_server succeeds");
 
         // Listed at once; its runtime state follows in the background.
         let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let notes = loop {
             let servers = invoke(&t, "list_servers", json!({})).expect("list_servers succeeds");
-            let notes = servers.as_array().unwrap().iter().find(|s| s["name"] == "notes").cloned().unwrap_or_else(|| panic!("notes is listed: {servers}"));
+            let notes = servers
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == "notes")
+                .cloned()
+                .unwrap_or_else(|| panic!("notes is listed: {servers}"));
             if notes["runtime"].is_object() || std::time::Instant::now() > end {
                 break notes;
             }
@@ -324,12 +400,26 @@ mod tests {
         };
         assert_eq!(notes["source"], "switchboard");
         assert_eq!(notes["command"], "notes-mcp");
-        assert_eq!(notes["runtime"]["status"]["state"], "disabled", "a disabled server is shown as disabled: {notes}");
+        assert_eq!(
+            notes["runtime"]["status"]["state"], "disabled",
+            "a disabled server is shown as disabled: {notes}"
+        );
         types::tests::assert_mirrors::<types::ServerView>("ServerView", notes.clone());
 
-        let err = invoke(&t, "add_server", json!({"source": "switchboard", "def": def})).expect_err("a second add fails");
+        let err = invoke(
+            &t,
+            "add_server",
+            json!({"source": "switchboard", "def": def}),
+        )
+        .expect_err("a second add fails");
         assert_eq!(err["code"], "already-exists", "{err}");
-        assert!(err["message"].as_str().unwrap().starts_with("Server \"notes\" already exists in "), "{err}");
+        assert!(
+            err["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Server \"notes\" already exists in "),
+            "{err}"
+        );
     }
 
     /// History and undo through the commands: an add is listed with its
@@ -340,7 +430,12 @@ mod tests {
         let t = app();
         let path = t._home.path().join(".config/switchboard/servers.json");
         let def = json!({"name": "notes", "transport": "stdio", "command": "notes-mcp", "env": {"TOKEN": "s3cret-value"}, "enabled": false});
-        invoke(&t, "add_server", json!({"source": "switchboard", "def": def})).expect("add_server succeeds");
+        invoke(
+            &t,
+            "add_server",
+            json!({"source": "switchboard", "def": def}),
+        )
+        .expect("add_server succeeds");
         let written = std::fs::read(&path).expect("servers.json was created");
 
         let list = invoke(&t, "list_history", json!({})).expect("list_history succeeds");
@@ -352,29 +447,64 @@ mod tests {
         assert_eq!(e["server"], "notes");
         assert_eq!(e["state"], "ready");
         assert_eq!(e["files"][0]["path"], path.to_string_lossy().as_ref());
-        assert!(e["files"][0].get("beforeHash").is_none(), "the file did not exist before: {e}");
-        assert!(e["files"][0]["diff"].as_array().unwrap().iter().any(|l| l["kind"] == "added" && l["text"].as_str().unwrap().contains("notes-mcp")), "{e}");
-        assert!(!e.to_string().contains("s3cret-value"), "env values are masked in the listing: {e}");
+        assert!(
+            e["files"][0].get("beforeHash").is_none(),
+            "the file did not exist before: {e}"
+        );
+        assert!(
+            e["files"][0]["diff"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["kind"] == "added" && l["text"].as_str().unwrap().contains("notes-mcp")),
+            "{e}"
+        );
+        assert!(
+            !e.to_string().contains("s3cret-value"),
+            "env values are masked in the listing: {e}"
+        );
 
         let report = invoke(&t, "undo", json!({"id": e["id"]})).expect("undo succeeds");
         types::tests::assert_mirrors::<types::UndoReport>("UndoReport", report.clone());
-        assert!(!path.exists(), "undoing the add that created servers.json removes it");
+        assert!(
+            !path.exists(),
+            "undoing the add that created servers.json removes it"
+        );
         let list = invoke(&t, "list_history", json!({})).unwrap();
-        assert_eq!(list[0]["undoOf"], e["id"], "the undo is an entry too: {list}");
+        assert_eq!(
+            list[0]["undoOf"], e["id"],
+            "the undo is an entry too: {list}"
+        );
         assert_eq!(list[1]["state"], "undone", "{list}");
         let err = invoke(&t, "undo", json!({"id": e["id"]})).expect_err("undoing twice is refused");
         assert_eq!(err["code"], "already-undone", "{err}");
 
         // Redo, then someone else edits the file: undo refuses.
         invoke(&t, "undo", json!({"id": list[0]["id"]})).expect("undoing the undo succeeds");
-        assert_eq!(std::fs::read(&path).unwrap(), written, "the file is back as Switchboard wrote it");
-        let theirs = String::from_utf8(written).unwrap().replace("notes-mcp", "notes-mcp-2");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            written,
+            "the file is back as Switchboard wrote it"
+        );
+        let theirs = String::from_utf8(written)
+            .unwrap()
+            .replace("notes-mcp", "notes-mcp-2");
         std::fs::write(&path, &theirs).unwrap();
         let newest = invoke(&t, "list_history", json!({})).unwrap()[0]["id"].clone();
         let err = invoke(&t, "undo", json!({"id": newest})).expect_err("the file changed since");
         assert_eq!(err["code"], "conflict", "{err}");
-        assert_eq!(err["message"], format!("{} changed since Switchboard wrote it; undo would overwrite those changes", path.display()));
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs, "nothing was overwritten");
+        assert_eq!(
+            err["message"],
+            format!(
+                "{} changed since Switchboard wrote it; undo would overwrite those changes",
+                path.display()
+            )
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            theirs,
+            "nothing was overwritten"
+        );
         let err = invoke(&t, "undo", json!({"id": 999})).expect_err("no such entry");
         assert_eq!(err["code"], "not-found", "{err}");
     }
@@ -386,50 +516,112 @@ mod tests {
     fn update_server_with_a_stale_content_hash_is_a_conflict() {
         let t = app();
         let def = json!({"name": "notes", "transport": "stdio", "command": "notes-mcp", "args": ["--db", "x"], "enabled": false});
-        invoke(&t, "add_server", json!({"source": "switchboard", "def": def, "contentHash": null})).expect("add_server succeeds");
+        invoke(
+            &t,
+            "add_server",
+            json!({"source": "switchboard", "def": def, "contentHash": null}),
+        )
+        .expect("add_server succeeds");
         let sources = invoke(&t, "list_sources", json!({})).unwrap();
-        let own = sources.as_array().unwrap().iter().find(|s| s["id"] == "switchboard").unwrap().clone();
-        assert!(own["fields"].as_array().unwrap().contains(&json!("restartPolicy")), "Switchboard's file stores every field: {own}");
-        let (path, seen) = (own["path"].as_str().unwrap().to_string(), own["contentHash"].as_str().unwrap().to_string());
+        let own = sources
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == "switchboard")
+            .unwrap()
+            .clone();
+        assert!(
+            own["fields"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("restartPolicy")),
+            "Switchboard's file stores every field: {own}"
+        );
+        let (path, seen) = (
+            own["path"].as_str().unwrap().to_string(),
+            own["contentHash"].as_str().unwrap().to_string(),
+        );
 
         // Another program saves the file while the form is open.
-        let theirs = std::fs::read_to_string(&path).unwrap().replace("\"notes-mcp\"", "\"notes-mcp\",\n      \"cwd\": \"/srv/notes\"");
+        let theirs = std::fs::read_to_string(&path).unwrap().replace(
+            "\"notes-mcp\"",
+            "\"notes-mcp\",\n      \"cwd\": \"/srv/notes\"",
+        );
         std::fs::write(&path, &theirs).unwrap();
         let edited = json!({"name": "notes", "transport": "stdio", "command": "notes-mcp", "args": ["--db", "y"], "enabled": false});
         let err = invoke(&t, "update_server", json!({"source": "switchboard", "name": "notes", "def": edited, "original": def, "contentHash": seen})).expect_err("stale hash");
         assert_eq!(err["code"], "conflict", "{err}");
-        assert_eq!(err["message"], format!("{path} changed since you opened it; your edit was not saved"));
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs, "the other program's save survives");
+        assert_eq!(
+            err["message"],
+            format!("{path} changed since you opened it; your edit was not saved")
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            theirs,
+            "the other program's save survives"
+        );
 
         // Seen again (the UI reloads), the same edit lands on top of it.
-        let fresh: String = switchboard_engine::writer::content_hash(theirs.as_bytes()).0.iter().map(|b| format!("{b:02x}")).collect();
+        let fresh: String = switchboard_engine::writer::content_hash(theirs.as_bytes())
+            .0
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         invoke(&t, "update_server", json!({"source": "switchboard", "name": "notes", "def": edited, "original": def, "contentHash": fresh})).expect("fresh hash");
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), theirs.replace("\"x\"", "\"y\""), "only the argument changed; their cwd stays");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            theirs.replace("\"x\"", "\"y\""),
+            "only the argument changed; their cwd stays"
+        );
     }
 
     #[test]
     fn entry_text_is_the_clients_own_format_and_reads_back() {
         let t = app();
         let def = json!({"name": "notes", "transport": "stdio", "command": "notes-mcp", "args": ["--db", "x"], "enabled": true, "timeout": 5000});
-        let entry = invoke(&t, "entry_text", json!({"source": "switchboard", "def": def})).expect("entry_text succeeds");
+        let entry = invoke(
+            &t,
+            "entry_text",
+            json!({"source": "switchboard", "def": def}),
+        )
+        .expect("entry_text succeeds");
         types::tests::assert_mirrors::<types::EntryText>("EntryText", entry.clone());
         assert_eq!(entry["format"], "json");
         let text = entry["text"].as_str().unwrap();
         assert!(text.contains("\"timeout\": 5000"), "{text}");
-        let back = invoke(&t, "parse_entry_text", json!({"source": "switchboard", "name": "notes", "text": text})).expect("reads back");
+        let back = invoke(
+            &t,
+            "parse_entry_text",
+            json!({"source": "switchboard", "name": "notes", "text": text}),
+        )
+        .expect("reads back");
         assert_eq!(back, def);
         let err = invoke(&t, "parse_entry_text", json!({"source": "switchboard", "name": "notes", "text": "{\n  \"command\": \"x\",\n  \"args\": 3\n}"})).expect_err("args must be a list");
         assert_eq!(err["code"], "invalid", "{err}");
-        assert_eq!(err["message"], "Invalid server config: line 3: \"args\" should be a list of strings, found a number");
+        assert_eq!(
+            err["message"],
+            "Invalid server config: line 3: \"args\" should be a list of strings, found a number"
+        );
     }
 
     #[test]
     fn invalid_names_and_stale_elicitations_are_errors_with_codes() {
         let t = app();
-        let bad = json!({"name": "has space", "transport": "stdio", "command": "x", "enabled": true});
-        let err = invoke(&t, "add_server", json!({"source": "switchboard", "def": bad})).expect_err("invalid name is refused");
+        let bad =
+            json!({"name": "has space", "transport": "stdio", "command": "x", "enabled": true});
+        let err = invoke(
+            &t,
+            "add_server",
+            json!({"source": "switchboard", "def": bad}),
+        )
+        .expect_err("invalid name is refused");
         assert_eq!(err["code"], "invalid", "{err}");
-        let err = invoke(&t, "answer_elicitation", json!({"id": 42, "action": "decline"})).expect_err("no such elicitation");
+        let err = invoke(
+            &t,
+            "answer_elicitation",
+            json!({"id": 42, "action": "decline"}),
+        )
+        .expect_err("no such elicitation");
         assert_eq!(err["code"], "not-found", "{err}");
         let err = invoke(&t, "server_logs", json!({"name": "nope"})).expect_err("unknown server");
         assert_eq!(err["code"], "not-found", "{err}");
@@ -445,7 +637,11 @@ mod tests {
         let exe = std::env::current_exe().unwrap();
         let debug = exe.parent().and_then(|deps| deps.parent()).unwrap();
         let path = debug.join(format!("fixture-server{}", std::env::consts::EXE_SUFFIX));
-        assert!(path.exists(), "{} is missing: run `cargo build -p switchboard-tests --bin fixture-server` first", path.display());
+        assert!(
+            path.exists(),
+            "{} is missing: run `cargo build -p switchboard-tests --bin fixture-server` first",
+            path.display()
+        );
         path
     }
 
@@ -454,15 +650,28 @@ mod tests {
         let t = app();
         let command = fixture_server().to_string_lossy().to_string();
         let def = json!({"name": "beta", "transport": "stdio", "command": command, "args": ["--name", "beta", "--resources"], "enabled": true});
-        invoke(&t, "add_server", json!({"source": "switchboard", "def": def})).expect("add_server succeeds");
+        invoke(
+            &t,
+            "add_server",
+            json!({"source": "switchboard", "def": def}),
+        )
+        .expect("add_server succeeds");
         let end = std::time::Instant::now() + std::time::Duration::from_secs(30);
         loop {
             let servers = invoke(&t, "list_servers", json!({})).unwrap();
-            let state = servers.as_array().unwrap().iter().find(|s| s["name"] == "beta").map(|s| s["runtime"]["status"]["state"].clone());
+            let state = servers
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == "beta")
+                .map(|s| s["runtime"]["status"]["state"].clone());
             if state == Some(json!("connected")) {
                 return t;
             }
-            assert!(std::time::Instant::now() < end, "beta did not connect within 30 s: {servers}");
+            assert!(
+                std::time::Instant::now() < end,
+                "beta did not connect within 30 s: {servers}"
+            );
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
     }
@@ -470,25 +679,68 @@ mod tests {
     #[test]
     fn resources_and_prompts_of_a_connected_server_match_their_typescript_shapes() {
         let t = app_with_beta();
-        let list = invoke(&t, "list_resources", json!({"server": "beta"})).expect("list_resources succeeds");
+        let list = invoke(&t, "list_resources", json!({"server": "beta"}))
+            .expect("list_resources succeeds");
         types::tests::assert_mirrors::<types::ResourceList>("ResourceList", list.clone());
-        assert!(list["resources"].as_array().unwrap().iter().any(|r| r["uri"] == "fixture://greeting"), "{list}");
-        assert_eq!(list["resourceTemplates"][0]["uriTemplate"], "fixture://item/{id}", "{list}");
+        assert!(
+            list["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["uri"] == "fixture://greeting"),
+            "{list}"
+        );
+        assert_eq!(
+            list["resourceTemplates"][0]["uriTemplate"], "fixture://item/{id}",
+            "{list}"
+        );
 
-        let read = invoke(&t, "read_resource", json!({"server": "beta", "uri": "fixture://greeting"})).expect("read_resource succeeds");
+        let read = invoke(
+            &t,
+            "read_resource",
+            json!({"server": "beta", "uri": "fixture://greeting"}),
+        )
+        .expect("read_resource succeeds");
         types::tests::assert_mirrors::<types::ResourceRead>("ResourceRead", read.clone());
         assert_eq!(read["contents"][0]["text"], "Hello from beta", "{read}");
 
-        let prompts = invoke(&t, "list_prompts", json!({"server": "beta"})).expect("list_prompts succeeds");
+        let prompts =
+            invoke(&t, "list_prompts", json!({"server": "beta"})).expect("list_prompts succeeds");
         types::tests::assert_mirrors::<types::PromptList>("PromptList", prompts.clone());
-        assert_eq!(prompts["prompts"][0]["arguments"][0]["required"], true, "{prompts}");
-        let got = invoke(&t, "get_prompt", json!({"server": "beta", "name": "greet", "args": {"name": "Ada"}})).expect("get_prompt succeeds");
+        assert_eq!(
+            prompts["prompts"][0]["arguments"][0]["required"], true,
+            "{prompts}"
+        );
+        let got = invoke(
+            &t,
+            "get_prompt",
+            json!({"server": "beta", "name": "greet", "args": {"name": "Ada"}}),
+        )
+        .expect("get_prompt succeeds");
         types::tests::assert_mirrors::<types::PromptResult>("PromptResult", got.clone());
-        assert_eq!(got["messages"][0]["content"]["text"], "Hello, Ada!", "{got}");
+        assert_eq!(
+            got["messages"][0]["content"]["text"], "Hello, Ada!",
+            "{got}"
+        );
 
-        invoke(&t, "subscribe_resource", json!({"server": "beta", "uri": "fixture://counter"})).expect("subscribe succeeds");
-        invoke(&t, "unsubscribe_resource", json!({"server": "beta", "uri": "fixture://counter"})).expect("unsubscribe succeeds");
-        let err = invoke(&t, "unsubscribe_resource", json!({"server": "nope", "uri": "x://y"})).expect_err("unknown server");
+        invoke(
+            &t,
+            "subscribe_resource",
+            json!({"server": "beta", "uri": "fixture://counter"}),
+        )
+        .expect("subscribe succeeds");
+        invoke(
+            &t,
+            "unsubscribe_resource",
+            json!({"server": "beta", "uri": "fixture://counter"}),
+        )
+        .expect("unsubscribe succeeds");
+        let err = invoke(
+            &t,
+            "unsubscribe_resource",
+            json!({"server": "nope", "uri": "x://y"}),
+        )
+        .expect_err("unknown server");
         assert_eq!(err["code"], "not-found", "{err}");
     }
 
@@ -498,7 +750,13 @@ mod tests {
         let started = std::time::Instant::now();
         let (call, cancelled) = std::thread::scope(|s| {
             let webview = t.webview.clone();
-            let call = s.spawn(move || invoke_on(&webview, "call_tool", json!({"name": "mcp_beta_sleep", "args": {"ms": 20000}, "callId": "c-1"})));
+            let call = s.spawn(move || {
+                invoke_on(
+                    &webview,
+                    "call_tool",
+                    json!({"name": "mcp_beta_sleep", "args": {"ms": 20000}, "callId": "c-1"}),
+                )
+            });
             // Wait until the call is registered, then cancel it.
             let calls = t.app.state::<tool_calls::ToolCalls>();
             while calls.running() == 0 {
@@ -506,14 +764,19 @@ mod tests {
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
             std::thread::sleep(std::time::Duration::from_millis(300));
-            let cancelled = invoke(&t, "cancel_tool_call", json!({"callId": "c-1"})).expect("cancel_tool_call succeeds");
+            let cancelled = invoke(&t, "cancel_tool_call", json!({"callId": "c-1"}))
+                .expect("cancel_tool_call succeeds");
             (call.join().unwrap(), cancelled)
         });
         assert_eq!(cancelled, json!(true), "the call was running");
         let err = call.expect_err("a cancelled call is not a result");
         assert_eq!(err["code"], "aborted", "{err}");
-        assert!(started.elapsed().as_secs() < 10, "the call ended when cancelled, not after the 20 s sleep");
-        let again = invoke(&t, "cancel_tool_call", json!({"callId": "c-1"})).expect("cancel_tool_call succeeds");
+        assert!(
+            started.elapsed().as_secs() < 10,
+            "the call ended when cancelled, not after the 20 s sleep"
+        );
+        let again = invoke(&t, "cancel_tool_call", json!({"callId": "c-1"}))
+            .expect("cancel_tool_call succeeds");
         assert_eq!(again, json!(false), "an ended call is forgotten");
     }
 
@@ -539,43 +802,97 @@ mod tests {
                 let (p, name) = (e.path(), e.file_name().to_string_lossy().to_string());
                 if p.is_dir() {
                     stack.push(p);
-                } else if (name.ends_with(".ts") || name.ends_with(".svelte")) && !name.contains(".test.") && std::fs::read_to_string(&p).unwrap().contains("@tauri-apps/") {
-                    talkers.push(p.strip_prefix(&ui).unwrap().to_string_lossy().replace('\\', "/"));
+                } else if (name.ends_with(".ts") || name.ends_with(".svelte"))
+                    && !name.contains(".test.")
+                    && std::fs::read_to_string(&p)
+                        .unwrap()
+                        .contains("@tauri-apps/")
+                {
+                    talkers.push(
+                        p.strip_prefix(&ui)
+                            .unwrap()
+                            .to_string_lossy()
+                            .replace('\\', "/"),
+                    );
                 }
             }
         }
-        assert_eq!(talkers, ["lib/api.ts"], "only api.ts talks to the Rust side");
+        assert_eq!(
+            talkers,
+            ["lib/api.ts"],
+            "only api.ts talks to the Rust side"
+        );
         let api = std::fs::read_to_string(ui.join("lib/api.ts")).unwrap();
-        let imports: Vec<&str> = api.lines().filter(|l| l.contains("from '@tauri-apps/")).filter_map(|l| l.split('\'').nth(1)).collect();
-        assert_eq!(imports, ["@tauri-apps/api/core", "@tauri-apps/api/event"], "the UI uses no plugin from JavaScript");
+        let imports: Vec<&str> = api
+            .lines()
+            .filter(|l| l.contains("from '@tauri-apps/"))
+            .filter_map(|l| l.split('\'').nth(1))
+            .collect();
+        assert_eq!(
+            imports,
+            ["@tauri-apps/api/core", "@tauri-apps/api/event"],
+            "the UI uses no plugin from JavaScript"
+        );
         // `call<Type>('command', …)`; not `call<T>(command: string …)`, the definition.
         let mut called: Vec<String> = api
             .match_indices("call<")
-            .filter_map(|(at, _)| api[at + 5..].split_once(">('").filter(|(ty, _)| !ty.contains(['(', '\n'])))
+            .filter_map(|(at, _)| {
+                api[at + 5..]
+                    .split_once(">('")
+                    .filter(|(ty, _)| !ty.contains(['(', '\n']))
+            })
             .filter_map(|(_, rest)| rest.split_once('\'').map(|(name, _)| name.to_string()))
             .collect();
         called.sort();
         called.dedup();
         let mut commands: Vec<String> = COMMANDS.iter().map(|c| c.to_string()).collect();
         commands.sort();
-        assert_eq!(called, commands, "the UI calls every command in COMMANDS, and no other");
-        let mut want: Vec<String> = commands.iter().map(|c| format!("allow-{}", c.replace('_', "-"))).collect();
+        assert_eq!(
+            called, commands,
+            "the UI calls every command in COMMANDS, and no other"
+        );
+        let mut want: Vec<String> = commands
+            .iter()
+            .map(|c| format!("allow-{}", c.replace('_', "-")))
+            .collect();
         if api.contains("import { listen") {
             // `listen` resolves to an unlisten function, which calls `unlisten`.
-            want.extend(["core:event:allow-listen".to_string(), "core:event:allow-unlisten".to_string()]);
+            want.extend([
+                "core:event:allow-listen".to_string(),
+                "core:event:allow-unlisten".to_string(),
+            ]);
         }
         want.sort();
 
         // What the window is granted: the one capability, for the main window, local only.
-        let files: Vec<String> = std::fs::read_dir(dir.join("capabilities")).unwrap().flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect();
+        let files: Vec<String> = std::fs::read_dir(dir.join("capabilities"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .collect();
         assert_eq!(files, ["default.json"], "one capability file");
-        let cap: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("capabilities/default.json")).unwrap()).unwrap();
+        let cap: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("capabilities/default.json")).unwrap(),
+        )
+        .unwrap();
         assert_eq!(cap["windows"], json!(["main"]), "{cap}");
-        assert!(cap.get("remote").is_none() && cap.get("webviews").is_none(), "no remote pages or other webviews get IPC: {cap}");
+        assert!(
+            cap.get("remote").is_none() && cap.get("webviews").is_none(),
+            "no remote pages or other webviews get IPC: {cap}"
+        );
         let permissions = cap["permissions"].as_array().unwrap();
-        assert!(permissions.iter().all(Value::is_string), "no scoped (object) permissions: {cap}");
-        let mut granted: Vec<String> = permissions.iter().filter_map(|p| p.as_str().map(str::to_string)).collect();
+        assert!(
+            permissions.iter().all(Value::is_string),
+            "no scoped (object) permissions: {cap}"
+        );
+        let mut granted: Vec<String> = permissions
+            .iter()
+            .filter_map(|p| p.as_str().map(str::to_string))
+            .collect();
         granted.sort();
-        assert_eq!(granted, want, "capabilities/default.json grants exactly what the UI calls");
+        assert_eq!(
+            granted, want,
+            "capabilities/default.json grants exactly what the UI calls"
+        );
     }
 }

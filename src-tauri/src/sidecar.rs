@@ -41,10 +41,21 @@ pub fn path() -> Result<PathBuf, String> {
     if std::env::var_os("APPIMAGE").is_some() {
         return Err("Switchboard runs from an AppImage, whose files disappear when it quits: connect over HTTP instead, or install the .deb".to_string());
     }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot tell where Switchboard is installed: {e}"))?;
-    let dir = exe.parent().ok_or("cannot tell where Switchboard is installed")?;
-    let dir = if dir.ends_with("deps") { dir.parent().unwrap_or(dir) } else { dir };
-    let p = dir.join(if cfg!(windows) { "switchboard.exe" } else { NAME });
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot tell where Switchboard is installed: {e}"))?;
+    let dir = exe
+        .parent()
+        .ok_or("cannot tell where Switchboard is installed")?;
+    let dir = if dir.ends_with("deps") {
+        dir.parent().unwrap_or(dir)
+    } else {
+        dir
+    };
+    let p = dir.join(if cfg!(windows) {
+        "switchboard.exe"
+    } else {
+        NAME
+    });
     if !p.is_file() {
         return Err(format!("the switchboard command-line program is missing at {} (reinstall Switchboard, or build it: cargo build -p switchboard-engine --bin switchboard)", p.display()));
     }
@@ -55,7 +66,15 @@ pub fn path() -> Result<PathBuf, String> {
 pub async fn check<R: Runtime>(app: &tauri::AppHandle<R>) -> SidecarCheck {
     let path = match path() {
         Ok(p) => p,
-        Err(message) => return SidecarCheck { ok: false, path: String::new(), server: None, tools: None, message },
+        Err(message) => {
+            return SidecarCheck {
+                ok: false,
+                path: String::new(),
+                server: None,
+                tools: None,
+                message,
+            }
+        }
     };
     let shown = path.display().to_string();
     match handshake(app).await {
@@ -66,16 +85,32 @@ pub async fn check<R: Runtime>(app: &tauri::AppHandle<R>) -> SidecarCheck {
             server: Some(server),
             tools: Some(tools),
         },
-        Err(e) => SidecarCheck { ok: false, path: shown.clone(), server: None, tools: None, message: format!("{shown} serve did not work: {e}") },
+        Err(e) => SidecarCheck {
+            ok: false,
+            path: shown.clone(),
+            server: None,
+            tools: None,
+            message: format!("{shown} serve did not work: {e}"),
+        },
     }
 }
 
 async fn handshake<R: Runtime>(app: &tauri::AppHandle<R>) -> Result<(String, usize), String> {
-    let cmd = app.shell().sidecar(NAME).map_err(|e| e.to_string())?.args(["serve"]).set_raw_out(false);
+    let cmd = app
+        .shell()
+        .sidecar(NAME)
+        .map_err(|e| e.to_string())?
+        .args(["serve"])
+        .set_raw_out(false);
     let (mut events, mut child) = cmd.spawn().map_err(|e| format!("cannot start it: {e}"))?;
     // Each step goes to the app's log: a check that hangs says where.
     let (started, pid) = (std::time::Instant::now(), child.pid());
-    let step = |what: &str| eprintln!("switchboard: sidecar check (pid {pid}): {what} after {} ms", started.elapsed().as_millis());
+    let step = |what: &str| {
+        eprintln!(
+            "switchboard: sidecar check (pid {pid}): {what} after {} ms",
+            started.elapsed().as_millis()
+        )
+    };
     step("started");
     let result = async {
         let mut send = |v: Value| child.write(format!("{v}\n").as_bytes()).map_err(|e| format!("cannot write to it: {e}"));
@@ -103,16 +138,24 @@ async fn handshake<R: Runtime>(app: &tauri::AppHandle<R>) -> Result<(String, usi
 }
 
 /// The result of request `id`, skipping notifications; stderr is kept for the error.
-async fn answer(events: &mut tauri::async_runtime::Receiver<CommandEvent>, id: u64) -> Result<Value, String> {
+async fn answer(
+    events: &mut tauri::async_runtime::Receiver<CommandEvent>,
+    id: u64,
+) -> Result<Value, String> {
     let mut stderr = String::new();
     let wait = async {
         while let Some(ev) = events.recv().await {
             match ev {
                 CommandEvent::Stdout(line) => {
-                    let Ok(v) = serde_json::from_slice::<Value>(&line) else { continue };
+                    let Ok(v) = serde_json::from_slice::<Value>(&line) else {
+                        continue;
+                    };
                     if v["id"].as_u64() == Some(id) {
                         if let Some(e) = v.get("error") {
-                            return Err(format!("it answered with an error: {}", e["message"].as_str().unwrap_or("?")));
+                            return Err(format!(
+                                "it answered with an error: {}",
+                                e["message"].as_str().unwrap_or("?")
+                            ));
                         }
                         return Ok(v["result"].clone());
                     }
@@ -123,12 +166,16 @@ async fn answer(events: &mut tauri::async_runtime::Receiver<CommandEvent>, id: u
                         stderr.push('\n');
                     }
                 }
-                CommandEvent::Terminated(t) => return Err(format!("it exited (code {:?}): {}", t.code, stderr.trim())),
+                CommandEvent::Terminated(t) => {
+                    return Err(format!("it exited (code {:?}): {}", t.code, stderr.trim()))
+                }
                 CommandEvent::Error(e) => return Err(e),
                 _ => {}
             }
         }
         Err(format!("it closed its output: {}", stderr.trim()))
     };
-    tokio::time::timeout(ANSWER_TIMEOUT, wait).await.map_err(|_| format!("no answer within {} s", ANSWER_TIMEOUT.as_secs()))?
+    tokio::time::timeout(ANSWER_TIMEOUT, wait)
+        .await
+        .map_err(|_| format!("no answer within {} s", ANSWER_TIMEOUT.as_secs()))?
 }

@@ -19,7 +19,11 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(engine: Engine) -> AppState {
-        AppState { engine: Arc::new(engine), elicitations: Arc::default(), shut_down: AtomicBool::new(false) }
+        AppState {
+            engine: Arc::new(engine),
+            elicitations: Arc::default(),
+            shut_down: AtomicBool::new(false),
+        }
     }
 
     /// Stop every server and wait for their process groups (app exit).

@@ -35,7 +35,10 @@ impl Drop for RunningCall {
     fn drop(&mut self) {
         let mut running = self.running.lock().unwrap();
         // A newer call may have reused the id: only forget our own entry.
-        if running.get(&self.id).is_some_and(|(g, _)| *g == self.generation) {
+        if running
+            .get(&self.id)
+            .is_some_and(|(g, _)| *g == self.generation)
+        {
             running.remove(&self.id);
         }
     }
@@ -47,8 +50,16 @@ impl ToolCalls {
         let id = id?;
         let generation = self.next.fetch_add(1, Ordering::Relaxed);
         let token = CancellationToken::new();
-        self.running.lock().unwrap().insert(id.clone(), (generation, token.clone()));
-        Some(RunningCall { id, generation, token, running: self.running.clone() })
+        self.running
+            .lock()
+            .unwrap()
+            .insert(id.clone(), (generation, token.clone()));
+        Some(RunningCall {
+            id,
+            generation,
+            token,
+            running: self.running.clone(),
+        })
     }
 
     /// Cancels call `id`; false when no such call is running (it already ended).

@@ -27,11 +27,14 @@ fn build<R: Runtime>(app: &tauri::AppHandle<R>) -> tauri::Result<()> {
     let show = MenuItem::with_id(app, "show", "Show Switchboard", true, None::<&str>)?;
     let quit = MenuItem::with_id(app, "quit", "Quit Switchboard", true, None::<&str>)?;
     let menu = Menu::with_items(app, &[&show, &quit])?;
-    let mut tray = TrayIconBuilder::with_id("switchboard").tooltip("Switchboard").menu(&menu).on_menu_event(|app, event| match event.id().as_ref() {
-        "show" => show_main(app),
-        "quit" => app.exit(0),
-        _ => {}
-    });
+    let mut tray = TrayIconBuilder::with_id("switchboard")
+        .tooltip("Switchboard")
+        .menu(&menu)
+        .on_menu_event(|app, event| match event.id().as_ref() {
+            "show" => show_main(app),
+            "quit" => app.exit(0),
+            _ => {}
+        });
     if let Some(icon) = app.default_window_icon() {
         tray = tray.icon(icon.clone());
     }
@@ -52,10 +55,16 @@ pub fn show_main<R: Runtime>(app: &tauri::AppHandle<R>) {
 /// and the tray can bring it back; otherwise the app quits as usual.
 pub fn on_window_event<R: Runtime>(window: &tauri::Window<R>, event: &WindowEvent) {
     if let WindowEvent::CloseRequested { api, .. } = event {
-        let serving = window.app_handle().try_state::<std::sync::Arc<AppGateway>>().is_some_and(|g| g.status_state() == GatewayState::Listening);
+        let serving = window
+            .app_handle()
+            .try_state::<std::sync::Arc<AppGateway>>()
+            .is_some_and(|g| g.status_state() == GatewayState::Listening);
         let tray = TRAY.load(Ordering::SeqCst);
         // Settings: "Keep running in the tray when the window is closed".
-        let keep = window.app_handle().try_state::<crate::AppState>().is_none_or(|s| s.engine.settings().keep_in_tray);
+        let keep = window
+            .app_handle()
+            .try_state::<crate::AppState>()
+            .is_none_or(|s| s.engine.settings().keep_in_tray);
         if tray && serving && keep && window.label() == "main" {
             api.prevent_close();
             let hidden = window.hide();

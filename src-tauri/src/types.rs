@@ -371,7 +371,10 @@ pub enum Held {
     /// Claude Code would not run this `.mcp.json` server.
     NotApproved { reason: String },
     /// Changed (or added) since its folder was trusted.
-    Changed { reason: String, changes: Vec<TrustChange> },
+    Changed {
+        reason: String,
+        changes: Vec<TrustChange>,
+    },
 }
 
 /// `approve_project`: the servers that may run now.
@@ -488,10 +491,14 @@ pub struct LogLine {
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum SignInPhase {
     /// Waiting for the browser; `url` is the authorization page, for copying.
-    Waiting { url: String },
+    Waiting {
+        url: String,
+    },
     SignedIn,
     SignedOut,
-    Failed { error: String },
+    Failed {
+        error: String,
+    },
 }
 
 /// `sign_in_status`.
@@ -560,15 +567,39 @@ pub struct StepUp {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum EngineEvent {
-    Status { server: String, status: ServerStatus },
-    Tools { server: String, count: usize, deferred: bool },
-    Log { server: String, lines: Vec<LogLine> },
-    Warning { server: String, message: String },
-    Removed { server: String },
-    ResourceUpdated { server: String, uri: String },
-    ResourcesChanged { server: String },
-    PromptsChanged { server: String },
-    Reconciled { report: ReconcileReport },
+    Status {
+        server: String,
+        status: ServerStatus,
+    },
+    Tools {
+        server: String,
+        count: usize,
+        deferred: bool,
+    },
+    Log {
+        server: String,
+        lines: Vec<LogLine>,
+    },
+    Warning {
+        server: String,
+        message: String,
+    },
+    Removed {
+        server: String,
+    },
+    ResourceUpdated {
+        server: String,
+        uri: String,
+    },
+    ResourcesChanged {
+        server: String,
+    },
+    PromptsChanged {
+        server: String,
+    },
+    Reconciled {
+        report: ReconcileReport,
+    },
     Elicitation {
         id: u64,
         server: String,
@@ -576,16 +607,29 @@ pub enum EngineEvent {
         #[ts(type = "JsonSchema")]
         schema: Value,
     },
-    SourceChanged { source: String, path: String },
-    DiscoveryChanged { servers: usize, warnings: usize },
+    SourceChanged {
+        source: String,
+        path: String,
+    },
+    DiscoveryChanged {
+        servers: usize,
+        warnings: usize,
+    },
     /// A sign-in's progress (no token is ever in it).
-    SignIn { server: String, phase: SignInPhase },
+    SignIn {
+        server: String,
+        phase: SignInPhase,
+    },
     /// App: the first discovery and the startup gate are done.
-    Ready { report: StartupReport },
+    Ready {
+        report: StartupReport,
+    },
     /// App: events were dropped; reload everything.
     Resync,
     /// App: the gateway's status changed (listener, sessions, calls, tools).
-    Gateway { status: GatewayStatus },
+    Gateway {
+        status: GatewayStatus,
+    },
     /// Tool approvals or approval modes changed: reload `tool_review`.
     Approvals,
 }
@@ -605,9 +649,15 @@ pub enum HttpSupport {
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum EntryState {
     Absent,
-    Connected { transport: Transport, target: String, enabled: bool },
+    Connected {
+        transport: Transport,
+        target: String,
+        enabled: bool,
+    },
     /// The user's own server with that name.
-    Foreign { runs: String },
+    Foreign {
+        runs: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
@@ -1433,10 +1483,17 @@ pub(crate) mod tests {
     }
 
     /// `engine` serialized, read as the mirror `T`, serialized again: equal.
-    pub(crate) fn assert_mirrors<T: serde::de::DeserializeOwned + Serialize>(what: &str, engine: Value) {
-        let mirror: T = serde_json::from_value(engine.clone()).unwrap_or_else(|e| panic!("{what}: the TS mirror cannot read {engine}: {e}"));
+    pub(crate) fn assert_mirrors<T: serde::de::DeserializeOwned + Serialize>(
+        what: &str,
+        engine: Value,
+    ) {
+        let mirror: T = serde_json::from_value(engine.clone())
+            .unwrap_or_else(|e| panic!("{what}: the TS mirror cannot read {engine}: {e}"));
         let back = serde_json::to_value(&mirror).unwrap();
-        assert_eq!(back, engine, "{what}: the TS mirror loses or renames fields");
+        assert_eq!(
+            back, engine,
+            "{what}: the TS mirror loses or renames fields"
+        );
     }
 
     /// The Catalog's shapes, from the engine's own values over every fixture server.json.
@@ -1446,25 +1503,70 @@ pub(crate) mod tests {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/registry");
         let mut files = 0;
         for f in std::fs::read_dir(&dir).unwrap() {
-            let e: ServerResponse = serde_json::from_slice(&std::fs::read(f.unwrap().path()).unwrap()).unwrap();
+            let e: ServerResponse =
+                serde_json::from_slice(&std::fs::read(f.unwrap().path()).unwrap()).unwrap();
             for form in install::forms(&e.server) {
                 assert_mirrors::<InstallForm>("InstallForm", serde_json::to_value(&form).unwrap());
             }
             files += 1;
         }
         assert!(files >= 5);
-        let offline = switchboard_engine::registry::client::Offline { fetched_at_ms: 1, reason: "down".into() };
-        assert_mirrors::<RegistryOffline>("RegistryOffline", serde_json::to_value(&offline).unwrap());
-        let check = switchboard_engine::registry::apply::RuntimeCheck { program: "npx".into(), found: None, install_hint: Some("install Node.js".into()) };
+        let offline = switchboard_engine::registry::client::Offline {
+            fetched_at_ms: 1,
+            reason: "down".into(),
+        };
+        assert_mirrors::<RegistryOffline>(
+            "RegistryOffline",
+            serde_json::to_value(&offline).unwrap(),
+        );
+        let check = switchboard_engine::registry::apply::RuntimeCheck {
+            program: "npx".into(),
+            found: None,
+            install_hint: Some("install Node.js".into()),
+        };
         assert_mirrors::<RuntimeCheck>("RuntimeCheck", serde_json::to_value(&check).unwrap());
-        let report = switchboard_engine::registry::apply::InstallReport { name: "w".into(), source: "switchboard".into(), path: "/p".into(), kept_in_keychain: vec!["w.K".into()], plain_text_secrets: false, replaced: false };
+        let report = switchboard_engine::registry::apply::InstallReport {
+            name: "w".into(),
+            source: "switchboard".into(),
+            path: "/p".into(),
+            kept_in_keychain: vec!["w.K".into()],
+            plain_text_secrets: false,
+            replaced: false,
+        };
         assert_mirrors::<InstallReport>("InstallReport", serde_json::to_value(&report).unwrap());
-        let entry = crate::catalog::CatalogEntry { name: "a/b".into(), title: None, description: "d".into(), version: "1".into(), status: "active".into(), status_message: None, package_kinds: vec!["npm".into()], local: true, remote: false, repository_url: Some("https://x".into()), website_url: None };
-        let page = crate::catalog::CatalogPage { servers: vec![entry.clone()], next_cursor: Some("c".into()), offline: Some(offline), registry_url: "https://r".into() };
+        let entry = crate::catalog::CatalogEntry {
+            name: "a/b".into(),
+            title: None,
+            description: "d".into(),
+            version: "1".into(),
+            status: "active".into(),
+            status_message: None,
+            package_kinds: vec!["npm".into()],
+            local: true,
+            remote: false,
+            repository_url: Some("https://x".into()),
+            website_url: None,
+        };
+        let page = crate::catalog::CatalogPage {
+            servers: vec![entry.clone()],
+            next_cursor: Some("c".into()),
+            offline: Some(offline),
+            registry_url: "https://r".into(),
+        };
         assert_mirrors::<CatalogPage>("CatalogPage", serde_json::to_value(&page).unwrap());
-        let v = crate::catalog::CatalogVersion { version: "1".into(), status: "active".into(), published_at: None, is_latest: true };
+        let v = crate::catalog::CatalogVersion {
+            version: "1".into(),
+            status: "active".into(),
+            published_at: None,
+            is_latest: true,
+        };
         assert_mirrors::<CatalogVersion>("CatalogVersion", serde_json::to_value(&v).unwrap());
-        let rs = crate::catalog::RegistrySettings { url: "u".into(), saved: None, from_env: Some("e".into()), default_url: "d".into() };
+        let rs = crate::catalog::RegistrySettings {
+            url: "u".into(),
+            saved: None,
+            from_env: Some("e".into()),
+            default_url: "d".into(),
+        };
         assert_mirrors::<RegistrySettings>("RegistrySettings", serde_json::to_value(&rs).unwrap());
     }
 
@@ -1472,22 +1574,65 @@ pub(crate) mod tests {
     fn mirrors_match_engine_events() {
         use switchboard_engine::events::{EngineEvent as E, LogLine as L, ServerStatus as St};
         let events = vec![
-            E::Status { server: "a".into(), status: St::Restarting { attempt: 1, of: 5 } },
-            E::Status { server: "a".into(), status: St::Failed { error: "x".into() } },
-            E::Tools { server: "a".into(), count: 3, deferred: true },
-            E::Log { server: "a".into(), lines: vec![L { at: 1, kind: "stderr".into(), text: "hi".into() }] },
-            E::Elicitation { id: 7, server: "a".into(), message: "m".into(), schema: serde_json::json!({"type": "object"}) },
-            E::Reconciled { report: Default::default() },
-            E::DiscoveryChanged { servers: 1, warnings: 0 },
-            E::SignIn { server: "a".into(), phase: switchboard_engine::events::SignInPhase::Waiting { url: "http://127.0.0.1/authorize?x=1".into() } },
-            E::SignIn { server: "a".into(), phase: switchboard_engine::events::SignInPhase::Failed { error: "e".into() } },
-            E::SignIn { server: "a".into(), phase: switchboard_engine::events::SignInPhase::SignedIn },
+            E::Status {
+                server: "a".into(),
+                status: St::Restarting { attempt: 1, of: 5 },
+            },
+            E::Status {
+                server: "a".into(),
+                status: St::Failed { error: "x".into() },
+            },
+            E::Tools {
+                server: "a".into(),
+                count: 3,
+                deferred: true,
+            },
+            E::Log {
+                server: "a".into(),
+                lines: vec![L {
+                    at: 1,
+                    kind: "stderr".into(),
+                    text: "hi".into(),
+                }],
+            },
+            E::Elicitation {
+                id: 7,
+                server: "a".into(),
+                message: "m".into(),
+                schema: serde_json::json!({"type": "object"}),
+            },
+            E::Reconciled {
+                report: Default::default(),
+            },
+            E::DiscoveryChanged {
+                servers: 1,
+                warnings: 0,
+            },
+            E::SignIn {
+                server: "a".into(),
+                phase: switchboard_engine::events::SignInPhase::Waiting {
+                    url: "http://127.0.0.1/authorize?x=1".into(),
+                },
+            },
+            E::SignIn {
+                server: "a".into(),
+                phase: switchboard_engine::events::SignInPhase::Failed { error: "e".into() },
+            },
+            E::SignIn {
+                server: "a".into(),
+                phase: switchboard_engine::events::SignInPhase::SignedIn,
+            },
         ];
         for e in events {
             assert_mirrors::<EngineEvent>("EngineEvent", serde_json::to_value(&e).unwrap());
         }
-        assert_mirrors::<EngineEvent>("AppEvent", serde_json::to_value(crate::events::AppEvent::Resync).unwrap());
-        let ready = crate::events::AppEvent::Ready { report: Default::default() };
+        assert_mirrors::<EngineEvent>(
+            "AppEvent",
+            serde_json::to_value(crate::events::AppEvent::Resync).unwrap(),
+        );
+        let ready = crate::events::AppEvent::Ready {
+            report: Default::default(),
+        };
         assert_mirrors::<EngineEvent>("AppEvent", serde_json::to_value(ready).unwrap());
     }
 
@@ -1500,11 +1645,40 @@ pub(crate) mod tests {
         let home = dir.path().to_path_buf();
         std::fs::create_dir_all(home.join(".cursor")).unwrap();
         std::fs::write(home.join(".cursor/mcp.json"), r#"{"mcpServers":{"gh":{"command":"npx","args":["-y","x"]},"old":{"url":"https://o.example/sse","type":"sse"}}}"#).unwrap();
-        let host = Host { os: Os::Linux, home: home.clone(), vars: [("HOME".to_string(), home.display().to_string())].into(), system_root: home.join("sys") };
-        let engine = switchboard_engine::engine::Engine::new(host, switchboard_engine::manager::ManagerOptions { cache_path: None, process_records: None, ..Default::default() }, vec![]);
+        let host = Host {
+            os: Os::Linux,
+            home: home.clone(),
+            vars: [("HOME".to_string(), home.display().to_string())].into(),
+            system_root: home.join("sys"),
+        };
+        let engine = switchboard_engine::engine::Engine::new(
+            host,
+            switchboard_engine::manager::ManagerOptions {
+                cache_path: None,
+                process_records: None,
+                ..Default::default()
+            },
+            vec![],
+        );
         engine.rediscover();
-        assert_mirrors::<CopyPlan>("CopyPlan", serde_json::to_value(engine.plan_copy("gh", "cursor-user", "claude-desktop").unwrap()).unwrap());
-        assert_mirrors::<CopyPlan>("CopyPlan", serde_json::to_value(engine.plan_copy("old", "cursor-user", "codex-user").unwrap()).unwrap());
+        assert_mirrors::<CopyPlan>(
+            "CopyPlan",
+            serde_json::to_value(
+                engine
+                    .plan_copy("gh", "cursor-user", "claude-desktop")
+                    .unwrap(),
+            )
+            .unwrap(),
+        );
+        assert_mirrors::<CopyPlan>(
+            "CopyPlan",
+            serde_json::to_value(
+                engine
+                    .plan_copy("old", "cursor-user", "codex-user")
+                    .unwrap(),
+            )
+            .unwrap(),
+        );
         let desktop = engine.snapshot().source("claude-desktop").cloned().unwrap();
         assert_mirrors::<SourceInfo>("SourceInfo", serde_json::to_value(&desktop).unwrap());
     }
@@ -1516,32 +1690,80 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().to_path_buf();
         std::fs::create_dir_all(home.join(".cursor")).unwrap();
-        std::fs::write(home.join(".cursor/mcp.json"), r#"{"mcpServers": {"dup": {"command": "x"}}}"#).unwrap();
+        std::fs::write(
+            home.join(".cursor/mcp.json"),
+            r#"{"mcpServers": {"dup": {"command": "x"}}}"#,
+        )
+        .unwrap();
         std::fs::create_dir_all(home.join(".config/switchboard")).unwrap();
-        std::fs::write(home.join(".config/switchboard/servers.json"), r#"{"mcpServers": {"dup": {"command": "x"}}}"#).unwrap();
-        let host = Host { os: Os::Linux, home: home.clone(), vars: Default::default(), system_root: home.join("sys") };
-        let engine = switchboard_engine::engine::Engine::new(host, switchboard_engine::manager::ManagerOptions { cache_path: None, process_records: None, ..Default::default() }, vec![]);
+        std::fs::write(
+            home.join(".config/switchboard/servers.json"),
+            r#"{"mcpServers": {"dup": {"command": "x"}}}"#,
+        )
+        .unwrap();
+        let host = Host {
+            os: Os::Linux,
+            home: home.clone(),
+            vars: Default::default(),
+            system_root: home.join("sys"),
+        };
+        let engine = switchboard_engine::engine::Engine::new(
+            host,
+            switchboard_engine::manager::ManagerOptions {
+                cache_path: None,
+                process_records: None,
+                ..Default::default()
+            },
+            vec![],
+        );
         engine.rediscover();
         let list = serde_json::to_value(engine.connections()).unwrap();
-        let cursor = list.as_array().unwrap().iter().find(|c| c["client"] == "cursor").unwrap().clone();
+        let cursor = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["client"] == "cursor")
+            .unwrap()
+            .clone();
         assert_eq!(cursor["duplicates"], serde_json::json!(["dup"]), "{cursor}");
         assert_mirrors::<ClientConnection>("ClientConnection", cursor);
-        let opts = ConnectOptions { via: Via::Stdio { binary: "/usr/bin/switchboard".into() }, disable_duplicates: true };
+        let opts = ConnectOptions {
+            via: Via::Stdio {
+                binary: "/usr/bin/switchboard".into(),
+            },
+            disable_duplicates: true,
+        };
         let plan = serde_json::to_value(engine.plan_connect("cursor", &opts).unwrap()).unwrap();
         assert_mirrors::<ConnectPlan>("ConnectPlan", plan);
         tauri::async_runtime::block_on(async {
-            let report = serde_json::to_value(engine.connect_client("cursor", &opts).await.unwrap()).unwrap();
+            let report =
+                serde_json::to_value(engine.connect_client("cursor", &opts).await.unwrap())
+                    .unwrap();
             assert!(report["historyId"].is_number(), "{report}");
             assert_mirrors::<ConnectReport>("ConnectReport", report.clone());
             let check = serde_json::json!({"ok": true, "path": "/usr/bin/switchboard", "server": "switchboard 0.1.0", "tools": 3, "message": "m"});
-            assert_mirrors::<Connected>("Connected", serde_json::json!({"report": report, "check": check}));
-            let s = crate::commands::AppSettings { keep_in_tray: false, project_config: true, data_folder: "/home/me/.config/switchboard".into() };
+            assert_mirrors::<Connected>(
+                "Connected",
+                serde_json::json!({"report": report, "check": check}),
+            );
+            let s = crate::commands::AppSettings {
+                keep_in_tray: false,
+                project_config: true,
+                data_folder: "/home/me/.config/switchboard".into(),
+            };
             assert_mirrors::<AppSettings>("AppSettings", serde_json::to_value(&s).unwrap());
             let list = serde_json::to_value(engine.connections()).unwrap();
-            let cursor = list.as_array().unwrap().iter().find(|c| c["client"] == "cursor").unwrap().clone();
+            let cursor = list
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["client"] == "cursor")
+                .unwrap()
+                .clone();
             assert_eq!(cursor["entry"]["kind"], "connected", "{cursor}");
             assert_mirrors::<ClientConnection>("ClientConnection", cursor);
-            let gone = serde_json::to_value(engine.disconnect_client("cursor").await.unwrap()).unwrap();
+            let gone =
+                serde_json::to_value(engine.disconnect_client("cursor").await.unwrap()).unwrap();
             assert_eq!(gone["reEnabled"], serde_json::json!(["dup"]), "{gone}");
             assert_mirrors::<DisconnectReport>("DisconnectReport", gone);
         });
@@ -1554,23 +1776,49 @@ pub(crate) mod tests {
         use switchboard_engine::host::{Host, Os};
         let dir = tempfile::tempdir().unwrap();
         let home = dir.path().to_path_buf();
-        let host = Host { os: Os::Linux, home: home.clone(), vars: Default::default(), system_root: home.join("sys") };
-        let engine = std::sync::Arc::new(switchboard_engine::engine::Engine::new(host, switchboard_engine::manager::ManagerOptions { cache_path: None, process_records: None, ..Default::default() }, vec![]));
+        let host = Host {
+            os: Os::Linux,
+            home: home.clone(),
+            vars: Default::default(),
+            system_root: home.join("sys"),
+        };
+        let engine = std::sync::Arc::new(switchboard_engine::engine::Engine::new(
+            host,
+            switchboard_engine::manager::ManagerOptions {
+                cache_path: None,
+                process_records: None,
+                ..Default::default()
+            },
+            vec![],
+        ));
         tauri::async_runtime::block_on(async {
             engine.set_tool_enabled("a", "t", false).await.unwrap();
             engine.set_gateway_excluded("b", true).await.unwrap();
-            engine.set_gateway_settings(switchboard_engine::settings::GatewaySettings { port: Some(1234), off: true, tool_search: true }).await.unwrap();
+            engine
+                .set_gateway_settings(switchboard_engine::settings::GatewaySettings {
+                    port: Some(1234),
+                    off: true,
+                    tool_search: true,
+                })
+                .await
+                .unwrap();
             let g = crate::gateway::AppGateway::new(engine.clone());
             g.restart().await;
             let status = g.status();
             let v = serde_json::to_value(&status).unwrap();
             assert_eq!(v["state"], "off", "{v}");
-            assert_eq!(v["settings"], serde_json::json!({"port": 1234, "off": true, "toolSearch": true}), "{v}");
+            assert_eq!(
+                v["settings"],
+                serde_json::json!({"port": 1234, "off": true, "toolSearch": true}),
+                "{v}"
+            );
             assert_eq!(v["disabledTools"]["a"][0], "t", "{v}");
             assert_mirrors::<GatewayStatus>("GatewayStatus", v);
             let mut v = serde_json::to_value(crate::events::AppEvent::Gateway { status }).unwrap();
-            v["status"]["sessions"] = serde_json::json!([{"id": 1, "client": "c", "version": "1", "server": null}]);
-            v["status"]["calls"] = serde_json::json!([{"server": "a", "tool": "t", "calls": 2, "errors": 1}]);
+            v["status"]["sessions"] =
+                serde_json::json!([{"id": 1, "client": "c", "version": "1", "server": null}]);
+            v["status"]["calls"] =
+                serde_json::json!([{"server": "a", "tool": "t", "calls": 2, "errors": 1}]);
             assert_mirrors::<EngineEvent>("AppEvent", v);
         });
     }
@@ -1588,9 +1836,22 @@ pub(crate) mod tests {
         std::fs::write(&desc, "Returns text.").unwrap();
         std::fs::create_dir_all(home.join(".config/switchboard")).unwrap();
         let servers = serde_json::json!({ "mcpServers": { "fx": { "command": fixture, "args": ["--name", "fx", "--resources", "--poison-tags", "--description-file", desc] } } });
-        std::fs::write(home.join(".config/switchboard/servers.json"), servers.to_string()).unwrap();
-        let host = Host { os: Os::Linux, home: home.clone(), vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(), system_root: home.join("sys") };
-        let opts = || switchboard_engine::manager::ManagerOptions { cache_path: None, process_records: None, ..Default::default() };
+        std::fs::write(
+            home.join(".config/switchboard/servers.json"),
+            servers.to_string(),
+        )
+        .unwrap();
+        let host = Host {
+            os: Os::Linux,
+            home: home.clone(),
+            vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(),
+            system_root: home.join("sys"),
+        };
+        let opts = || switchboard_engine::manager::ManagerOptions {
+            cache_path: None,
+            process_records: None,
+            ..Default::default()
+        };
         tauri::async_runtime::block_on(async {
             let engine = switchboard_engine::engine::Engine::new(host.clone(), opts(), vec![]);
             engine.start().await;
@@ -1600,19 +1861,48 @@ pub(crate) mod tests {
             std::fs::write(&desc, "Returns text. Changed.").unwrap();
             let engine = switchboard_engine::engine::Engine::new(host.clone(), opts(), vec![]);
             engine.start().await;
-            engine.set_approval_mode("fx", switchboard_engine::settings::ApprovalMode::HoldNew).await.unwrap();
+            engine
+                .set_approval_mode("fx", switchboard_engine::settings::ApprovalMode::HoldNew)
+                .await
+                .unwrap();
             let mut r = serde_json::to_value(engine.tool_review().await).unwrap();
             let fx = &r["servers"][0];
             assert_eq!(fx["mode"], "hold-new", "{fx}");
-            let echo = fx["items"].as_array().unwrap().iter().find(|i| i["name"] == "echo").unwrap();
-            assert!(echo["changes"]["description"].as_array().is_some_and(|d| !d.is_empty()), "{echo}");
-            let weather = fx["items"].as_array().unwrap().iter().find(|i| i["name"] == "weather").unwrap();
+            let echo = fx["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|i| i["name"] == "echo")
+                .unwrap();
+            assert!(
+                echo["changes"]["description"]
+                    .as_array()
+                    .is_some_and(|d| !d.is_empty()),
+                "{echo}"
+            );
+            let weather = fx["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|i| i["name"] == "weather")
+                .unwrap();
             assert!(weather["findings"][0]["visible"].is_string(), "{weather}");
-            assert!(fx["items"].as_array().unwrap().iter().any(|i| i["kind"] == "prompt"), "{fx}");
-            r["servers"][0]["removed"] = serde_json::json!([{"kind": "resource-template", "name": "gone"}]);
+            assert!(
+                fx["items"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|i| i["kind"] == "prompt"),
+                "{fx}"
+            );
+            r["servers"][0]["removed"] =
+                serde_json::json!([{"kind": "resource-template", "name": "gone"}]);
             r["problem"] = serde_json::json!("tool-pins.json does not parse");
             assert_mirrors::<TrustReport>("TrustReport", r);
-            assert_mirrors::<EngineEvent>("EngineEvent", serde_json::to_value(switchboard_engine::events::EngineEvent::Approvals).unwrap());
+            assert_mirrors::<EngineEvent>(
+                "EngineEvent",
+                serde_json::to_value(switchboard_engine::events::EngineEvent::Approvals).unwrap(),
+            );
             engine.shutdown().await;
         });
     }
@@ -1639,7 +1929,13 @@ pub(crate) mod tests {
     fn mirrors_match_a_server_with_an_oauth_app() {
         use switchboard_engine::config::{OAuthApp, ServerDef as Def, Transport as T};
         let mut def = Def::remote("r", T::Http, "https://mcp.example.com/mcp");
-        def.oauth = Some(OAuthApp { client_id: Some("id".into()), callback_port: Some(8765), scopes: vec!["a".into()], redirect_uri: Some("http://localhost:8765/callback".into()), client_secret: Some("${S}".into()) });
+        def.oauth = Some(OAuthApp {
+            client_id: Some("id".into()),
+            callback_port: Some(8765),
+            scopes: vec!["a".into()],
+            redirect_uri: Some("http://localhost:8765/callback".into()),
+            client_secret: Some("${S}".into()),
+        });
         assert_mirrors::<ServerDef>("ServerDef", serde_json::to_value(&def).unwrap());
     }
 
@@ -1655,19 +1951,48 @@ pub(crate) mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
         };
-        write(home.join(".cursor/mcp.json"), r#"{"mcpServers": {"c": {"command": "x"}}}"#);
-        write(project.join(".mcp.json"), r#"{"mcpServers": {"p": {"command": "x"}}}"#);
-        write(project.join(".cursor/mcp.json"), r#"{"mcpServers": {"q": {"command": "x", "env": {"K": "v"}}}}"#);
-        let host = Host { os: Os::Linux, home: home.clone(), vars: Default::default(), system_root: home.join("sys") };
+        write(
+            home.join(".cursor/mcp.json"),
+            r#"{"mcpServers": {"c": {"command": "x"}}}"#,
+        );
+        write(
+            project.join(".mcp.json"),
+            r#"{"mcpServers": {"p": {"command": "x"}}}"#,
+        );
+        write(
+            project.join(".cursor/mcp.json"),
+            r#"{"mcpServers": {"q": {"command": "x", "env": {"K": "v"}}}}"#,
+        );
+        let host = Host {
+            os: Os::Linux,
+            home: home.clone(),
+            vars: Default::default(),
+            system_root: home.join("sys"),
+        };
         let mut settings = Settings::default();
-        settings.projects.push(ProjectFolder { path: project.clone(), trusted: true });
-        settings.trusted_servers.insert(project.clone(), Default::default());
+        settings.projects.push(ProjectFolder {
+            path: project.clone(),
+            trusted: true,
+        });
+        settings
+            .trusted_servers
+            .insert(project.clone(), Default::default());
         let good = discover_after(&host, &settings, &DiscoverOptions::default(), None);
-        write(home.join(".cursor/mcp.json"), r#"{"mcpServers": {"c": {"command": "x"},"#);
+        write(
+            home.join(".cursor/mcp.json"),
+            r#"{"mcpServers": {"c": {"command": "x"},"#,
+        );
         let d = discover_after(&host, &settings, &DiscoverOptions::default(), Some(&good));
         let view = |name: &str| {
-            let s = d.server(name).unwrap_or_else(|| panic!("{name} is listed")).clone();
-            serde_json::to_value(switchboard_engine::engine::ServerView { discovered: s, runtime: None }).unwrap()
+            let s = d
+                .server(name)
+                .unwrap_or_else(|| panic!("{name} is listed"))
+                .clone();
+            serde_json::to_value(switchboard_engine::engine::ServerView {
+                discovered: s,
+                runtime: None,
+            })
+            .unwrap()
         };
         let c = view("c");
         assert!(c["lastGoodAt"].is_number(), "{c}");
@@ -1677,12 +2002,23 @@ pub(crate) mod tests {
         assert_mirrors::<ServerView>("ServerView", p);
         let q = view("q");
         assert_eq!(q["held"]["kind"], "changed", "{q}");
-        assert!(q["held"]["changes"].as_array().is_some_and(|c| c.len() == 2), "command and env.K: {q}");
+        assert!(
+            q["held"]["changes"]
+                .as_array()
+                .is_some_and(|c| c.len() == 2),
+            "command and env.K: {q}"
+        );
         assert_mirrors::<ServerView>("ServerView", q);
         let src = serde_json::to_value(d.source("cursor-user").unwrap()).unwrap();
-        assert!(src["parseError"]["lastGoodAt"].is_number() && src["parseError"]["column"].is_number(), "{src}");
+        assert!(
+            src["parseError"]["lastGoodAt"].is_number() && src["parseError"]["column"].is_number(),
+            "{src}"
+        );
         assert_mirrors::<SourceInfo>("SourceInfo", src);
-        let approved = switchboard_engine::projects::Approved { servers: vec!["p".into()], for_claude_code: vec!["p".into()] };
+        let approved = switchboard_engine::projects::Approved {
+            servers: vec!["p".into()],
+            for_claude_code: vec!["p".into()],
+        };
         assert_mirrors::<Approved>("Approved", serde_json::to_value(approved).unwrap());
     }
 }

@@ -54,7 +54,10 @@ impl TempHome {
     /// `servers`: the `mcpServers` object of Switchboard's own file.
     pub fn with_servers(servers: serde_json::Value) -> TempHome {
         let home = TempHome::empty();
-        home.write(".config/switchboard/servers.json", &serde_json::json!({ "mcpServers": servers }).to_string());
+        home.write(
+            ".config/switchboard/servers.json",
+            &serde_json::json!({ "mcpServers": servers }).to_string(),
+        );
         home
     }
 
@@ -73,7 +76,12 @@ impl TempHome {
     /// The engine's view of this home as the machine (Linux, only HOME set).
     pub fn host(&self) -> switchboard_engine::host::Host {
         use switchboard_engine::host::{Host, Os};
-        Host { os: Os::Linux, home: self.path.clone(), vars: [("HOME".to_string(), self.path.to_string_lossy().to_string())].into(), system_root: self.path.join("sys") }
+        Host {
+            os: Os::Linux,
+            home: self.path.clone(),
+            vars: [("HOME".to_string(), self.path.to_string_lossy().to_string())].into(),
+            system_root: self.path.join("sys"),
+        }
     }
 
     /// The whole environment of a process run in this home (use after
@@ -172,7 +180,11 @@ fn try_built_bin(bin: &str, env: &str) -> Option<PathBuf> {
         roots.push(PathBuf::from(t));
     }
     // tests/ is one level below the workspace root.
-    roots.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("target"));
+    roots.push(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join("target"),
+    );
     for root in roots {
         for profile in ["debug", "release"] {
             if let Some(p) = candidate(&root.join(profile), bin) {
@@ -238,7 +250,11 @@ pub async fn spawn_http_fixture<S: AsRef<str>>(extra_args: &[S]) -> anyhow::Resu
 /// Start `fixture-server --sse --http 127.0.0.1:0 <extra_args>`: the legacy
 /// 2024-11-05 HTTP+SSE transport. `url` ends in `/sse`.
 pub async fn spawn_sse_fixture<S: AsRef<str>>(extra_args: &[S]) -> anyhow::Result<HttpFixture> {
-    let mut args = vec!["--sse".to_string(), "--http".to_string(), "127.0.0.1:0".to_string()];
+    let mut args = vec![
+        "--sse".to_string(),
+        "--http".to_string(),
+        "127.0.0.1:0".to_string(),
+    ];
     args.extend(extra_args.iter().map(|s| s.as_ref().to_string()));
     spawn_listening(args).await
 }
@@ -278,7 +294,8 @@ pub async fn spawn_oauth_server<S: AsRef<str>>(args: &[S]) -> anyhow::Result<Htt
     let exe = std::env::var_os("SWITCHBOARD_OAUTH_SERVER")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            fixture_server_path().with_file_name(format!("oauth-server{}", std::env::consts::EXE_SUFFIX))
+            fixture_server_path()
+                .with_file_name(format!("oauth-server{}", std::env::consts::EXE_SUFFIX))
         });
     let mut child = Command::new(&exe)
         .args(args.iter().map(|s| s.as_ref()))
@@ -292,7 +309,10 @@ pub async fn spawn_oauth_server<S: AsRef<str>>(args: &[S]) -> anyhow::Result<Htt
     let mut line = String::new();
     match tokio::time::timeout(Duration::from_secs(10), stdout.read_line(&mut line)).await {
         Ok(Ok(n)) if n > 0 => {}
-        Ok(Ok(_)) => anyhow::bail!("oauth-server exited ({}) before LISTENING", child.wait().await?),
+        Ok(Ok(_)) => anyhow::bail!(
+            "oauth-server exited ({}) before LISTENING",
+            child.wait().await?
+        ),
         Ok(Err(e)) => return Err(e.into()),
         Err(_) => anyhow::bail!("oauth-server did not print LISTENING within 10 s"),
     }
@@ -309,17 +329,29 @@ pub async fn spawn_oauth_server<S: AsRef<str>>(args: &[S]) -> anyhow::Result<Htt
 /// process is reaped, so a test can check that nobody sent one without
 /// waiting for it to take effect.
 pub fn killed(pid: u32) -> bool {
-    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else { return true };
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return true;
+    };
     let sigkill_pending = status
         .lines()
         .filter(|l| l.starts_with("SigPnd:") || l.starts_with("ShdPnd:"))
         .filter_map(|l| u64::from_str_radix(l.split_whitespace().nth(1)?, 16).ok())
         .any(|mask| mask & (1 << 8) != 0);
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return true };
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
     // After the command: state (field 3) … flags (field 9).
-    let f: Vec<&str> = stat.rsplit_once(") ").map(|x| x.1).unwrap_or("").split_whitespace().collect();
+    let f: Vec<&str> = stat
+        .rsplit_once(") ")
+        .map(|x| x.1)
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
     const PF_EXITING: u64 = 0x4;
-    let exiting = f.get(6).and_then(|x| x.parse::<u64>().ok()).is_some_and(|flags| flags & PF_EXITING != 0);
+    let exiting = f
+        .get(6)
+        .and_then(|x| x.parse::<u64>().ok())
+        .is_some_and(|flags| flags & PF_EXITING != 0);
     sigkill_pending || exiting || matches!(f.first(), Some(&"Z") | Some(&"X"))
 }
 
@@ -331,7 +363,10 @@ pub fn killed(pid: u32) -> bool {
 pub async fn spawn_registry_server<S: AsRef<str>>(args: &[S]) -> anyhow::Result<HttpFixture> {
     let exe = std::env::var_os("SWITCHBOARD_REGISTRY_SERVER")
         .map(PathBuf::from)
-        .unwrap_or_else(|| fixture_server_path().with_file_name(format!("registry-server{}", std::env::consts::EXE_SUFFIX)));
+        .unwrap_or_else(|| {
+            fixture_server_path()
+                .with_file_name(format!("registry-server{}", std::env::consts::EXE_SUFFIX))
+        });
     let mut child = Command::new(&exe)
         .args(args.iter().map(|s| s.as_ref()))
         .stdin(Stdio::null())
@@ -339,15 +374,27 @@ pub async fn spawn_registry_server<S: AsRef<str>>(args: &[S]) -> anyhow::Result<
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| anyhow::anyhow!("starting {} (build it: cargo build -p switchboard-tests --bins): {e}", exe.display()))?;
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "starting {} (build it: cargo build -p switchboard-tests --bins): {e}",
+                exe.display()
+            )
+        })?;
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout piped"));
     let mut line = String::new();
     match tokio::time::timeout(Duration::from_secs(10), stdout.read_line(&mut line)).await {
         Ok(Ok(n)) if n > 0 => {}
-        Ok(Ok(_)) => anyhow::bail!("registry-server exited ({}) before LISTENING", child.wait().await?),
+        Ok(Ok(_)) => anyhow::bail!(
+            "registry-server exited ({}) before LISTENING",
+            child.wait().await?
+        ),
         Ok(Err(e)) => return Err(e.into()),
         Err(_) => anyhow::bail!("registry-server did not print LISTENING within 10 s"),
     }
-    let url = line.trim().strip_prefix("LISTENING ").ok_or_else(|| anyhow::anyhow!("unexpected first line from registry-server: {line:?}"))?.to_string();
+    let url = line
+        .trim()
+        .strip_prefix("LISTENING ")
+        .ok_or_else(|| anyhow::anyhow!("unexpected first line from registry-server: {line:?}"))?
+        .to_string();
     Ok(HttpFixture { child, url, stdout })
 }

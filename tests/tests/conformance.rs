@@ -28,8 +28,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 /// (scenario, failing check id, its exact error message).
-const KNOWN_FAILURES: &[(&str, &str, &str)] = &[
-];
+const KNOWN_FAILURES: &[(&str, &str, &str)] = &[];
 
 /// A missing dependency skips the test locally and fails it in CI.
 fn skip(test: &str, why: &str) {
@@ -67,10 +66,20 @@ struct Run {
 impl Run {
     /// (id, message) of each FAILURE or WARNING check.
     fn problems(&self) -> Vec<(String, String)> {
-        let s = |c: &Value, k: &str| c.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+        let s = |c: &Value, k: &str| {
+            c.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
         self.checks
             .iter()
-            .filter(|c| matches!(c.get("status").and_then(Value::as_str), Some("FAILURE" | "WARNING")))
+            .filter(|c| {
+                matches!(
+                    c.get("status").and_then(Value::as_str),
+                    Some("FAILURE" | "WARNING")
+                )
+            })
             .map(|c| (s(c, "id"), s(c, "errorMessage")))
             .collect()
     }
@@ -94,25 +103,48 @@ fn find_checks(dir: &Path) -> Option<PathBuf> {
 fn run_scenario(s: &Suite, scenario: &str) -> Run {
     let client = env!("CARGO_BIN_EXE_conformance-client");
     // The suite splits --command on spaces and runs it through a shell.
-    assert!(!client.contains(char::is_whitespace), "the client path must have no spaces: {client}");
+    assert!(
+        !client.contains(char::is_whitespace),
+        "the client path must have no spaces: {client}"
+    );
     let out_dir = tempfile::tempdir().expect("temp dir");
     let t0 = Instant::now();
     let out = Command::new(&s.node)
         .arg(&s.index)
-        .args(["client", "--command", client, "--scenario", scenario, "--timeout", "30000", "-o"])
+        .args([
+            "client",
+            "--command",
+            client,
+            "--scenario",
+            scenario,
+            "--timeout",
+            "30000",
+            "-o",
+        ])
         .arg(out_dir.path())
         .current_dir(&s.dir)
         .stdin(Stdio::null())
         .output()
         .expect("run the conformance suite");
     let took = t0.elapsed();
-    let output = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let passed = out.status.success() && output.contains("OVERALL: PASSED") && !output.contains("OVERALL: FAILED");
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let passed = out.status.success()
+        && output.contains("OVERALL: PASSED")
+        && !output.contains("OVERALL: FAILED");
     let checks = find_checks(out_dir.path())
         .and_then(|p| std::fs::read_to_string(p).ok())
         .and_then(|t| serde_json::from_str::<Vec<Value>>(&t).ok())
         .unwrap_or_else(|| panic!("no checks.json from the suite for {scenario}:\n{output}"));
-    Run { passed, output, checks, took }
+    Run {
+        passed,
+        output,
+        checks,
+        took,
+    }
 }
 
 /// The suite's `auth/*` client scenarios run by `conformance_auth`: the
@@ -171,7 +203,10 @@ fn run_with_retries(s: &Suite, scenario: &str, attempts: usize) -> Run {
         if r.passed {
             break;
         }
-        eprintln!("conformance {scenario}: attempt {} failed, retrying (attempt {attempt} of {attempts})", attempt - 1);
+        eprintln!(
+            "conformance {scenario}: attempt {} failed, retrying (attempt {attempt} of {attempts})",
+            attempt - 1
+        );
         r = run_scenario(s, scenario);
     }
     r
@@ -179,14 +214,25 @@ fn run_with_retries(s: &Suite, scenario: &str, attempts: usize) -> Run {
 
 /// Number of checks that ran (SUCCESS or FAILURE; INFO and WARNING aside).
 fn checks_ran(r: &Run) -> usize {
-    r.checks.iter().filter(|c| matches!(c.get("status").and_then(Value::as_str), Some("SUCCESS" | "FAILURE"))).count()
+    r.checks
+        .iter()
+        .filter(|c| {
+            matches!(
+                c.get("status").and_then(Value::as_str),
+                Some("SUCCESS" | "FAILURE")
+            )
+        })
+        .count()
 }
 
 /// `Ok(summary)` when the scenario passed, or failed exactly as its
 /// KNOWN_FAILURES entries say; `Err(explanation with the suite's output)`.
 fn verdict(scenario: &str, r: &Run) -> Result<String, String> {
-    let known: Vec<(String, String)> =
-        KNOWN_FAILURES.iter().filter(|k| k.0 == scenario).map(|k| (k.1.to_string(), k.2.to_string())).collect();
+    let known: Vec<(String, String)> = KNOWN_FAILURES
+        .iter()
+        .filter(|k| k.0 == scenario)
+        .map(|k| (k.1.to_string(), k.2.to_string()))
+        .collect();
     let ran = checks_ran(r);
     if ran == 0 {
         return Err(format!("scenario {scenario} ran no check:\n{}", r.output));
@@ -201,10 +247,20 @@ fn verdict(scenario: &str, r: &Run) -> Result<String, String> {
     problems.sort();
     let mut want = known.clone();
     want.sort();
-    if !known.is_empty() && problems == want && !r.output.contains("CLIENT EXITED WITH ERROR") && !r.output.contains("CLIENT TIMED OUT") {
-        return Ok(format!("KNOWN ENGINE BUG, failing only as expected: {problems:?} ({:?})", r.took));
+    if !known.is_empty()
+        && problems == want
+        && !r.output.contains("CLIENT EXITED WITH ERROR")
+        && !r.output.contains("CLIENT TIMED OUT")
+    {
+        return Ok(format!(
+            "KNOWN ENGINE BUG, failing only as expected: {problems:?} ({:?})",
+            r.took
+        ));
     }
-    Err(format!("conformance scenario {scenario} failed (known failures: {known:?}, got {problems:?}):\n{}", r.output))
+    Err(format!(
+        "conformance scenario {scenario} failed (known failures: {known:?}, got {problems:?}):\n{}",
+        r.output
+    ))
 }
 
 #[test]
@@ -232,7 +288,11 @@ fn conformance_elicitation_defaults() {
     // The scenario's server sends its elicitation on the standalone GET
     // stream and drops it if that stream is not open yet (see the client);
     // two tries in case the machine is slow enough to lose that race anyway.
-    assert_conforms_within("conformance_elicitation_defaults", "elicitation-sep1034-client-defaults", 2);
+    assert_conforms_within(
+        "conformance_elicitation_defaults",
+        "elicitation-sep1034-client-defaults",
+        2,
+    );
 }
 
 /// Every `auth/*` client scenario in AUTH_SCENARIOS, two at a time (each
@@ -243,7 +303,9 @@ fn conformance_elicitation_defaults() {
 /// failure is in the message).
 #[test]
 fn conformance_auth() {
-    let Some(s) = suite("conformance_auth") else { return };
+    let Some(s) = suite("conformance_auth") else {
+        return;
+    };
     let t0 = Instant::now();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: std::sync::Mutex<Vec<(usize, Run)>> = Default::default();
@@ -251,7 +313,9 @@ fn conformance_auth() {
         for _ in 0..2 {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let Some(scenario) = AUTH_SCENARIOS.get(i) else { break };
+                let Some(scenario) = AUTH_SCENARIOS.get(i) else {
+                    break;
+                };
                 let r = run_scenario(&s, scenario);
                 results.lock().unwrap().push((i, r));
             });
@@ -264,13 +328,20 @@ fn conformance_auth() {
     for (i, r) in &results {
         let scenario = AUTH_SCENARIOS[*i];
         let ok = verdict(scenario, r);
-        let passed = r.checks.iter().filter(|c| c.get("status").and_then(Value::as_str) == Some("SUCCESS")).count();
+        let passed = r
+            .checks
+            .iter()
+            .filter(|c| c.get("status").and_then(Value::as_str) == Some("SUCCESS"))
+            .count();
         let state = match &ok {
             Ok(_) if r.passed => "pass",
             Ok(_) => "known failure",
             Err(_) => "FAIL",
         };
-        table.push_str(&format!("| {scenario} | {state} | {passed}/{} |\n", checks_ran(r)));
+        table.push_str(&format!(
+            "| {scenario} | {state} | {passed}/{} |\n",
+            checks_ran(r)
+        ));
         if let Err(e) = ok {
             failures.push(e);
         }
@@ -279,24 +350,48 @@ fn conformance_auth() {
         table.push_str(&format!("| {scenario} | not run | {why} |\n"));
     }
     eprintln!("conformance auth scenarios ({:?}):\n{table}", t0.elapsed());
-    assert!(failures.is_empty(), "{} auth scenario(s) failed:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} auth scenario(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 /// The suite's `list` still offers the client scenarios tested here.
 #[test]
 fn conformance_lists_the_client_scenarios() {
-    let Some(s) = suite("conformance_lists_the_client_scenarios") else { return };
-    let out = Command::new(&s.node).arg(&s.index).arg("list").current_dir(&s.dir).output().expect("run the conformance suite");
+    let Some(s) = suite("conformance_lists_the_client_scenarios") else {
+        return;
+    };
+    let out = Command::new(&s.node)
+        .arg(&s.index)
+        .arg("list")
+        .current_dir(&s.dir)
+        .output()
+        .expect("run the conformance suite");
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    let client = text.split("Client scenarios").nth(1).unwrap_or_else(|| panic!("no client scenarios in:\n{text}"));
+    let client = text
+        .split("Client scenarios")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no client scenarios in:\n{text}"));
     for want in ["- initialize ", "- tools_call ", "- sse-retry "] {
         assert!(client.contains(want), "{want:?} not in:\n{client}");
     }
     // Every auth scenario is either run or skipped with a reason, and both
     // lists name scenarios the suite still has.
-    let listed: Vec<&str> = client.lines().filter_map(|l| l.trim().strip_prefix("- ")).filter_map(|l| l.split_whitespace().next()).filter(|n| n.starts_with("auth/")).collect();
-    let mut ours: Vec<&str> = AUTH_SCENARIOS.iter().copied().chain(AUTH_SKIPPED.iter().map(|k| k.0)).collect();
+    let listed: Vec<&str> = client
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with("auth/"))
+        .collect();
+    let mut ours: Vec<&str> = AUTH_SCENARIOS
+        .iter()
+        .copied()
+        .chain(AUTH_SKIPPED.iter().map(|k| k.0))
+        .collect();
     ours.sort();
     let mut listed_sorted = listed.clone();
     listed_sorted.sort();
@@ -347,7 +442,12 @@ const SERVER_SCENARIOS: &[&str] = &[
 /// ties a server's request to the call that caused it, so the gateway asks
 /// the newest session with a call in flight to that server, and two of
 /// these at once could each be asked the other's question.
-const SERVER_REQUEST_SCENARIOS: &[&str] = &["tools-call-sampling", "tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums"];
+const SERVER_REQUEST_SCENARIOS: &[&str] = &[
+    "tools-call-sampling",
+    "tools-call-elicitation",
+    "elicitation-sep1034-defaults",
+    "elicitation-sep1330-enums",
+];
 
 /// Scenarios whose check depends on timing the gateway does not promise,
 /// with why: they get a second try, and fail only when both tries do.
@@ -382,8 +482,11 @@ impl Drop for Gateway {
 
 impl Gateway {
     fn start(switchboard: &Path) -> Result<Gateway, String> {
-        let home = switchboard_tests::TempHome::with_servers(serde_json::json!({ SERVER_NAME: { "command": env!("CARGO_BIN_EXE_conformance-server"), "args": [] } }));
-        let stderr = std::fs::File::create(home.path().join("serve.stderr")).map_err(|e| e.to_string())?;
+        let home = switchboard_tests::TempHome::with_servers(
+            serde_json::json!({ SERVER_NAME: { "command": env!("CARGO_BIN_EXE_conformance-server"), "args": [] } }),
+        );
+        let stderr =
+            std::fs::File::create(home.path().join("serve.stderr")).map_err(|e| e.to_string())?;
         let mut child = Command::new(switchboard)
             .args(["serve", "--http", "127.0.0.1:0"])
             .env_clear()
@@ -402,11 +505,28 @@ impl Gateway {
             let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
             let _ = tx.send(line);
         });
-        let mut gateway = Gateway { child, home, addr: ([127, 0, 0, 1], 0).into() };
-        let line = rx.recv_timeout(Duration::from_secs(30)).map_err(|_| format!("switchboard serve printed no line in 30 s; stderr:\n{}", gateway.stderr()))?;
-        let v: Value = serde_json::from_str(&line).map_err(|e| format!("switchboard serve's first line {line:?} is not JSON ({e}); stderr:\n{}", gateway.stderr()))?;
+        let mut gateway = Gateway {
+            child,
+            home,
+            addr: ([127, 0, 0, 1], 0).into(),
+        };
+        let line = rx.recv_timeout(Duration::from_secs(30)).map_err(|_| {
+            format!(
+                "switchboard serve printed no line in 30 s; stderr:\n{}",
+                gateway.stderr()
+            )
+        })?;
+        let v: Value = serde_json::from_str(&line).map_err(|e| {
+            format!(
+                "switchboard serve's first line {line:?} is not JSON ({e}); stderr:\n{}",
+                gateway.stderr()
+            )
+        })?;
         let url = v["url"].as_str().unwrap_or_default();
-        let addr = url.strip_prefix("http://").and_then(|r| r.strip_suffix("/mcp")).and_then(|a| a.parse().ok());
+        let addr = url
+            .strip_prefix("http://")
+            .and_then(|r| r.strip_suffix("/mcp"))
+            .and_then(|a| a.parse().ok());
         gateway.addr = addr.ok_or_else(|| format!("unexpected url in {line:?}"))?;
         Ok(gateway)
     }
@@ -418,7 +538,17 @@ impl Gateway {
 
 /// Headers that belong to one HTTP hop, not to the request.
 fn hop_by_hop(name: &axum::http::HeaderName) -> bool {
-    matches!(name.as_str(), "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "te" | "trailer" | "upgrade" | "content-length")
+    matches!(
+        name.as_str(),
+        "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "transfer-encoding"
+            | "te"
+            | "trailer"
+            | "upgrade"
+            | "content-length"
+    )
 }
 
 /// A loopback HTTP proxy in front of the gateway at `gateway` that adds its
@@ -428,41 +558,74 @@ fn hop_by_hop(name: &axum::http::HeaderName) -> bool {
 /// included, goes to the gateway unchanged, so dns-rebinding-protection
 /// tests the gateway's own Host and Origin checks; responses (SSE streams
 /// too) come back as they are sent. Serves until `rt` ends.
-fn bearer_proxy(rt: &tokio::runtime::Runtime, gateway: std::net::SocketAddr) -> std::net::SocketAddr {
+fn bearer_proxy(
+    rt: &tokio::runtime::Runtime,
+    gateway: std::net::SocketAddr,
+) -> std::net::SocketAddr {
     use axum::body::Body;
     use axum::extract::Request;
     use axum::http::{header, HeaderValue, StatusCode};
     use axum::response::{IntoResponse, Response};
 
-    async fn forward(client: reqwest::Client, gateway: std::net::SocketAddr, req: Request) -> Response {
+    async fn forward(
+        client: reqwest::Client,
+        gateway: std::net::SocketAddr,
+        req: Request,
+    ) -> Response {
         let (parts, body) = req.into_parts();
-        let path = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        let path = parts
+            .uri
+            .path_and_query()
+            .map(|p| p.as_str())
+            .unwrap_or("/");
         let body = match axum::body::to_bytes(body, 16 << 20).await {
             Ok(b) => b,
-            Err(e) => return (StatusCode::BAD_REQUEST, format!("proxy: reading the request: {e}")).into_response(),
+            Err(e) => {
+                return (
+                    StatusCode::BAD_REQUEST,
+                    format!("proxy: reading the request: {e}"),
+                )
+                    .into_response()
+            }
         };
         let mut headers = axum::http::HeaderMap::new();
         for (name, value) in parts.headers.iter().filter(|(n, _)| !hop_by_hop(n)) {
             headers.append(name, value.clone());
         }
-        headers.insert(header::AUTHORIZATION, HeaderValue::from_str(&format!("Bearer {GATEWAY_TOKEN}")).unwrap());
-        match client.request(parts.method, format!("http://{gateway}{path}")).headers(headers).body(body).send().await {
+        headers.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_str(&format!("Bearer {GATEWAY_TOKEN}")).unwrap(),
+        );
+        match client
+            .request(parts.method, format!("http://{gateway}{path}"))
+            .headers(headers)
+            .body(body)
+            .send()
+            .await
+        {
             Ok(r) => {
                 let mut out = Response::builder().status(r.status());
                 for (name, value) in r.headers().iter().filter(|(n, _)| !hop_by_hop(n)) {
                     out = out.header(name, value);
                 }
-                out.body(Body::from_stream(r.bytes_stream())).unwrap_or_else(|e| (StatusCode::BAD_GATEWAY, e.to_string()).into_response())
+                out.body(Body::from_stream(r.bytes_stream()))
+                    .unwrap_or_else(|e| (StatusCode::BAD_GATEWAY, e.to_string()).into_response())
             }
             Err(e) => (StatusCode::BAD_GATEWAY, format!("proxy: {e}")).into_response(),
         }
     }
 
-    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).expect("bind the proxy");
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .expect("bind the proxy");
     let addr = listener.local_addr().expect("proxy address");
     // reqwest sets Host only when the request has none: the client's goes through.
-    let client = reqwest::Client::builder().no_proxy().build().expect("reqwest client");
-    let app = axum::Router::new().fallback(move |req: Request| forward(client.clone(), gateway, req));
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("reqwest client");
+    let app =
+        axum::Router::new().fallback(move |req: Request| forward(client.clone(), gateway, req));
     rt.spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
@@ -502,11 +665,22 @@ fn run_server_scenario(s: &Suite, url: &str, scenario: &str) -> Run {
     let took = t0.elapsed();
     let mut output = std::fs::read_to_string(&log).unwrap_or_default();
     if timed_out {
-        output.push_str(&format!("\nSCENARIO TIMED OUT after {SERVER_SCENARIO_DEADLINE:?} (killed)\n"));
+        output.push_str(&format!(
+            "\nSCENARIO TIMED OUT after {SERVER_SCENARIO_DEADLINE:?} (killed)\n"
+        ));
     }
-    let checks = find_checks(out_dir.path()).and_then(|p| std::fs::read_to_string(p).ok()).and_then(|t| serde_json::from_str::<Vec<Value>>(&t).ok()).unwrap_or_default();
-    let mut r = Run { passed: false, output, checks, took };
-    r.passed = status.is_some_and(|s| s.success()) && !r.checks.is_empty() && r.problems().is_empty();
+    let checks = find_checks(out_dir.path())
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str::<Vec<Value>>(&t).ok())
+        .unwrap_or_default();
+    let mut r = Run {
+        passed: false,
+        output,
+        checks,
+        took,
+    };
+    r.passed =
+        status.is_some_and(|s| s.success()) && !r.checks.is_empty() && r.problems().is_empty();
     r
 }
 
@@ -527,14 +701,27 @@ fn conformance_server_scenarios() {
     };
     let t0 = Instant::now();
     let gateway = Gateway::start(&switchboard).unwrap_or_else(|e| panic!("{e}"));
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
     let proxy = bearer_proxy(&rt, gateway.addr);
     let url = format!("http://127.0.0.1:{}/mcp/{SERVER_NAME}", proxy.port());
-    eprintln!("conformance server scenarios against {url} (the gateway at {}), started in {:?}", gateway.addr, t0.elapsed());
+    eprintln!(
+        "conformance server scenarios against {url} (the gateway at {}), started in {:?}",
+        gateway.addr,
+        t0.elapsed()
+    );
 
     // Jobs: the server-request scenarios as one (first: it is the longest), then one per scenario.
     let mut jobs: Vec<Vec<&str>> = vec![SERVER_REQUEST_SCENARIOS.to_vec()];
-    jobs.extend(SERVER_SCENARIOS.iter().filter(|n| !SERVER_REQUEST_SCENARIOS.contains(n)).map(|n| vec![*n]));
+    jobs.extend(
+        SERVER_SCENARIOS
+            .iter()
+            .filter(|n| !SERVER_REQUEST_SCENARIOS.contains(n))
+            .map(|n| vec![*n]),
+    );
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results: std::sync::Mutex<Vec<(&str, Run)>> = Default::default();
     std::thread::scope(|scope| {
@@ -545,7 +732,10 @@ fn conformance_server_scenarios() {
                 for scenario in job {
                     let mut r = run_server_scenario(&s, &url, scenario);
                     if !r.passed && SERVER_RETRIED.iter().any(|(n, _)| n == scenario) {
-                        eprintln!("conformance {scenario}: the first try failed ({:?}), trying again", r.problems());
+                        eprintln!(
+                            "conformance {scenario}: the first try failed ({:?}), trying again",
+                            r.problems()
+                        );
                         r = run_server_scenario(&s, &url, scenario);
                     }
                     results.lock().unwrap().push((scenario, r));
@@ -560,34 +750,67 @@ fn conformance_server_scenarios() {
     let mut failures = Vec::new();
     for (scenario, r) in &results {
         let ok = verdict(scenario, r);
-        let passed = r.checks.iter().filter(|c| c.get("status").and_then(Value::as_str) == Some("SUCCESS")).count();
+        let passed = r
+            .checks
+            .iter()
+            .filter(|c| c.get("status").and_then(Value::as_str) == Some("SUCCESS"))
+            .count();
         let state = match &ok {
             Ok(_) if r.passed => "pass",
             Ok(_) => "known failure",
             Err(_) => "FAIL",
         };
-        table.push_str(&format!("| {scenario} | {state} | {passed}/{} | {:.1} s |\n", checks_ran(r), r.took.as_secs_f64()));
+        table.push_str(&format!(
+            "| {scenario} | {state} | {passed}/{} | {:.1} s |\n",
+            checks_ran(r),
+            r.took.as_secs_f64()
+        ));
         if let Err(e) = ok {
             failures.push(e);
         }
     }
-    eprintln!("conformance server scenarios through the gateway ({:?}):\n{table}", t0.elapsed());
+    eprintln!(
+        "conformance server scenarios through the gateway ({:?}):\n{table}",
+        t0.elapsed()
+    );
     if !failures.is_empty() {
         eprintln!("switchboard serve's stderr:\n{}", gateway.stderr());
     }
-    assert!(failures.is_empty(), "{} server scenario(s) failed:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} server scenario(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 /// The suite's `list` offers exactly the server scenarios in SERVER_SCENARIOS.
 #[test]
 fn conformance_lists_the_server_scenarios() {
-    let Some(s) = suite("conformance_lists_the_server_scenarios") else { return };
-    let out = Command::new(&s.node).arg(&s.index).args(["list", "--server"]).current_dir(&s.dir).output().expect("run the conformance suite");
+    let Some(s) = suite("conformance_lists_the_server_scenarios") else {
+        return;
+    };
+    let out = Command::new(&s.node)
+        .arg(&s.index)
+        .args(["list", "--server"])
+        .current_dir(&s.dir)
+        .output()
+        .expect("run the conformance suite");
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    let listed: Vec<&str> = text.lines().filter_map(|l| l.trim().strip_prefix("- ")).filter_map(|l| l.split_whitespace().next()).collect();
-    assert_eq!(listed, SERVER_SCENARIOS, "SERVER_SCENARIOS in tests/tests/conformance.rs must match the suite's server scenarios");
-    for n in SERVER_REQUEST_SCENARIOS.iter().chain(SERVER_RETRIED.iter().map(|r| &r.0)) {
+    let listed: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("- "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        listed, SERVER_SCENARIOS,
+        "SERVER_SCENARIOS in tests/tests/conformance.rs must match the suite's server scenarios"
+    );
+    for n in SERVER_REQUEST_SCENARIOS
+        .iter()
+        .chain(SERVER_RETRIED.iter().map(|r| &r.0))
+    {
         assert!(SERVER_SCENARIOS.contains(n), "{n}");
     }
 }

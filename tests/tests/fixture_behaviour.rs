@@ -6,9 +6,7 @@ use std::time::{Duration, Instant};
 
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 use rmcp::{
-    model::{
-        CallToolRequestParams, ResourceUpdatedNotificationParam, SubscribeRequestParams,
-    },
+    model::{CallToolRequestParams, ResourceUpdatedNotificationParam, SubscribeRequestParams},
     service::{NotificationContext, RunningService},
     transport::{StreamableHttpClientTransport, TokioChildProcess},
     ClientHandler, RoleClient, ServiceExt,
@@ -44,13 +42,23 @@ async fn recv(rx: &mut mpsc::UnboundedReceiver<String>) -> String {
         .expect("channel closed")
 }
 
-async fn notifications_roundtrip(client: &RunningService<RoleClient, Recorder>, rx: &mut mpsc::UnboundedReceiver<String>) {
+async fn notifications_roundtrip(
+    client: &RunningService<RoleClient, Recorder>,
+    rx: &mut mpsc::UnboundedReceiver<String>,
+) {
     // change_tools -> notifications/tools/list_changed, and the new tool is listed.
     let before = client.list_all_tools().await.unwrap().len();
-    client.call_tool(CallToolRequestParams::new("change_tools")).await.unwrap();
+    client
+        .call_tool(CallToolRequestParams::new("change_tools"))
+        .await
+        .unwrap();
     assert_eq!(recv(rx).await, "tools changed");
     let after = client.list_all_tools().await.unwrap();
-    assert_eq!(after.len(), before + 1, "rmcp's list cache should be invalidated by list_changed");
+    assert_eq!(
+        after.len(),
+        before + 1,
+        "rmcp's list cache should be invalidated by list_changed"
+    );
     assert!(after.iter().any(|t| t.name == "dynamic_0"));
 
     // subscribe + bump_counter -> notifications/resources/updated.
@@ -58,7 +66,10 @@ async fn notifications_roundtrip(client: &RunningService<RoleClient, Recorder>, 
         .subscribe(SubscribeRequestParams::new("fixture://counter"))
         .await
         .unwrap();
-    client.call_tool(CallToolRequestParams::new("bump_counter")).await.unwrap();
+    client
+        .call_tool(CallToolRequestParams::new("bump_counter"))
+        .await
+        .unwrap();
     assert_eq!(recv(rx).await, "updated fixture://counter");
 }
 
@@ -112,7 +123,13 @@ fn alive(pid: u32) -> bool {
     // A zombie still has /proc/<pid>; treat state Z as dead.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start().chars().next();
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .chars()
+                .next();
             state != Some('Z')
         }
         Err(_) => false,
@@ -171,8 +188,14 @@ async fn process_group_cleanup() {
     let survived_graceful = alive(grandchild);
     // The engine must signal the group itself after shutdown:
     unsafe { libc::killpg(pgid as libc::pid_t, libc::SIGKILL) };
-    assert!(wait_dead(grandchild).await, "grandchild {grandchild} survived killpg");
-    assert!(survived_graceful, "expected grandchild to outlive a graceful shutdown");
+    assert!(
+        wait_dead(grandchild).await,
+        "grandchild {grandchild} survived killpg"
+    );
+    assert!(
+        survived_graceful,
+        "expected grandchild to outlive a graceful shutdown"
+    );
 }
 
 /// Without a process group, killing the server leaves the grandchild running.
@@ -200,12 +223,17 @@ async fn http_never_answer_hangs_initialize() {
 
 #[tokio::test]
 async fn sse_and_streamable_together() {
-    let fx = switchboard_tests::spawn_sse_fixture(&["--with-streamable"]).await.unwrap();
+    let fx = switchboard_tests::spawn_sse_fixture(&["--with-streamable"])
+        .await
+        .unwrap();
     assert!(fx.url.ends_with("/sse"));
     let mcp = format!("{}/mcp", fx.base_url());
     let client = ().serve(StreamableHttpClientTransport::from_uri(mcp)).await.unwrap();
     let r = client
-        .call_tool(CallToolRequestParams::new("echo").with_arguments(json!({"text": "both"}).as_object().unwrap().clone()))
+        .call_tool(
+            CallToolRequestParams::new("echo")
+                .with_arguments(json!({"text": "both"}).as_object().unwrap().clone()),
+        )
         .await
         .unwrap();
     assert_eq!(r.content[0].as_text().unwrap().text, "both");
@@ -240,13 +268,33 @@ async fn discover_lifecycle_and_listen() {
     // The listen body subscribes to the server's events only after the ack is sent:
     // give it a moment (without this the first bump was missed).
     tokio::time::sleep(Duration::from_millis(100)).await;
-    client.call_tool(CallToolRequestParams::new("bump_counter")).await.unwrap();
-    let n = tokio::time::timeout(Duration::from_secs(3), sub.next()).await.unwrap();
-    let n = n.unwrap_or_else(|e| panic!("listen stream error: {e:?}")).expect("stream ended");
-    assert!(matches!(n, ServerNotification::ResourceUpdatedNotification(_)), "{n:?}");
-    client.call_tool(CallToolRequestParams::new("change_tools")).await.unwrap();
-    let n = tokio::time::timeout(Duration::from_secs(3), sub.next()).await.unwrap().unwrap().unwrap();
-    assert!(matches!(n, ServerNotification::ToolListChangedNotification(_)), "{n:?}");
+    client
+        .call_tool(CallToolRequestParams::new("bump_counter"))
+        .await
+        .unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(3), sub.next())
+        .await
+        .unwrap();
+    let n = n
+        .unwrap_or_else(|e| panic!("listen stream error: {e:?}"))
+        .expect("stream ended");
+    assert!(
+        matches!(n, ServerNotification::ResourceUpdatedNotification(_)),
+        "{n:?}"
+    );
+    client
+        .call_tool(CallToolRequestParams::new("change_tools"))
+        .await
+        .unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(3), sub.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        matches!(n, ServerNotification::ToolListChangedNotification(_)),
+        "{n:?}"
+    );
     sub.cancel().await.unwrap();
     client.cancel().await.unwrap();
 }

@@ -68,7 +68,14 @@ impl Raw {
                 }
             }
         });
-        Raw { child, stdin, stdout, stderr, stderr_task, seen: Vec::new() }
+        Raw {
+            child,
+            stdin,
+            stdout,
+            stderr,
+            stderr_task,
+            seen: Vec::new(),
+        }
     }
 
     fn pid(&self) -> u32 {
@@ -92,7 +99,10 @@ impl Raw {
             .unwrap();
         assert!(n > 0, "server closed stdout");
         serde_json::from_slice(&line).unwrap_or_else(|e| {
-            panic!("not JSON ({e}): {}", String::from_utf8_lossy(&line[..line.len().min(200)]))
+            panic!(
+                "not JSON ({e}): {}",
+                String::from_utf8_lossy(&line[..line.len().min(200)])
+            )
         })
     }
 
@@ -111,7 +121,11 @@ impl Raw {
     }
 
     async fn response(&mut self, id: u64) -> Value {
-        if let Some(i) = self.seen.iter().position(|m| m["id"] == json!(id) && m.get("method").is_none()) {
+        if let Some(i) = self
+            .seen
+            .iter()
+            .position(|m| m["id"] == json!(id) && m.get("method").is_none())
+        {
             return self.seen.remove(i);
         }
         loop {
@@ -133,13 +147,22 @@ impl Raw {
             )
             .await;
         assert!(r.get("result").is_some(), "{r}");
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
         r
     }
 
     async fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
-        let r = self.request(id, "tools/call", json!({"name": tool, "arguments": arguments})).await;
-        r.get("result").cloned().unwrap_or_else(|| panic!("tools/call {tool}: {r}"))
+        let r = self
+            .request(
+                id,
+                "tools/call",
+                json!({"name": tool, "arguments": arguments}),
+            )
+            .await;
+        r.get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("tools/call {tool}: {r}"))
     }
 
     async fn stats(&mut self, id: u64) -> Value {
@@ -174,7 +197,13 @@ fn alive(pid: u32) -> bool {
     // A zombie still has /proc/<pid>; treat state Z as dead.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start().chars().next();
+            let state = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .chars()
+                .next();
             state != Some('Z')
         }
         Err(_) => false,
@@ -193,7 +222,10 @@ async fn wait_dead(pid: u32) -> bool {
 }
 
 async fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
-    tokio::time::timeout(T, child.wait()).await.expect("server did not exit in time").unwrap()
+    tokio::time::timeout(T, child.wait())
+        .await
+        .expect("server did not exit in time")
+        .unwrap()
 }
 
 // ---- --stderr-garbage ----
@@ -212,16 +244,38 @@ async fn stderr_garbage_then_alive_lines_and_death_by_sigpipe() {
             break;
         }
     }
-    let bad: Vec<usize> = (0..lines.len()).filter(|&i| std::str::from_utf8(&lines[i]).is_err()).collect();
-    assert!(!bad.is_empty() && bad[0] == 0, "the first line is not UTF-8");
-    assert!(contains(&lines[0], b"\xff\xfe"), "{:?}", lines[0]);
-    assert!(bad.len() >= 4, "an invalid line at start and every tick: {bad:?}");
-    let long: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].len() == 1024 * 1024).collect();
-    assert_eq!(long, [1], "exactly one 1 MiB line, right after the first bad line");
-    let alive_at: Vec<usize> = (0..4)
-        .map(|n| lines.iter().position(|l| *l == format!("alive {n}").into_bytes()).expect("alive N"))
+    let bad: Vec<usize> = (0..lines.len())
+        .filter(|&i| std::str::from_utf8(&lines[i]).is_err())
         .collect();
-    assert!(alive_at.windows(2).all(|w| w[0] < w[1]) && alive_at[0] > 1, "{alive_at:?}");
+    assert!(
+        !bad.is_empty() && bad[0] == 0,
+        "the first line is not UTF-8"
+    );
+    assert!(contains(&lines[0], b"\xff\xfe"), "{:?}", lines[0]);
+    assert!(
+        bad.len() >= 4,
+        "an invalid line at start and every tick: {bad:?}"
+    );
+    let long: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].len() == 1024 * 1024)
+        .collect();
+    assert_eq!(
+        long,
+        [1],
+        "exactly one 1 MiB line, right after the first bad line"
+    );
+    let alive_at: Vec<usize> = (0..4)
+        .map(|n| {
+            lines
+                .iter()
+                .position(|l| *l == format!("alive {n}").into_bytes())
+                .expect("alive N")
+        })
+        .collect();
+    assert!(
+        alive_at.windows(2).all(|w| w[0] < w[1]) && alive_at[0] > 1,
+        "{alive_at:?}"
+    );
     // Meanwhile it serves.
     s.initialize().await;
     let r = s.call(1, "echo", json!({"text": "still here"})).await;
@@ -240,7 +294,14 @@ async fn stderr_garbage_then_alive_lines_and_death_by_sigpipe() {
 async fn ten_thousand_tools_with_10kb_descriptions_list_in_pages() {
     let start = Instant::now();
     let mut cmd = Command::new(BIN);
-    cmd.args(["--tools", "10000", "--description-bytes", "10240", "--page-size", "500"]);
+    cmd.args([
+        "--tools",
+        "10000",
+        "--description-bytes",
+        "10240",
+        "--page-size",
+        "500",
+    ]);
     let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
     let tools = tokio::time::timeout(Duration::from_secs(60), client.list_all_tools())
         .await
@@ -248,11 +309,24 @@ async fn ten_thousand_tools_with_10kb_descriptions_list_in_pages() {
         .unwrap();
     assert_eq!(tools.len(), FIXED_TOOLS.len() + 10_000);
     let generated = &tools[FIXED_TOOLS.len()..];
-    assert!(generated.iter().all(|t| t.description.as_deref().map(str::len) == Some(10_240)));
-    assert!(generated[0].description.as_deref().unwrap().starts_with("Generated tool"));
-    assert_eq!(tools[0].description.as_deref(), Some("Returns `text` unchanged"), "fixed tools unchanged");
+    assert!(generated
+        .iter()
+        .all(|t| t.description.as_deref().map(str::len) == Some(10_240)));
+    assert!(generated[0]
+        .description
+        .as_deref()
+        .unwrap()
+        .starts_with("Generated tool"));
+    assert_eq!(
+        tools[0].description.as_deref(),
+        Some("Returns `text` unchanged"),
+        "fixed tools unchanged"
+    );
     client.cancel().await.unwrap();
-    eprintln!("10 000 tools x 10 KB listed in pages of 500 in {:?}", start.elapsed());
+    eprintln!(
+        "10 000 tools x 10 KB listed in pages of 500 in {:?}",
+        start.elapsed()
+    );
 
     // Short lengths cut the usual text; without paging it is one page.
     let mut s = Raw::spawn(&["--tools", "3", "--description-bytes", "5"]);
@@ -287,16 +361,26 @@ async fn list_changed_burst_on_start_and_by_tool_and_the_relist_count() {
 
     // The tool: `burst` sends N (or `count`) back to back, then answers.
     let r = s.call(2, "burst", json!({})).await;
-    assert_eq!(r["content"][0]["text"], "sent 500 notifications/tools/list_changed");
+    assert_eq!(
+        r["content"][0]["text"],
+        "sent 500 notifications/tools/list_changed"
+    );
     assert_eq!(s.seen.drain(..).filter(is_list_changed).count(), 500);
     let r = s.call(3, "burst", json!({"count": 7})).await;
-    assert_eq!(r["content"][0]["text"], "sent 7 notifications/tools/list_changed");
+    assert_eq!(
+        r["content"][0]["text"],
+        "sent 7 notifications/tools/list_changed"
+    );
     assert_eq!(s.seen.drain(..).filter(is_list_changed).count(), 7);
 
     // Every tools/list is counted.
     for id in 10..13 {
         let r = s.request(id, "tools/list", json!({})).await;
-        assert!(r["result"]["tools"].as_array().unwrap().iter().any(|t| t["name"] == "burst"));
+        assert!(r["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "burst"));
     }
     let st = s.stats(20).await;
     assert_eq!(st["toolsListRequests"], 3, "{st}");
@@ -310,7 +394,9 @@ async fn list_changed_burst_on_start_and_by_tool_and_the_relist_count() {
     assert!(s.seen.is_empty(), "{:?}", s.seen);
     let mut s = Raw::spawn(&[]);
     s.initialize().await;
-    let r = s.request(1, "tools/call", json!({"name": "burst", "arguments": {}})).await;
+    let r = s
+        .request(1, "tools/call", json!({"name": "burst", "arguments": {}}))
+        .await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
 }
 
@@ -320,13 +406,19 @@ async fn list_changed_burst_on_start_and_by_tool_and_the_relist_count() {
 fn hang_cases() -> Vec<(&'static str, Value)> {
     vec![
         ("tools/list", json!({})),
-        ("tools/call", json!({"name": "echo", "arguments": {"text": "x"}})),
+        (
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "x"}}),
+        ),
         ("resources/list", json!({})),
         ("resources/templates/list", json!({})),
         ("resources/read", json!({"uri": "fixture://greeting"})),
         ("resources/subscribe", json!({"uri": "fixture://counter"})),
         ("prompts/list", json!({})),
-        ("prompts/get", json!({"name": "greet", "arguments": {"name": "Ada"}})),
+        (
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"name": "Ada"}}),
+        ),
         ("ping", Value::Null),
     ]
 }
@@ -348,14 +440,23 @@ async fn check_hang(method: &'static str, params: Value) {
     s.initialize().await;
     s.send_request(2, method, params).await;
     // The server says the request is parked in its never-ending wait...
-    s.stderr_until(&format!("hanging {method}"), hanging_line(method)).await;
+    s.stderr_until(&format!("hanging {method}"), hanging_line(method))
+        .await;
     // ...and keeps answering other requests (sent later, answered, while 2 stays pending).
-    let probe = if method == "ping" { "tools/list" } else { "ping" };
+    let probe = if method == "ping" {
+        "tools/list"
+    } else {
+        "ping"
+    };
     let r = s.request(3, probe, probe_params(probe)).await;
     assert!(r.get("result").is_some(), "{method}: {probe} {r}");
     let r = s.request(4, probe, probe_params(probe)).await;
     assert!(r.get("result").is_some(), "{method}: {r}");
-    assert!(!s.seen.iter().any(|m| m["id"] == 2), "{method} was answered: {:?}", s.seen);
+    assert!(
+        !s.seen.iter().any(|m| m["id"] == 2),
+        "{method} was answered: {:?}",
+        s.seen
+    );
     assert!(alive(s.pid()));
 }
 
@@ -373,17 +474,38 @@ async fn hang_each_method() {
 
 #[tokio::test]
 async fn hang_tools_list_after_the_first_listing() {
-    let mut s = Raw::spawn(&["--tools", "5", "--page-size", "4", "--hang", "tools/list", "--hang-after-first"]);
+    let mut s = Raw::spawn(&[
+        "--tools",
+        "5",
+        "--page-size",
+        "4",
+        "--hang",
+        "tools/list",
+        "--hang-after-first",
+    ]);
     s.initialize().await;
     // The first listing, every page, is answered.
     let (mut cursor, mut names, mut id, mut pages) = (Value::Null, Vec::new(), 1, 0);
     loop {
-        let params = if cursor.is_null() { json!({}) } else { json!({"cursor": cursor}) };
+        let params = if cursor.is_null() {
+            json!({})
+        } else {
+            json!({"cursor": cursor})
+        };
         let r = s.request(id, "tools/list", params).await;
         id += 1;
         pages += 1;
-        names.extend(r["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].clone()));
-        cursor = r["result"].get("nextCursor").cloned().unwrap_or(Value::Null);
+        names.extend(
+            r["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].clone()),
+        );
+        cursor = r["result"]
+            .get("nextCursor")
+            .cloned()
+            .unwrap_or(Value::Null);
         if cursor.is_null() {
             break;
         }
@@ -391,7 +513,8 @@ async fn hang_tools_list_after_the_first_listing() {
     assert_eq!(names.len(), FIXED_TOOLS.len() + 5);
     // The next listing hangs.
     s.send_request(100, "tools/list", json!({})).await;
-    s.stderr_until("hanging tools/list", hanging_line("tools/list")).await;
+    s.stderr_until("hanging tools/list", hanging_line("tools/list"))
+        .await;
     let st = s.stats(101).await;
     assert_eq!(st["toolsListRequests"], pages + 1, "{st}");
     assert_eq!(st["hungRequests"], 1, "{st}");
@@ -401,13 +524,26 @@ async fn hang_tools_list_after_the_first_listing() {
     assert!(!s.seen.iter().any(|m| m["id"] == 100), "{:?}", s.seen);
 
     // Other methods: the first request is answered, the second hangs.
-    let mut s = Raw::spawn(&["--resources", "--hang", "resources/read", "--hang-after-first"]);
+    let mut s = Raw::spawn(&[
+        "--resources",
+        "--hang",
+        "resources/read",
+        "--hang-after-first",
+    ]);
     s.initialize().await;
-    let r = s.request(1, "resources/read", json!({"uri": "fixture://greeting"})).await;
+    let r = s
+        .request(1, "resources/read", json!({"uri": "fixture://greeting"}))
+        .await;
     assert_eq!(r["result"]["contents"][0]["text"], "Hello from fixture");
-    s.send_request(2, "resources/read", json!({"uri": "fixture://greeting"})).await;
-    s.stderr_until("hanging resources/read", hanging_line("resources/read")).await;
-    assert!(s.request(3, "ping", Value::Null).await.get("result").is_some());
+    s.send_request(2, "resources/read", json!({"uri": "fixture://greeting"}))
+        .await;
+    s.stderr_until("hanging resources/read", hanging_line("resources/read"))
+        .await;
+    assert!(s
+        .request(3, "ping", Value::Null)
+        .await
+        .get("result")
+        .is_some());
     assert!(!s.seen.iter().any(|m| m["id"] == 2), "{:?}", s.seen);
 }
 
@@ -415,7 +551,14 @@ async fn hang_tools_list_after_the_first_listing() {
 
 #[tokio::test]
 async fn repeat_cursor_on_every_list() {
-    let mut s = Raw::spawn(&["--tools", "6", "--page-size", "2", "--repeat-cursor", "--resources"]);
+    let mut s = Raw::spawn(&[
+        "--tools",
+        "6",
+        "--page-size",
+        "2",
+        "--repeat-cursor",
+        "--resources",
+    ]);
     s.initialize().await;
     let mut id = 0;
     for (method, key) in [
@@ -433,7 +576,11 @@ async fn repeat_cursor_on_every_list() {
             assert!(result[key].is_array(), "{method}: {r}");
             if method == "tools/list" {
                 let first = result["tools"][0]["name"].as_str().unwrap();
-                assert_eq!(first, if round == 0 { "echo" } else { "add" }, "offset 1 every time after the first");
+                assert_eq!(
+                    first,
+                    if round == 0 { "echo" } else { "add" },
+                    "offset 1 every time after the first"
+                );
             }
             params = json!({"cursor": "1"});
         }
@@ -441,7 +588,10 @@ async fn repeat_cursor_on_every_list() {
     // Without the flag the single-page lists end (templates and prompts paginate too).
     let mut s = Raw::spawn(&["--page-size", "2", "--resources"]);
     s.initialize().await;
-    for (i, method) in ["resources/templates/list", "prompts/list"].into_iter().enumerate() {
+    for (i, method) in ["resources/templates/list", "prompts/list"]
+        .into_iter()
+        .enumerate()
+    {
         let r = s.request(i as u64 + 1, method, json!({})).await;
         assert!(r["result"].get("nextCursor").is_none(), "{method}: {r}");
     }
@@ -452,18 +602,38 @@ async fn repeat_cursor_on_every_list() {
 // ---- --ignore-sigterm, --ignore-stdin-eof, --spawn-grandchild ----
 
 fn grandchild_pid(line: &[u8]) -> u32 {
-    std::str::from_utf8(line).unwrap().strip_prefix("grandchild ").unwrap().trim().parse().unwrap()
+    std::str::from_utf8(line)
+        .unwrap()
+        .strip_prefix("grandchild ")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 #[tokio::test]
 async fn ignores_sigterm_and_stdin_eof_with_a_grandchild_in_its_group() {
-    let mut s = Raw::spawn_with(&["--ignore-sigterm", "--ignore-stdin-eof", "--spawn-grandchild"], |c| {
-        c.process_group(0); // the server leads its own group
-    });
+    let mut s = Raw::spawn_with(
+        &[
+            "--ignore-sigterm",
+            "--ignore-stdin-eof",
+            "--spawn-grandchild",
+        ],
+        |c| {
+            c.process_group(0); // the server leads its own group
+        },
+    );
     let pid = s.pid();
-    let gc = grandchild_pid(&s.stderr_until("grandchild PID", |l| l.starts_with(b"grandchild ")).await);
+    let gc = grandchild_pid(
+        &s.stderr_until("grandchild PID", |l| l.starts_with(b"grandchild "))
+            .await,
+    );
     assert!(alive(gc));
-    assert_eq!(unsafe { libc::getpgid(gc as libc::pid_t) }, pid as libc::pid_t, "same process group");
+    assert_eq!(
+        unsafe { libc::getpgid(gc as libc::pid_t) },
+        pid as libc::pid_t,
+        "same process group"
+    );
     s.initialize().await;
     for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGINT] {
         assert_eq!(unsafe { libc::kill(pid as libc::pid_t, sig) }, 0);
@@ -475,20 +645,25 @@ async fn ignores_sigterm_and_stdin_eof_with_a_grandchild_in_its_group() {
 
     // stdin EOF: it says so and stays.
     drop(s.stdin.take());
-    s.stderr_until("stdin EOF", |l| contains(l, b"stdin EOF, staying alive")).await;
+    s.stderr_until("stdin EOF", |l| contains(l, b"stdin EOF, staying alive"))
+        .await;
     let exited = tokio::time::timeout(Duration::from_millis(500), s.child.wait()).await;
     assert!(exited.is_err(), "server exited after stdin EOF: {exited:?}");
     assert!(alive(pid));
 
     // Only SIGKILL (of the group) ends them.
-    assert_eq!(unsafe { libc::killpg(pid as libc::pid_t, libc::SIGKILL) }, 0);
+    assert_eq!(
+        unsafe { libc::killpg(pid as libc::pid_t, libc::SIGKILL) },
+        0
+    );
     assert!(wait_dead(gc).await, "grandchild {gc} survived killpg");
     wait_exit(&mut s.child).await;
 
     // EOF before initialize, too.
     let mut s = Raw::spawn(&["--ignore-stdin-eof"]);
     drop(s.stdin.take());
-    s.stderr_until("stdin EOF", |l| contains(l, b"stdin EOF, staying alive")).await;
+    s.stderr_until("stdin EOF", |l| contains(l, b"stdin EOF, staying alive"))
+        .await;
     assert!(s.child.try_wait().unwrap().is_none());
 }
 
@@ -496,7 +671,10 @@ async fn ignores_sigterm_and_stdin_eof_with_a_grandchild_in_its_group() {
 async fn without_the_flags_sigterm_and_eof_end_the_server() {
     use std::os::unix::process::ExitStatusExt as _;
     let mut s = Raw::spawn(&["--spawn-grandchild"]);
-    let gc = grandchild_pid(&s.stderr_until("grandchild PID", |l| l.starts_with(b"grandchild ")).await);
+    let gc = grandchild_pid(
+        &s.stderr_until("grandchild PID", |l| l.starts_with(b"grandchild "))
+            .await,
+    );
     s.initialize().await;
     unsafe { libc::kill(s.pid() as libc::pid_t, libc::SIGTERM) };
     assert_eq!(wait_exit(&mut s.child).await.signal(), Some(libc::SIGTERM));
@@ -519,7 +697,11 @@ async fn huge_result_beyond_a_16_mib_line() {
     let mut s = Raw::spawn(&["--huge-result", &BYTES.to_string()]);
     s.initialize().await;
     let r = s.request(1, "tools/list", json!({})).await;
-    assert!(r["result"]["tools"].as_array().unwrap().iter().any(|t| t["name"] == "huge"));
+    assert!(r["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["name"] == "huge"));
     let r = s.call(2, "huge", json!({})).await;
     let content = r["content"].as_array().unwrap();
     assert_eq!(content.len(), 1);
@@ -527,7 +709,9 @@ async fn huge_result_beyond_a_16_mib_line() {
     // Without the flag there is no `huge`.
     let mut s = Raw::spawn(&[]);
     s.initialize().await;
-    let r = s.request(1, "tools/call", json!({"name": "huge", "arguments": {}})).await;
+    let r = s
+        .request(1, "tools/call", json!({"name": "huge", "arguments": {}}))
+        .await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
 }
 
@@ -576,11 +760,21 @@ where
 #[tokio::test]
 async fn sse_huge_event_right_after_endpoint() {
     const BYTES: usize = 5 * 1024 * 1024;
-    let fx = spawn_sse_fixture(&["--sse-huge-event", &BYTES.to_string()]).await.unwrap();
+    let fx = spawn_sse_fixture(&["--sse-huge-event", &BYTES.to_string()])
+        .await
+        .unwrap();
     let http = reqwest::Client::new();
-    let resp = http.get(&fx.url).header("Accept", "text/event-stream").send().await.unwrap();
+    let resp = http
+        .get(&fx.url)
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
     assert!(resp.status().is_success());
-    let mut sse = SseReader { body: resp.bytes_stream(), buf: Vec::new() };
+    let mut sse = SseReader {
+        body: resp.bytes_stream(),
+        buf: Vec::new(),
+    };
     let (event, endpoint) = sse.next_event().await;
     assert_eq!(event, "endpoint");
     let (event, data) = sse.next_event().await;

@@ -80,7 +80,10 @@ async fn check_basic_tools(client: &RunningService<RoleClient, ()>) {
 async fn stdio_basic_tools_and_server_info() {
     let client = connect_stdio(&["--name", "alpha"]).await;
     let info = client.peer_info().expect("server info");
-    assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("alpha"));
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("alpha")
+    );
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
     assert_eq!(names, FIXED_TOOLS);
@@ -105,7 +108,11 @@ async fn stdio_ten_thousand_tools_paged() {
     let all = client.list_all_tools().await.unwrap();
     assert_eq!(all.len(), 10_000 + FIXED_TOOLS.len());
     assert_eq!(all.last().unwrap().name, "tool_9999");
-    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
     let r = call(&client, "tool_1234", json!({"text": "x"})).await;
     assert_eq!(text(&r), "x");
     client.cancel().await.unwrap();
@@ -122,7 +129,17 @@ async fn stdio_ten_thousand_tools_single_page() {
 
 #[tokio::test]
 async fn stdio_prefix_and_extra_tools() {
-    let client = connect_stdio(&["--tool-prefix", "b_", "--tool", "search", "--tool", "echo", "--tools", "2"]).await;
+    let client = connect_stdio(&[
+        "--tool-prefix",
+        "b_",
+        "--tool",
+        "search",
+        "--tool",
+        "echo",
+        "--tools",
+        "2",
+    ])
+    .await;
     let names: Vec<String> = client
         .list_all_tools()
         .await
@@ -166,7 +183,9 @@ async fn stdio_sleep_is_cancelled() {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let r = call(&client, "stats", json!({})).await;
-        let cancelled = r.structured_content.as_ref().unwrap()["cancelled"].as_u64().unwrap();
+        let cancelled = r.structured_content.as_ref().unwrap()["cancelled"]
+            .as_u64()
+            .unwrap();
         if cancelled == 1 {
             break;
         }
@@ -190,7 +209,9 @@ async fn stdio_crash_after_calls() {
     call(&client, "echo", json!({"text": "2"})).await;
     let third = tokio::time::timeout(
         T,
-        client.call_tool(CallToolRequestParams::new("echo").with_arguments(args(json!({"text": "3"})))),
+        client.call_tool(
+            CallToolRequestParams::new("echo").with_arguments(args(json!({"text": "3"}))),
+        ),
     )
     .await
     .expect("third call hung");
@@ -220,7 +241,10 @@ async fn stderr_flood_with_piped_stderr() {
         }
         lines
     });
-    let client = tokio::time::timeout(T, ().serve(transport)).await.unwrap().unwrap();
+    let client = tokio::time::timeout(T, ().serve(transport))
+        .await
+        .unwrap()
+        .unwrap();
     check_basic_tools(&client).await;
     client.cancel().await.unwrap();
     let lines = tokio::time::timeout(T, drain).await.unwrap().unwrap();
@@ -246,7 +270,10 @@ async fn never_answer_and_ignore_pings() {
     let r = tokio::time::timeout(Duration::from_millis(300), stdout.read(&mut buf)).await;
     assert!(r.is_err(), "never-answer server wrote something");
     drop(stdin); // EOF: it exits
-    let status = tokio::time::timeout(T, child.wait()).await.unwrap().unwrap();
+    let status = tokio::time::timeout(T, child.wait())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(status.success());
 
     // --ignore-pings: ping never answers, other requests do.
@@ -260,7 +287,10 @@ async fn never_answer_and_ignore_pings() {
     // Without the flag, ping answers.
     let client = connect_stdio(&[]).await;
     let ping = ClientRequest::PingRequest(Default::default());
-    tokio::time::timeout(T, client.send_request(ping)).await.unwrap().unwrap();
+    tokio::time::timeout(T, client.send_request(ping))
+        .await
+        .unwrap()
+        .unwrap();
     client.cancel().await.unwrap();
 }
 
@@ -273,7 +303,9 @@ async fn stdio_resources_prompts_and_notifications() {
     let templates = client.list_all_resource_templates().await.unwrap();
     assert_eq!(templates[0].uri_template, "fixture://item/{id}");
     let read = client
-        .read_resource(rmcp::model::ReadResourceRequestParams::new("fixture://item/42"))
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(
+            "fixture://item/42",
+        ))
         .await
         .unwrap();
     assert_eq!(
@@ -295,16 +327,38 @@ async fn stdio_resources_prompts_and_notifications() {
 #[tokio::test]
 async fn http_basic_paging_and_init_delay() {
     let start = Instant::now();
-    let fx = spawn_http_fixture(&["--tools", "10000", "--page-size", "1000", "--init-delay-ms", "300", "--name", "webby"])
-        .await
-        .unwrap();
-    assert!(fx.url.starts_with("http://127.0.0.1:") && fx.url.ends_with("/mcp"), "{}", fx.url);
+    let fx = spawn_http_fixture(&[
+        "--tools",
+        "10000",
+        "--page-size",
+        "1000",
+        "--init-delay-ms",
+        "300",
+        "--name",
+        "webby",
+    ])
+    .await
+    .unwrap();
+    assert!(
+        fx.url.starts_with("http://127.0.0.1:") && fx.url.ends_with("/mcp"),
+        "{}",
+        fx.url
+    );
     let connect_start = Instant::now();
     let transport = StreamableHttpClientTransport::from_uri(fx.url.clone());
-    let client = tokio::time::timeout(T, ().serve(transport)).await.unwrap().unwrap();
+    let client = tokio::time::timeout(T, ().serve(transport))
+        .await
+        .unwrap()
+        .unwrap();
     assert!(connect_start.elapsed() >= Duration::from_millis(300));
     assert_eq!(
-        client.peer_info().unwrap().server_info.as_ref().unwrap().name,
+        client
+            .peer_info()
+            .unwrap()
+            .server_info
+            .as_ref()
+            .unwrap()
+            .name,
         "webby"
     );
     let all = client.list_all_tools().await.unwrap();
@@ -323,7 +377,8 @@ async fn legacy_sse_by_hand() {
 
     let mut sse = tokio::net::TcpStream::connect(&authority).await.unwrap();
     sse.write_all(
-        format!("GET /sse HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\n\r\n").as_bytes(),
+        format!("GET /sse HTTP/1.1\r\nHost: {authority}\r\nAccept: text/event-stream\r\n\r\n")
+            .as_bytes(),
     )
     .await
     .unwrap();
@@ -333,7 +388,10 @@ async fn legacy_sse_by_hand() {
         let (mut event, mut data) = (String::new(), String::new());
         loop {
             let mut line = String::new();
-            let n = tokio::time::timeout(T, r.read_line(&mut line)).await.unwrap().unwrap();
+            let n = tokio::time::timeout(T, r.read_line(&mut line))
+                .await
+                .unwrap()
+                .unwrap();
             assert!(n > 0, "sse stream closed");
             let line = line.trim_end_matches(['\r', '\n']);
             if let Some(v) = line.strip_prefix("event:") {
@@ -379,7 +437,12 @@ async fn legacy_sse_by_hand() {
     assert_eq!(init["result"]["protocolVersion"], json!("2024-11-05"));
     assert_eq!(init["result"]["serverInfo"]["name"], json!("old"));
 
-    post(&authority, &endpoint, json!({"jsonrpc":"2.0","method":"notifications/initialized"})).await;
+    post(
+        &authority,
+        &endpoint,
+        json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    )
+    .await;
     post(
         &authority,
         &endpoint,
@@ -391,7 +454,12 @@ async fn legacy_sse_by_hand() {
     assert_eq!(r["id"], json!(2));
     assert_eq!(r["result"]["structuredContent"], json!({"sum": 3}));
 
-    let bad = post(&authority, "/message?sessionId=nope", json!({"jsonrpc":"2.0","id":3,"method":"ping"})).await;
+    let bad = post(
+        &authority,
+        "/message?sessionId=nope",
+        json!({"jsonrpc":"2.0","id":3,"method":"ping"}),
+    )
+    .await;
     assert!(bad.starts_with("HTTP/1.1 404"), "{bad}");
 }
 

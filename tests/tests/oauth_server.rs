@@ -32,7 +32,11 @@ struct Server {
 
 async fn start(args: &[&str]) -> Server {
     let fx = spawn_oauth_server(args).await.expect("start oauth-server");
-    assert!(fx.url.starts_with("http://127.0.0.1:") && fx.url.ends_with("/mcp"), "{}", fx.url);
+    assert!(
+        fx.url.starts_with("http://127.0.0.1:") && fx.url.ends_with("/mcp"),
+        "{}",
+        fx.url
+    );
     Server {
         base: fx.base_url().to_string(),
         mcp: fx.url.clone(),
@@ -78,7 +82,12 @@ fn text(r: &CallToolResult) -> String {
 
 impl Server {
     async fn get_json(&self, path: &str) -> (StatusCode, Value) {
-        let r = self.http.get(format!("{}{path}", self.base)).send().await.unwrap();
+        let r = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap();
         let status = r.status();
         (status, r.json().await.unwrap_or(Value::Null))
     }
@@ -162,7 +171,11 @@ impl Server {
         q["code"].clone()
     }
 
-    async fn token_with(&self, pairs: &[(&str, &str)], basic: Option<(&str, &str)>) -> (StatusCode, Value) {
+    async fn token_with(
+        &self,
+        pairs: &[(&str, &str)],
+        basic: Option<(&str, &str)>,
+    ) -> (StatusCode, Value) {
         let mut req = self
             .http
             .post(format!("{}/token", self.base))
@@ -228,7 +241,10 @@ impl Server {
     }
 
     /// rmcp client with a fixed bearer token (`auth_header`).
-    async fn connect_with_token(&self, token: &str) -> anyhow::Result<RunningService<RoleClient, ()>> {
+    async fn connect_with_token(
+        &self,
+        token: &str,
+    ) -> anyhow::Result<RunningService<RoleClient, ()>> {
         let transport = StreamableHttpClientTransport::with_client(
             reqwest::Client::new(),
             StreamableHttpClientTransportConfig::with_uri(self.mcp.clone()).auth_header(token),
@@ -237,8 +253,13 @@ impl Server {
     }
 }
 
-async fn call(client: &RunningService<RoleClient, ()>, name: &str, args: Value) -> anyhow::Result<CallToolResult> {
-    let params = CallToolRequestParams::new(name.to_string()).with_arguments(args.as_object().unwrap().clone());
+async fn call(
+    client: &RunningService<RoleClient, ()>,
+    name: &str,
+    args: Value,
+) -> anyhow::Result<CallToolResult> {
+    let params = CallToolRequestParams::new(name.to_string())
+        .with_arguments(args.as_object().unwrap().clone());
     Ok(tokio::time::timeout(T, client.call_tool(params)).await??)
 }
 
@@ -255,7 +276,10 @@ async fn discovery_metadata_and_challenge() {
     // No token: 401 pointing at the protected resource metadata.
     let (status, www) = s.raw_initialize(None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    assert_eq!(www.unwrap(), format!("Bearer resource_metadata=\"{prm_url}\", scope=\"mcp\""));
+    assert_eq!(
+        www.unwrap(),
+        format!("Bearer resource_metadata=\"{prm_url}\", scope=\"mcp\"")
+    );
     // GET and DELETE are guarded too.
     let r = s.http.get(&s.mcp).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
@@ -267,7 +291,10 @@ async fn discovery_metadata_and_challenge() {
     assert!(www.unwrap().ends_with(", error=\"invalid_token\""));
 
     // RFC 9728, both paths.
-    for path in ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"] {
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
         let (status, prm) = s.get_json(path).await;
         assert_eq!(status, StatusCode::OK, "{path}");
         assert_eq!(prm["resource"], s.mcp);
@@ -277,7 +304,10 @@ async fn discovery_metadata_and_challenge() {
     }
 
     // RFC 8414 (and the OIDC alias).
-    for path in ["/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"] {
+    for path in [
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+    ] {
         let (status, m) = s.get_json(path).await;
         assert_eq!(status, StatusCode::OK, "{path}");
         assert_eq!(m["issuer"], s.base);
@@ -285,14 +315,20 @@ async fn discovery_metadata_and_challenge() {
         assert_eq!(m["token_endpoint"], format!("{}/token", s.base));
         assert_eq!(m["registration_endpoint"], format!("{}/register", s.base));
         assert_eq!(m["response_types_supported"], json!(["code"]));
-        assert_eq!(m["grant_types_supported"], json!(["authorization_code", "refresh_token"]));
+        assert_eq!(
+            m["grant_types_supported"],
+            json!(["authorization_code", "refresh_token"])
+        );
         assert_eq!(m["code_challenge_methods_supported"], json!(["S256"]));
         assert_eq!(
             m["token_endpoint_auth_methods_supported"],
             json!(["none", "client_secret_post", "client_secret_basic"])
         );
         assert_eq!(m["scopes_supported"], json!(["mcp"]));
-        assert_eq!(m["authorization_response_iss_parameter_supported"], json!(true));
+        assert_eq!(
+            m["authorization_response_iss_parameter_supported"],
+            json!(true)
+        );
     }
 
     let st = s.stats().await;
@@ -321,7 +357,10 @@ async fn full_flow_by_hand() {
     assert!(reg.get("client_secret").is_none());
     // Invalid registrations.
     let (status, body) = s.register(json!({"client_name": "x"})).await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_redirect_uri")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_redirect_uri"))
+    );
 
     let (verifier, challenge) = pkce();
     let good: Vec<(&str, &str)> = vec![
@@ -342,13 +381,19 @@ async fn full_flow_by_hand() {
 
     // Invalid authorization requests: 400, never a redirect.
     for (params, why) in [
-        (with("redirect_uri", "http://127.0.0.1:45678/other"), "unregistered redirect_uri"),
+        (
+            with("redirect_uri", "http://127.0.0.1:45678/other"),
+            "unregistered redirect_uri",
+        ),
         (with("client_id", "client-unknown"), "unknown client"),
         (with("response_type", "token"), "response_type"),
         (with("code_challenge", ""), "no PKCE"),
         (with("code_challenge_method", "plain"), "plain PKCE"),
         (with("state", ""), "no state"),
-        (with("resource", "http://127.0.0.1:1/elsewhere"), "wrong resource"),
+        (
+            with("resource", "http://127.0.0.1:1/elsewhere"),
+            "wrong resource",
+        ),
     ] {
         let (status, location, body) = s.authorize(&params).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{why}: {body}");
@@ -361,14 +406,23 @@ async fn full_flow_by_hand() {
     let (status, location, _) = s.authorize(&good).await;
     assert_eq!(status, StatusCode::FOUND);
     let q = query(&location.unwrap());
-    assert_eq!((q["state"].as_str(), q["iss"].as_str()), ("xyz", s.base.as_str()));
+    assert_eq!(
+        (q["state"].as_str(), q["iss"].as_str()),
+        ("xyz", s.base.as_str())
+    );
 
     // Wrong verifier: invalid_grant, and the attempt consumed the code.
     let code = s.code(&client_id, &challenge).await;
     let (status, body) = s.exchange(&client_id, &code, &pkce().0).await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_grant")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
     let (status, body) = s.exchange(&client_id, &code, &verifier).await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_grant")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
 
     // Wrong redirect_uri at the token endpoint.
     let code = s.code(&client_id, &challenge).await;
@@ -381,7 +435,10 @@ async fn full_flow_by_hand() {
             ("code_verifier", &verifier),
         ])
         .await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_grant")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
     // Wrong resource at the token endpoint.
     let code = s.code(&client_id, &challenge).await;
     let (status, body) = s
@@ -394,12 +451,20 @@ async fn full_flow_by_hand() {
             ("resource", "http://127.0.0.1:1/elsewhere"),
         ])
         .await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_target")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_target"))
+    );
     // Unknown grant type / client.
-    let (status, body) = s.token(&[("grant_type", "password"), ("client_id", &client_id)]).await;
+    let (status, body) = s
+        .token(&[("grant_type", "password"), ("client_id", &client_id)])
+        .await;
     assert_eq!(body["error"], "unsupported_grant_type", "{status}");
     let (status, body) = s.refresh("client-unknown", "rt-x").await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::UNAUTHORIZED, Some("invalid_client")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::UNAUTHORIZED, Some("invalid_client"))
+    );
 
     // The real exchange.
     let code = s.code(&client_id, &challenge).await;
@@ -413,12 +478,28 @@ async fn full_flow_by_hand() {
     assert!(access.len() >= 40 && refresh.len() >= 40 && access != refresh);
     // The code is single use.
     let (status, body) = s.exchange(&client_id, &code, &verifier).await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_grant")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
 
     // The token opens /mcp: rmcp client with a bearer header.
-    let client = s.connect_with_token(&access).await.expect("initialize with token");
-    assert_eq!(whoami(&client).await.unwrap(), json!({"client_id": client_id, "scope": "mcp"}));
-    assert_eq!(text(&call(&client, "echo", json!({"text": "hi there"})).await.unwrap()), "hi there");
+    let client = s
+        .connect_with_token(&access)
+        .await
+        .expect("initialize with token");
+    assert_eq!(
+        whoami(&client).await.unwrap(),
+        json!({"client_id": client_id, "scope": "mcp"})
+    );
+    assert_eq!(
+        text(
+            &call(&client, "echo", json!({"text": "hi there"}))
+                .await
+                .unwrap()
+        ),
+        "hi there"
+    );
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
     assert_eq!(names, ["whoami", "echo"]);
@@ -432,7 +513,10 @@ async fn full_flow_by_hand() {
     assert_ne!(refresh2, refresh);
     assert_eq!(tok2["scope"], "mcp");
     let (status, body) = s.refresh(&client_id, &refresh).await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_grant")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
     assert_eq!(s.raw_initialize(Some(&access2)).await.0, StatusCode::OK);
 
     // revoke-access: access tokens die (existing session too), refresh still works.
@@ -445,14 +529,26 @@ async fn full_flow_by_hand() {
     assert_eq!(status, StatusCode::OK, "{tok3}");
     let access3 = tok3["access_token"].as_str().unwrap().to_string();
     let refresh3 = tok3["refresh_token"].as_str().unwrap().to_string();
-    let client3 = s.connect_with_token(&access3).await.expect("initialize after refresh");
-    assert_eq!(whoami(&client3).await.unwrap()["client_id"], client_id.as_str());
+    let client3 = s
+        .connect_with_token(&access3)
+        .await
+        .expect("initialize after refresh");
+    assert_eq!(
+        whoami(&client3).await.unwrap()["client_id"],
+        client_id.as_str()
+    );
 
     // reject-refresh: access tokens die and refreshes fail until reset.
     s.control("reject-refresh").await;
-    assert_eq!(s.raw_initialize(Some(&access3)).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        s.raw_initialize(Some(&access3)).await.0,
+        StatusCode::UNAUTHORIZED
+    );
     let (status, body) = s.refresh(&client_id, &refresh3).await;
-    assert_eq!((status, body["error"].as_str()), (StatusCode::BAD_REQUEST, Some("invalid_grant")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_grant"))
+    );
     s.control("reset").await;
     let (status, tok4) = s.refresh(&client_id, &refresh3).await;
     assert_eq!(status, StatusCode::OK, "{tok4}");
@@ -483,7 +579,10 @@ async fn confidential_clients_and_denial() {
             .await;
         assert_eq!(status, StatusCode::CREATED);
         let id = reg["client_id"].as_str().unwrap().to_string();
-        let secret = reg["client_secret"].as_str().expect("client_secret").to_string();
+        let secret = reg["client_secret"]
+            .as_str()
+            .expect("client_secret")
+            .to_string();
         let (verifier, challenge) = pkce();
         let base = |code: &str| {
             vec![
@@ -499,7 +598,10 @@ async fn confidential_clients_and_denial() {
         p.push(("client_id", id.clone()));
         let pairs: Vec<(&str, &str)> = p.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let (status, body) = s.token(&pairs).await;
-        assert_eq!((status, body["error"].as_str()), (StatusCode::UNAUTHORIZED, Some("invalid_client")));
+        assert_eq!(
+            (status, body["error"].as_str()),
+            (StatusCode::UNAUTHORIZED, Some("invalid_client"))
+        );
         // Wrong secret.
         let (status, _) = s.token_with(&pairs, Some((&id, "wrong"))).await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -554,7 +656,10 @@ async fn short_token_ttl_expires() {
     let access = tok["access_token"].as_str().unwrap();
     assert_eq!(s.raw_initialize(Some(access)).await.0, StatusCode::OK);
     tokio::time::sleep(Duration::from_millis(1300)).await;
-    assert_eq!(s.raw_initialize(Some(access)).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        s.raw_initialize(Some(access)).await.0,
+        StatusCode::UNAUTHORIZED
+    );
     let (status, _) = s.refresh(&id, tok["refresh_token"].as_str().unwrap()).await;
     assert_eq!(status, StatusCode::OK);
 }
@@ -570,32 +675,51 @@ async fn browse(http: &reqwest::Client, auth_url: &str) -> String {
 #[tokio::test]
 async fn rmcp_auth_client_signs_in_and_refreshes() {
     let s = start(&[]).await;
-    let mut state = OAuthState::new(s.mcp.as_str(), None).await.expect("OAuthState::new");
+    let mut state = OAuthState::new(s.mcp.as_str(), None)
+        .await
+        .expect("OAuthState::new");
     state
-        .start_authorization(AuthorizationRequest::new(REDIRECT).with_client_name("switchboard-test"))
+        .start_authorization(
+            AuthorizationRequest::new(REDIRECT).with_client_name("switchboard-test"),
+        )
         .await
         .expect("discovery + dynamic registration");
     let auth_url = state.get_authorization_url().await.unwrap();
     let q = query(&auth_url);
-    assert!(auth_url.starts_with(&format!("{}/authorize?", s.base)), "{auth_url}");
+    assert!(
+        auth_url.starts_with(&format!("{}/authorize?", s.base)),
+        "{auth_url}"
+    );
     assert_eq!(q["resource"], s.mcp, "rmcp sends the PRM resource");
     assert_eq!(q["code_challenge_method"], "S256");
     assert_eq!(q["scope"], "mcp");
     assert_eq!(q["redirect_uri"], REDIRECT);
 
     let callback = browse(&s.http, &auth_url).await;
-    assert!(callback.starts_with(REDIRECT) && callback.contains("iss="), "{callback}");
+    assert!(
+        callback.starts_with(REDIRECT) && callback.contains("iss="),
+        "{callback}"
+    );
     // The metadata advertises authorization_response_iss_parameter_supported, so rmcp
     // insists on `iss`: a callback without it, or with another issuer, is refused
     // (and keeps the PKCE state, so the real callback still works).
     let cq = query(&callback);
-    let err = state.handle_callback(&cq["code"], &cq["state"]).await.unwrap_err();
+    let err = state
+        .handle_callback(&cq["code"], &cq["state"])
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("issuer"), "{err}");
     let forged = callback.replace("iss=http", "iss=https");
     let err = state.handle_callback_url(&forged).await.unwrap_err();
-    assert!(err.to_string().contains("issuer") || err.to_string().contains("mismatch"), "{err}");
+    assert!(
+        err.to_string().contains("issuer") || err.to_string().contains("mismatch"),
+        "{err}"
+    );
     assert_eq!(s.stats().await["code_exchanges"], 0);
-    state.handle_callback_url(&callback).await.expect("code exchange");
+    state
+        .handle_callback_url(&callback)
+        .await
+        .expect("code exchange");
     let (client_id, creds) = state.get_credentials().await.unwrap();
     assert!(creds.is_some());
     let last = &s.stats().await["last_token_request"];
@@ -609,12 +733,21 @@ async fn rmcp_auth_client_signs_in_and_refreshes() {
         auth_client,
         StreamableHttpClientTransportConfig::with_uri(s.mcp.clone()),
     );
-    let client = tokio::time::timeout(T, ().serve(transport)).await.unwrap().expect("initialize");
-    assert_eq!(whoami(&client).await.unwrap(), json!({"client_id": client_id, "scope": "mcp"}));
+    let client = tokio::time::timeout(T, ().serve(transport))
+        .await
+        .unwrap()
+        .expect("initialize");
+    assert_eq!(
+        whoami(&client).await.unwrap(),
+        json!({"client_id": client_id, "scope": "mcp"})
+    );
 
     // Revoked access token: AuthClient refreshes on the 401 and retries, silently.
     s.control("revoke-access").await;
-    assert_eq!(whoami(&client).await.unwrap()["client_id"], client_id.as_str());
+    assert_eq!(
+        whoami(&client).await.unwrap()["client_id"],
+        client_id.as_str()
+    );
     let st = s.stats().await;
     assert_eq!(st["refreshes"], 1, "{st}");
     assert_eq!(st["last_token_request"]["resource"], s.mcp);
@@ -625,7 +758,10 @@ async fn rmcp_auth_client_signs_in_and_refreshes() {
     eprintln!("rmcp after reject-refresh: {err:#}");
     let st = s.stats().await;
     assert_eq!(st["refreshes_rejected"], 1, "{st}");
-    assert!(format!("{err:#}").to_lowercase().contains("auth"), "{err:#}");
+    assert!(
+        format!("{err:#}").to_lowercase().contains("auth"),
+        "{err:#}"
+    );
 }
 
 #[tokio::test]
@@ -666,7 +802,13 @@ async fn no_registration_and_no_metadata() {
 
 #[tokio::test]
 async fn preregistered_client_and_required_resource() {
-    let s = start(&["--client", &format!("pre-1={REDIRECT}"), "--require-resource", "--no-registration"]).await;
+    let s = start(&[
+        "--client",
+        &format!("pre-1={REDIRECT}"),
+        "--require-resource",
+        "--no-registration",
+    ])
+    .await;
     let (_, challenge) = pkce();
     let params = [
         ("response_type", "code"),
@@ -688,6 +830,9 @@ async fn preregistered_client_and_required_resource() {
         .await
         .unwrap();
     let callback = browse(&s.http, &state.get_authorization_url().await.unwrap()).await;
-    state.handle_callback_url(&callback).await.expect("exchange with resource");
+    state
+        .handle_callback_url(&callback)
+        .await
+        .expect("exchange with resource");
     assert_eq!(state.get_credentials().await.unwrap().0, "pre-1");
 }

@@ -20,7 +20,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Map, Value};
 use switchboard_engine::config::{ServerDef, Transport};
 use switchboard_engine::events::{EngineEvent, ServerStatus};
-use switchboard_engine::manager::{CallError, ElicitAnswer, ElicitRequest, Manager, ManagerOptions, RegistryError, Wanted};
+use switchboard_engine::manager::{
+    CallError, ElicitAnswer, ElicitRequest, Manager, ManagerOptions, RegistryError, Wanted,
+};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
@@ -39,7 +41,12 @@ fn everything_js(test: &str) -> Option<PathBuf> {
         );
         return None;
     }
-    let node_ok = std::process::Command::new("node").arg("--version").stdout(Stdio::null()).status().map(|s| s.success()).unwrap_or(false);
+    let node_ok = std::process::Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
     if !node_ok {
         eprintln!("SKIPPED {test}: `node` is not on PATH");
         return None;
@@ -81,12 +88,20 @@ async fn wait_gone(pid: u32) -> bool {
 /// Every process whose process group is `pgid` (from /proc/*/stat).
 fn group_members(pgid: u32) -> Vec<u32> {
     let mut out = vec![];
-    let Ok(dir) = std::fs::read_dir("/proc") else { return out };
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
     for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
-        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
         // pid (comm) state ppid pgrp ...: comm may hold spaces, so split after ')'.
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
         let fields: Vec<&str> = rest.split_whitespace().collect();
         if fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid) {
             out.push(pid);
@@ -105,29 +120,62 @@ async fn exercise(m: &Manager, name: &str) -> anyhow::Result<()> {
     }
     let echo = tools.get(&format!("mcp_{name}_echo")).unwrap();
     assert_eq!((echo.server.as_str(), echo.tool.as_str()), (name, "echo"));
-    assert!(names.iter().all(|n| n.len() <= 64 && n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')), "{names:?}");
+    assert!(
+        names.iter().all(|n| n.len() <= 64
+            && n.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')),
+        "{names:?}"
+    );
     // get-sum's raw name has a dash; the sanitized one reaches it.
-    assert_eq!(tools.get(&format!("mcp_{name}_get_sum")).unwrap().tool, "get-sum");
+    assert_eq!(
+        tools.get(&format!("mcp_{name}_get_sum")).unwrap().tool,
+        "get-sum"
+    );
 
     // A plain call.
-    let out = m.call_tool(&format!("mcp_{name}_echo"), args(json!({"message": "hello from switchboard"})), None).await?;
+    let out = m
+        .call_tool(
+            &format!("mcp_{name}_echo"),
+            args(json!({"message": "hello from switchboard"})),
+            None,
+        )
+        .await?;
     assert!(!out.is_error, "{out:?}");
     assert_eq!(out.text, "Echo: hello from switchboard");
     assert_eq!((out.server.as_str(), out.tool.as_str()), (name, "echo"));
-    let sum = m.call_tool(&format!("mcp_{name}_get_sum"), args(json!({"a": 2, "b": 40})), None).await?;
+    let sum = m
+        .call_tool(
+            &format!("mcp_{name}_get_sum"),
+            args(json!({"a": 2, "b": 40})),
+            None,
+        )
+        .await?;
     assert!(!sum.is_error && sum.text.contains("42"), "{sum:?}");
 
     // A tool error: invalid arguments come back as an isError result.
-    let bad = m.call_tool(&format!("mcp_{name}_echo"), args(json!({"message": 7})), None).await?;
+    let bad = m
+        .call_tool(
+            &format!("mcp_{name}_echo"),
+            args(json!({"message": 7})),
+            None,
+        )
+        .await?;
     assert!(bad.is_error, "{bad:?}");
     assert!(bad.text.starts_with("Error: "), "{}", bad.text);
-    assert!(bad.text.contains("validation") || bad.text.contains("Invalid"), "{}", bad.text);
+    assert!(
+        bad.text.contains("validation") || bad.text.contains("Invalid"),
+        "{}",
+        bad.text
+    );
     eprintln!("{name}: invalid arguments -> {}", bad.text);
     // A tool the server does not have (raw call, bypassing the index).
     let missing = m.call_raw(name, "no-such-tool", None, None).await;
     eprintln!("{name}: unknown raw tool -> {missing:?}");
     match missing {
-        Ok(o) => assert!(o.is_error && o.text.starts_with("Error: ") && o.text.contains("no-such-tool"), "{o:?}"),
+        Ok(o) => assert!(
+            o.is_error && o.text.starts_with("Error: ") && o.text.contains("no-such-tool"),
+            "{o:?}"
+        ),
         Err(e) => assert!(e.to_string().starts_with("MCP error: "), "{e}"),
     }
 
@@ -140,13 +188,27 @@ async fn exercise(m: &Manager, name: &str) -> anyhow::Result<()> {
     });
     let t0 = Instant::now();
     let r = m
-        .call_tool(&format!("mcp_{name}_trigger_long_running_operation"), args(json!({"duration": 30, "steps": 30})), Some(cancel))
+        .call_tool(
+            &format!("mcp_{name}_trigger_long_running_operation"),
+            args(json!({"duration": 30, "steps": 30})),
+            Some(cancel),
+        )
         .await;
     assert_eq!(r.unwrap_err(), CallError::Aborted);
-    assert!(t0.elapsed() < Duration::from_secs(5), "abort took {:?}", t0.elapsed());
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "abort took {:?}",
+        t0.elapsed()
+    );
     eprintln!("{name}: long-running call aborted after {:?}", t0.elapsed());
     // The session survives the cancellation.
-    let again = m.call_tool(&format!("mcp_{name}_echo"), args(json!({"message": "still here"})), None).await?;
+    let again = m
+        .call_tool(
+            &format!("mcp_{name}_echo"),
+            args(json!({"message": "still here"})),
+            None,
+        )
+        .await?;
     assert_eq!(again.text, "Echo: still here");
     assert_eq!(m.status(name), Some(ServerStatus::Connected));
     Ok(())
@@ -154,24 +216,46 @@ async fn exercise(m: &Manager, name: &str) -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn server_everything_over_stdio() -> anyhow::Result<()> {
-    let Some(js) = everything_js("server_everything_over_stdio") else { return Ok(()) };
+    let Some(js) = everything_js("server_everything_over_stdio") else {
+        return Ok(());
+    };
     let m = Manager::new(opts());
-    let r = m.start(vec![Wanted::new(ServerDef::stdio("everything", "node", &[js.to_str().unwrap(), "stdio"]))]).await;
-    assert_eq!(r.connected, ["everything"], "{r:?}\nlogs: {:?}", m.logs("everything"));
+    let r = m
+        .start(vec![Wanted::new(ServerDef::stdio(
+            "everything",
+            "node",
+            &[js.to_str().unwrap(), "stdio"],
+        ))])
+        .await;
+    assert_eq!(
+        r.connected,
+        ["everything"],
+        "{r:?}\nlogs: {:?}",
+        m.logs("everything")
+    );
     let st = m.state("everything").unwrap();
     assert_eq!(st.transport_used, Some("stdio"), "{st:?}");
     let pid = st.pid.expect("a stdio server reports its pid");
     assert!(pid_alive(pid));
     let group = group_members(pid);
-    assert!(group.contains(&pid), "the server leads its own process group: {group:?}");
+    assert!(
+        group.contains(&pid),
+        "the server leads its own process group: {group:?}"
+    );
 
     exercise(&m, "everything").await?;
 
     m.shutdown().await;
     for p in group.iter().chain([&pid]) {
-        assert!(wait_gone(*p).await, "process {p} of server-everything is still running after shutdown");
+        assert!(
+            wait_gone(*p).await,
+            "process {p} of server-everything is still running after shutdown"
+        );
     }
-    assert!(group_members(pid).is_empty(), "process group {pid} still has members");
+    assert!(
+        group_members(pid).is_empty(),
+        "process group {pid} still has members"
+    );
     Ok(())
 }
 
@@ -182,7 +266,9 @@ struct HttpEverything {
 }
 
 async fn spawn_http_everything(js: &Path) -> anyhow::Result<HttpEverything> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
     let mut child = tokio::process::Command::new("node")
         .arg(js)
         .arg("streamableHttp")
@@ -209,17 +295,33 @@ async fn spawn_http_everything(js: &Path) -> anyhow::Result<HttpEverything> {
     }
     // Keep draining stderr so the server never blocks on a full pipe.
     tokio::spawn(async move { while let Ok(Some(_)) = stderr.next_line().await {} });
-    Ok(HttpEverything { child, url: format!("http://127.0.0.1:{port}/mcp") })
+    Ok(HttpEverything {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    })
 }
 
 #[tokio::test]
 async fn server_everything_over_streamable_http() -> anyhow::Result<()> {
-    let Some(js) = everything_js("server_everything_over_streamable_http") else { return Ok(()) };
+    let Some(js) = everything_js("server_everything_over_streamable_http") else {
+        return Ok(());
+    };
     let mut srv = spawn_http_everything(&js).await?;
     let server_pid = srv.child.id().unwrap();
     let m = Manager::new(opts());
-    let r = m.start(vec![Wanted::new(ServerDef::remote("everything_http", Transport::Http, &srv.url))]).await;
-    assert_eq!(r.connected, ["everything_http"], "{r:?}\nlogs: {:?}", m.logs("everything_http"));
+    let r = m
+        .start(vec![Wanted::new(ServerDef::remote(
+            "everything_http",
+            Transport::Http,
+            &srv.url,
+        ))])
+        .await;
+    assert_eq!(
+        r.connected,
+        ["everything_http"],
+        "{r:?}\nlogs: {:?}",
+        m.logs("everything_http")
+    );
     let st = m.state("everything_http").unwrap();
     assert_eq!(st.transport_used, Some("streamable-http"), "{st:?}");
     assert_eq!(st.pid, None, "a remote server has no local process");
@@ -231,7 +333,10 @@ async fn server_everything_over_streamable_http() -> anyhow::Result<()> {
     assert!(m.server_names().is_empty());
     // The server we started is ours to stop.
     srv.child.kill().await?;
-    assert!(wait_gone(server_pid).await, "server-everything {server_pid} still running");
+    assert!(
+        wait_gone(server_pid).await,
+        "server-everything {server_pid} still running"
+    );
     Ok(())
 }
 
@@ -264,13 +369,23 @@ async fn start_everything(test: &str) -> Option<(Manager, broadcast::Receiver<En
     let js = everything_js(test)?;
     let m = Manager::new(opts());
     let rx = m.subscribe();
-    let r = m.start(vec![Wanted::new(ServerDef::stdio(SERVER, "node", &[js.to_str().unwrap(), "stdio"]))]).await;
+    let r = m
+        .start(vec![Wanted::new(ServerDef::stdio(
+            SERVER,
+            "node",
+            &[js.to_str().unwrap(), "stdio"],
+        ))])
+        .await;
     assert_eq!(r.connected, [SERVER], "{r:?}\nlogs: {:?}", m.logs(SERVER));
     Some((m, rx))
 }
 
 /// The first event matching `pred` within `within`, skipping others.
-async fn next_event(rx: &mut broadcast::Receiver<EngineEvent>, within: Duration, mut pred: impl FnMut(&EngineEvent) -> bool) -> Option<EngineEvent> {
+async fn next_event(
+    rx: &mut broadcast::Receiver<EngineEvent>,
+    within: Duration,
+    mut pred: impl FnMut(&EngineEvent) -> bool,
+) -> Option<EngineEvent> {
     tokio::time::timeout(within, async {
         loop {
             match rx.recv().await {
@@ -289,18 +404,31 @@ async fn next_event(rx: &mut broadcast::Receiver<EngineEvent>, within: Duration,
 async fn wait_tool(m: &Manager, name: &str) {
     let until = Instant::now() + Duration::from_secs(10);
     while m.tools().get(name).is_none() {
-        assert!(Instant::now() < until, "{name} never appeared: {:?}", m.tools().tools.iter().map(|t| &t.name).collect::<Vec<_>>());
+        assert!(
+            Instant::now() < until,
+            "{name} never appeared: {:?}",
+            m.tools().tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
 fn uris(list: &Value, key: &str, field: &str) -> Vec<String> {
-    list[key].as_array().map(|a| a.iter().filter_map(|r| r[field].as_str().map(String::from)).collect()).unwrap_or_default()
+    list[key]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r[field].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[tokio::test]
 async fn server_everything_resources_and_templates() -> anyhow::Result<()> {
-    let Some((m, _rx)) = start_everything("server_everything_resources_and_templates").await else { return Ok(()) };
+    let Some((m, _rx)) = start_everything("server_everything_resources_and_templates").await else {
+        return Ok(());
+    };
 
     let list = m.list_resources(SERVER).await?;
     let resources = uris(&list, "resources", "uri");
@@ -308,11 +436,25 @@ async fn server_everything_resources_and_templates() -> anyhow::Result<()> {
     eprintln!("resources: {resources:?}\ntemplates: {templates:?}");
     let features = "demo://resource/static/document/features.md";
     assert!(resources.iter().any(|u| u == features), "{resources:?}");
-    assert!(resources.iter().all(|u| u.starts_with("demo://resource/")), "{resources:?}");
-    for t in ["demo://resource/dynamic/text/{resourceId}", "demo://resource/dynamic/blob/{resourceId}"] {
-        assert!(templates.iter().any(|u| u == t), "{t} missing from {templates:?}");
+    assert!(
+        resources.iter().all(|u| u.starts_with("demo://resource/")),
+        "{resources:?}"
+    );
+    for t in [
+        "demo://resource/dynamic/text/{resourceId}",
+        "demo://resource/dynamic/blob/{resourceId}",
+    ] {
+        assert!(
+            templates.iter().any(|u| u == t),
+            "{t} missing from {templates:?}"
+        );
     }
-    let md = list["resources"].as_array().unwrap().iter().find(|r| r["uri"] == features).unwrap();
+    let md = list["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["uri"] == features)
+        .unwrap();
     assert_eq!(md["mimeType"], "text/markdown", "{md}");
 
     // A static resource: the document's text, as on disk.
@@ -320,21 +462,33 @@ async fn server_everything_resources_and_templates() -> anyhow::Result<()> {
     let c = &read["contents"][0];
     assert_eq!(c["uri"], features, "{read}");
     let text = c["text"].as_str().expect("a text resource");
-    let on_disk = std::fs::read_to_string(npm_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/docs/features.md"))?;
+    let on_disk = std::fs::read_to_string(
+        npm_dir()
+            .join("node_modules/@modelcontextprotocol/server-everything/dist/docs/features.md"),
+    )?;
     assert_eq!(text, on_disk);
     assert!(!text.trim().is_empty());
 
     // Resources behind the templates, text and blob.
-    let dynamic = m.read_resource(SERVER, "demo://resource/dynamic/text/7").await?;
+    let dynamic = m
+        .read_resource(SERVER, "demo://resource/dynamic/text/7")
+        .await?;
     let t = dynamic["contents"][0]["text"].as_str().unwrap_or_default();
-    assert!(t.starts_with("Resource 7: This is a plaintext resource"), "{dynamic}");
-    let blob = m.read_resource(SERVER, "demo://resource/dynamic/blob/3").await?;
+    assert!(
+        t.starts_with("Resource 7: This is a plaintext resource"),
+        "{dynamic}"
+    );
+    let blob = m
+        .read_resource(SERVER, "demo://resource/dynamic/blob/3")
+        .await?;
     let b = blob["contents"][0]["blob"].as_str().unwrap_or_default();
     // base64 of "Resource 3: " starts "UmVzb3VyY2UgMzog".
     assert!(b.starts_with("UmVzb3VyY2UgMzog"), "{blob}");
 
     // Unknown resource: a clear MCP error, the session survives.
-    let missing = m.read_resource(SERVER, "demo://resource/static/document/no-such-file.md").await;
+    let missing = m
+        .read_resource(SERVER, "demo://resource/static/document/no-such-file.md")
+        .await;
     assert!(matches!(missing, Err(RegistryError::Mcp(_))), "{missing:?}");
     assert_eq!(m.status(SERVER), Some(ServerStatus::Connected));
 
@@ -345,39 +499,87 @@ async fn server_everything_resources_and_templates() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn server_everything_prompts_with_arguments() -> anyhow::Result<()> {
-    let Some((m, _rx)) = start_everything("server_everything_prompts_with_arguments").await else { return Ok(()) };
+    let Some((m, _rx)) = start_everything("server_everything_prompts_with_arguments").await else {
+        return Ok(());
+    };
 
     let list = m.list_prompts(SERVER).await?;
     let names = uris(&list, "prompts", "name");
     eprintln!("prompts: {names:?}");
-    for want in ["simple-prompt", "args-prompt", "completable-prompt", "resource-prompt"] {
-        assert!(names.iter().any(|n| n == want), "{want} missing from {names:?}");
+    for want in [
+        "simple-prompt",
+        "args-prompt",
+        "completable-prompt",
+        "resource-prompt",
+    ] {
+        assert!(
+            names.iter().any(|n| n == want),
+            "{want} missing from {names:?}"
+        );
     }
-    let args_prompt = list["prompts"].as_array().unwrap().iter().find(|p| p["name"] == "args-prompt").unwrap();
+    let args_prompt = list["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "args-prompt")
+        .unwrap();
     let declared: Vec<(String, bool)> = args_prompt["arguments"]
         .as_array()
         .expect("args-prompt declares arguments")
         .iter()
-        .map(|a| (a["name"].as_str().unwrap_or_default().to_string(), a["required"].as_bool().unwrap_or(false)))
+        .map(|a| {
+            (
+                a["name"].as_str().unwrap_or_default().to_string(),
+                a["required"].as_bool().unwrap_or(false),
+            )
+        })
         .collect();
     assert!(declared.contains(&("city".into(), true)), "{declared:?}");
     assert!(declared.contains(&("state".into(), false)), "{declared:?}");
 
-    let got = m.get_prompt(SERVER, "args-prompt", args(json!({"city": "Lisbon", "state": "Estremadura"}))).await?;
+    let got = m
+        .get_prompt(
+            SERVER,
+            "args-prompt",
+            args(json!({"city": "Lisbon", "state": "Estremadura"})),
+        )
+        .await?;
     assert_eq!(got["messages"][0]["role"], "user", "{got}");
-    assert_eq!(got["messages"][0]["content"]["text"], "What's weather in Lisbon, Estremadura?", "{got}");
+    assert_eq!(
+        got["messages"][0]["content"]["text"], "What's weather in Lisbon, Estremadura?",
+        "{got}"
+    );
     // The optional argument left out.
-    let got = m.get_prompt(SERVER, "args-prompt", args(json!({"city": "Porto"}))).await?;
-    assert_eq!(got["messages"][0]["content"]["text"], "What's weather in Porto?", "{got}");
+    let got = m
+        .get_prompt(SERVER, "args-prompt", args(json!({"city": "Porto"})))
+        .await?;
+    assert_eq!(
+        got["messages"][0]["content"]["text"], "What's weather in Porto?",
+        "{got}"
+    );
     // Non-string values are sent as text (prompt arguments are strings in MCP).
-    let got = m.get_prompt(SERVER, "resource-prompt", args(json!({"resourceType": "Text", "resourceId": 5}))).await?;
+    let got = m
+        .get_prompt(
+            SERVER,
+            "resource-prompt",
+            args(json!({"resourceType": "Text", "resourceId": 5})),
+        )
+        .await?;
     let all = got["messages"].to_string();
-    assert!(all.contains("resource with id: 5") && all.contains("demo://resource/dynamic/text/5"), "{got}");
+    assert!(
+        all.contains("resource with id: 5") && all.contains("demo://resource/dynamic/text/5"),
+        "{got}"
+    );
     let simple = m.get_prompt(SERVER, "simple-prompt", None).await?;
-    assert_eq!(simple["messages"][0]["content"]["text"], "This is a simple prompt without arguments.", "{simple}");
+    assert_eq!(
+        simple["messages"][0]["content"]["text"], "This is a simple prompt without arguments.",
+        "{simple}"
+    );
 
     // A missing required argument and an unknown prompt are MCP errors.
-    let bad = m.get_prompt(SERVER, "args-prompt", args(json!({"state": "Nowhere"}))).await;
+    let bad = m
+        .get_prompt(SERVER, "args-prompt", args(json!({"state": "Nowhere"})))
+        .await;
     assert!(matches!(bad, Err(RegistryError::Mcp(_))), "{bad:?}");
     let unknown = m.get_prompt(SERVER, "no-such-prompt", None).await;
     assert!(matches!(unknown, Err(RegistryError::Mcp(_))), "{unknown:?}");
@@ -390,27 +592,47 @@ async fn server_everything_prompts_with_arguments() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn server_everything_resource_subscription_updates() -> anyhow::Result<()> {
-    let Some((m, mut rx)) = start_everything("server_everything_resource_subscription_updates").await else { return Ok(()) };
+    let Some((m, mut rx)) =
+        start_everything("server_everything_resource_subscription_updates").await
+    else {
+        return Ok(());
+    };
     let uri = "demo://resource/static/document/features.md";
     m.subscribe_resource(SERVER, uri).await?;
 
     // Updates for subscribed resources start with this tool (one at once, then every 5 s).
     let toggle = format!("mcp_{SERVER}_toggle_subscriber_updates");
     let on = m.call_tool(&toggle, None, None).await?;
-    assert!(!on.is_error && on.text.starts_with("Started simulated resource updated notifications"), "{on:?}");
+    assert!(
+        !on.is_error
+            && on
+                .text
+                .starts_with("Started simulated resource updated notifications"),
+        "{on:?}"
+    );
     let t0 = Instant::now();
     let is_ours = |e: &EngineEvent| matches!(e, EngineEvent::ResourceUpdated { server, uri: u } if server == SERVER && u == uri);
     let first = next_event(&mut rx, Duration::from_secs(20), is_ours).await;
-    assert!(first.is_some(), "no ResourceUpdated for {uri} within 20 s; logs: {:?}", m.logs(SERVER));
+    assert!(
+        first.is_some(),
+        "no ResourceUpdated for {uri} within 20 s; logs: {:?}",
+        m.logs(SERVER)
+    );
     // And again on the server's 5 s timer.
     let second = next_event(&mut rx, Duration::from_secs(20), is_ours).await;
-    assert!(second.is_some(), "only one ResourceUpdated for {uri} within 20 s");
+    assert!(
+        second.is_some(),
+        "only one ResourceUpdated for {uri} within 20 s"
+    );
     eprintln!("two updates for {uri} after {:?}", t0.elapsed());
 
     // Unsubscribed and toggled off: no more updates.
     m.unsubscribe_resource(SERVER, uri).await?;
     let off = m.call_tool(&toggle, None, None).await?;
-    assert!(off.text.starts_with("Stopped simulated resource updates"), "{off:?}");
+    assert!(
+        off.text.starts_with("Stopped simulated resource updates"),
+        "{off:?}"
+    );
     while rx.try_recv().is_ok() {}
     let late = next_event(&mut rx, Duration::from_secs(6), is_ours).await;
     assert!(late.is_none(), "update after unsubscribing: {late:?}");
@@ -422,15 +644,25 @@ async fn server_everything_resource_subscription_updates() -> anyhow::Result<()>
 
 #[tokio::test]
 async fn server_everything_list_changed() -> anyhow::Result<()> {
-    let Some((m, mut rx)) = start_everything("server_everything_list_changed").await else { return Ok(()) };
+    let Some((m, mut rx)) = start_everything("server_everything_list_changed").await else {
+        return Ok(());
+    };
 
     // Tools: server-everything registers its capability-dependent tools in
     // `oninitialized` and sends tools/list_changed once; the engine re-lists
     // (a second, live Tools event) and the index has those tools.
     let tools_events = |e: &EngineEvent| matches!(e, EngineEvent::Tools { server, count, deferred: false } if server == SERVER && *count > 0);
-    assert!(next_event(&mut rx, Duration::from_secs(10), tools_events).await.is_some(), "no Tools event after connecting");
+    assert!(
+        next_event(&mut rx, Duration::from_secs(10), tools_events)
+            .await
+            .is_some(),
+        "no Tools event after connecting"
+    );
     let relisted = next_event(&mut rx, Duration::from_secs(10), tools_events).await;
-    assert!(relisted.is_some(), "tools/list_changed at initialize did not re-list the tools");
+    assert!(
+        relisted.is_some(),
+        "tools/list_changed at initialize did not re-list the tools"
+    );
     wait_tool(&m, &format!("mcp_{SERVER}_trigger_elicitation_request")).await;
     wait_tool(&m, &format!("mcp_{SERVER}_get_roots_list")).await;
 
@@ -446,14 +678,34 @@ async fn server_everything_list_changed() -> anyhow::Result<()> {
         .await?;
     let new_uri = "demo://resource/session/switchboard.txt.gz";
     assert!(!made.is_error && made.text.contains(new_uri), "{made:?}");
-    let changed = next_event(&mut rx, Duration::from_secs(10), |e| matches!(e, EngineEvent::ResourcesChanged { server } if server == SERVER)).await;
-    assert!(changed.is_some(), "no ResourcesChanged after a resource was added");
+    let changed = next_event(
+        &mut rx,
+        Duration::from_secs(10),
+        |e| matches!(e, EngineEvent::ResourcesChanged { server } if server == SERVER),
+    )
+    .await;
+    assert!(
+        changed.is_some(),
+        "no ResourcesChanged after a resource was added"
+    );
     let after = uris(&m.list_resources(SERVER).await?, "resources", "uri");
-    assert!(!before.iter().any(|u| u == new_uri) && after.iter().any(|u| u == new_uri), "before {before:?}\nafter {after:?}");
+    assert!(
+        !before.iter().any(|u| u == new_uri) && after.iter().any(|u| u == new_uri),
+        "before {before:?}\nafter {after:?}"
+    );
     let read = m.read_resource(SERVER, new_uri).await?;
-    assert_eq!(read["contents"][0]["mimeType"], "application/gzip", "{read}");
+    assert_eq!(
+        read["contents"][0]["mimeType"], "application/gzip",
+        "{read}"
+    );
     // gzip magic 1f 8b 08 in base64.
-    assert!(read["contents"][0]["blob"].as_str().unwrap_or_default().starts_with("H4sI"), "{read}");
+    assert!(
+        read["contents"][0]["blob"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("H4sI"),
+        "{read}"
+    );
 
     // Prompts: server-everything never changes its prompt list after
     // initialize (no tool or timer does), so PromptsChanged is not tested here.
@@ -465,7 +717,10 @@ async fn server_everything_list_changed() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn server_everything_elicitation_through_the_hook() -> anyhow::Result<()> {
-    let Some((m, _rx)) = start_everything("server_everything_elicitation_through_the_hook").await else { return Ok(()) };
+    let Some((m, _rx)) = start_everything("server_everything_elicitation_through_the_hook").await
+    else {
+        return Ok(());
+    };
     let tool = format!("mcp_{SERVER}_trigger_elicitation_request");
     wait_tool(&m, &tool).await;
 
@@ -477,26 +732,57 @@ async fn server_everything_elicitation_through_the_hook() -> anyhow::Result<()> 
     })));
     let out = m.call_tool(&tool, None, None).await?;
     assert!(!out.is_error, "{out:?}");
-    for want in ["User provided the requested information", "- Name: Ada Lovelace", "- Agreed to terms: true", "- Favorite Integer: 7", "- Email: ada@example.com"] {
-        assert!(out.text.contains(want), "{want:?} missing from {}", out.text);
+    for want in [
+        "User provided the requested information",
+        "- Name: Ada Lovelace",
+        "- Agreed to terms: true",
+        "- Favorite Integer: 7",
+        "- Email: ada@example.com",
+    ] {
+        assert!(
+            out.text.contains(want),
+            "{want:?} missing from {}",
+            out.text
+        );
     }
     {
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 1, "{seen:?}");
         assert_eq!(seen[0].server, SERVER);
-        assert_eq!(seen[0].message, "Please provide inputs for the following fields:");
-        assert_eq!(seen[0].schema["properties"]["name"]["type"], "string", "{}", seen[0].schema);
+        assert_eq!(
+            seen[0].message,
+            "Please provide inputs for the following fields:"
+        );
+        assert_eq!(
+            seen[0].schema["properties"]["name"]["type"], "string",
+            "{}",
+            seen[0].schema
+        );
         assert_eq!(seen[0].schema["required"], json!(["name"]));
     }
 
     // Declining and cancelling reach the server too.
-    m.set_elicitation_handler(Some(Arc::new(|_req: ElicitRequest| Box::pin(async { ElicitAnswer::Cancel }))));
+    m.set_elicitation_handler(Some(Arc::new(|_req: ElicitRequest| {
+        Box::pin(async { ElicitAnswer::Cancel })
+    })));
     let cancelled = m.call_tool(&tool, None, None).await?;
-    assert!(cancelled.text.contains("User cancelled the elicitation dialog"), "{}", cancelled.text);
+    assert!(
+        cancelled
+            .text
+            .contains("User cancelled the elicitation dialog"),
+        "{}",
+        cancelled.text
+    );
     // No handler: the engine declines.
     m.set_elicitation_handler(None);
     let declined = m.call_tool(&tool, None, None).await?;
-    assert!(declined.text.contains("User declined to provide the requested information"), "{}", declined.text);
+    assert!(
+        declined
+            .text
+            .contains("User declined to provide the requested information"),
+        "{}",
+        declined.text
+    );
     assert!(!declined.text.contains("Ada Lovelace"));
     assert_eq!(m.status(SERVER), Some(ServerStatus::Connected));
 

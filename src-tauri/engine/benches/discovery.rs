@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
+use switchboard_engine::config::Format;
 use switchboard_engine::discovery::{discover, DiscoverOptions};
 use switchboard_engine::host::{Host, Os};
-use switchboard_engine::config::Format;
 use switchboard_engine::settings::Settings;
 use switchboard_engine::sources::read::parse;
 use switchboard_engine::writer::content_hash;
@@ -64,21 +64,49 @@ const PACKAGES: [(&str, &str); 8] = [
 fn gen_entry(i: usize) -> Gen {
     // Every 6th entry reuses an earlier name so discovery has shadowed
     // definitions to keep, as on a real machine with several clients.
-    let name = if i % 6 == 5 { format!("srv-{:03}", i - 5) } else { format!("srv-{i:03}") };
+    let name = if i % 6 == 5 {
+        format!("srv-{:03}", i - 5)
+    } else {
+        format!("srv-{i:03}")
+    };
     let (command, pkg) = PACKAGES[i % PACKAGES.len()];
     let mut args = match command {
-        "docker" => vec!["run".into(), "-i".into(), "--rm".into(), "-e".into(), "GITHUB_PERSONAL_ACCESS_TOKEN".into(), pkg.into()],
+        "docker" => vec![
+            "run".into(),
+            "-i".into(),
+            "--rm".into(),
+            "-e".into(),
+            "GITHUB_PERSONAL_ACCESS_TOKEN".into(),
+            pkg.into(),
+        ],
         "npx" => vec!["-y".into(), pkg.into()],
         _ => vec![pkg.into()],
     };
-    args.extend([format!("--root=/home/me/code/project-{i}"), "--log-level".into(), "info".into()]);
+    args.extend([
+        format!("--root=/home/me/code/project-{i}"),
+        "--log-level".into(),
+        "info".into(),
+    ]);
     let env = vec![
-        ("API_TOKEN".to_string(), if i % 3 == 0 { "${GITHUB_TOKEN}".to_string() } else { format!("tok_{i:08x}") }),
+        (
+            "API_TOKEN".to_string(),
+            if i % 3 == 0 {
+                "${GITHUB_TOKEN}".to_string()
+            } else {
+                format!("tok_{i:08x}")
+            },
+        ),
         ("LOG_LEVEL".into(), "debug".into()),
         (format!("SERVER_{i}_REGION"), "eu-central-1".into()),
     ];
     let url = (i % 7 == 3).then(|| format!("https://mcp{i}.example.com/mcp"));
-    Gen { name, command, args, env, url }
+    Gen {
+        name,
+        command,
+        args,
+        env,
+        url,
+    }
 }
 
 fn env_obj(g: &Gen) -> Value {
@@ -105,7 +133,10 @@ fn json_entry(kind: &str, g: &Gen) -> Value {
         (Some(u), _) => {
             m.insert("type".into(), json!("http"));
             m.insert("url".into(), json!(u));
-            m.insert("headers".into(), json!({"Authorization": "Bearer ${GITHUB_TOKEN}"}));
+            m.insert(
+                "headers".into(),
+                json!({"Authorization": "Bearer ${GITHUB_TOKEN}"}),
+            );
         }
         (None, k) => {
             if matches!(k, "claude" | "vscode" | "switchboard" | "cline" | "roo") {
@@ -144,7 +175,17 @@ fn json_entry(kind: &str, g: &Gen) -> Value {
 }
 
 fn indent(text: &str, by: &str) -> String {
-    text.lines().enumerate().map(|(i, l)| if i == 0 { l.to_string() } else { format!("{by}{l}") }).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                l.to_string()
+            } else {
+                format!("{by}{l}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// A JSON file: `{ "<root>": { name: entry, ... } }` plus unrelated settings.
@@ -153,7 +194,10 @@ fn json_file(root: &str, kind: &str, entries: &[Gen], extra: Value) -> String {
         Value::Object(m) => m,
         _ => Map::new(),
     };
-    let servers: Map<String, Value> = entries.iter().map(|g| (g.name.clone(), json_entry(kind, g))).collect();
+    let servers: Map<String, Value> = entries
+        .iter()
+        .map(|g| (g.name.clone(), json_entry(kind, g)))
+        .collect();
     doc.insert(root.into(), Value::Object(servers));
     serde_json::to_string_pretty(&Value::Object(doc)).unwrap() + "\n"
 }
@@ -183,12 +227,26 @@ fn codex_file(entries: &[Gen]) -> String {
         let _ = writeln!(s, "# {}\n[mcp_servers.{}]", g.name, g.name);
         match &g.url {
             Some(u) => {
-                let _ = writeln!(s, "url = {}\nbearer_token_env_var = \"GITHUB_TOKEN\"", toml_str(u));
+                let _ = writeln!(
+                    s,
+                    "url = {}\nbearer_token_env_var = \"GITHUB_TOKEN\"",
+                    toml_str(u)
+                );
             }
             None => {
                 let args: Vec<String> = g.args.iter().map(|a| toml_str(a)).collect();
-                let env: Vec<String> = g.env.iter().map(|(k, v)| format!("{} = {}", toml_str(k), toml_str(v))).collect();
-                let _ = writeln!(s, "command = {}\nargs = [{}]\nenv = {{ {} }}", toml_str(g.command), args.join(", "), env.join(", "));
+                let env: Vec<String> = g
+                    .env
+                    .iter()
+                    .map(|(k, v)| format!("{} = {}", toml_str(k), toml_str(v)))
+                    .collect();
+                let _ = writeln!(
+                    s,
+                    "command = {}\nargs = [{}]\nenv = {{ {} }}",
+                    toml_str(g.command),
+                    args.join(", "),
+                    env.join(", ")
+                );
             }
         }
         s.push_str("startup_timeout_sec = 20   # seconds\ntool_timeout_sec = 120\n\n");
@@ -258,11 +316,18 @@ fn continue_file(entries: &[Gen]) -> String {
 /// local `mcpServers` for the trusted project). With `pad_to`, more project
 /// entries with long prompt histories until the file reaches that size.
 fn claude_json(user: &[Gen], local: &[Gen], project: &Path, pad_to: usize) -> String {
-    let mut servers: Map<String, Value> = user.iter().map(|g| (g.name.clone(), json_entry("claude", g))).collect();
+    let mut servers: Map<String, Value> = user
+        .iter()
+        .map(|g| (g.name.clone(), json_entry("claude", g)))
+        .collect();
     let target = Gen {
         name: EDITED.into(),
         command: "npx",
-        args: vec!["-y".into(), "@modelcontextprotocol/server-filesystem".into(), "/home/me/code".into()],
+        args: vec![
+            "-y".into(),
+            "@modelcontextprotocol/server-filesystem".into(),
+            "/home/me/code".into(),
+        ],
         env: vec![("LOG_LEVEL".into(), "info".into())],
         url: None,
     };
@@ -290,8 +355,14 @@ fn claude_json(user: &[Gen], local: &[Gen], project: &Path, pad_to: usize) -> St
         })
     };
     let mut projects = Map::new();
-    let local_servers: Map<String, Value> = local.iter().map(|g| (g.name.clone(), json_entry("claude", g))).collect();
-    projects.insert(project.to_string_lossy().into(), project_entry(local_servers, vec![]));
+    let local_servers: Map<String, Value> = local
+        .iter()
+        .map(|g| (g.name.clone(), json_entry("claude", g)))
+        .collect();
+    projects.insert(
+        project.to_string_lossy().into(),
+        project_entry(local_servers, vec![]),
+    );
     let mut doc = json!({
         "numStartups": 187,
         "installMethod": "native",
@@ -315,8 +386,8 @@ fn claude_json(user: &[Gen], local: &[Gen], project: &Path, pad_to: usize) -> St
         // Add projects in batches while far from the target size.
         let batch = if text.len() + 80_000 < pad_to { 6 } else { 1 };
         for _ in 0..batch {
-        // Each project: ~40 prompts, some with pasted contents.
-        let history: Vec<Value> = (0..40)
+            // Each project: ~40 prompts, some with pasted contents.
+            let history: Vec<Value> = (0..40)
             .map(|h| {
                 let pasted = if h % 5 == 0 {
                     json!({"1": {"id": 1, "type": "text", "content": format!("error[E0502]: cannot borrow `x` as mutable because it is also borrowed as immutable (paste {h})")}})
@@ -326,8 +397,11 @@ fn claude_json(user: &[Gen], local: &[Gen], project: &Path, pad_to: usize) -> St
                 json!({"display": format!("fix the failing test in module_{p}_{h} and explain why it failed, then run cargo test again"), "pastedContents": pasted})
             })
             .collect();
-        projects.insert(format!("/home/me/code/project-{p}"), project_entry(Map::new(), history));
-        p += 1;
+            projects.insert(
+                format!("/home/me/code/project-{p}"),
+                project_entry(Map::new(), history),
+            );
+            p += 1;
         }
     }
 }
@@ -400,42 +474,161 @@ fn build_home() -> Home {
 
     let cfg = home.join(".config");
     let code_user = cfg.join("Code/User");
-    write(&cfg.join("switchboard/servers.json"), &json_file("mcpServers", "switchboard", &get("switchboard"), json!({})));
-    write(&system.join("etc/claude-code/managed-mcp.json"), &json_file("mcpServers", "claude", &get("claude-code-managed"), json!({})));
-    write(&system.join("etc/gemini-cli/settings.json"), &jsonc_file("mcpServers", "gemini", &get("gemini-system"), "  \"general\": { \"vimMode\": false, },\n"));
-    write(&system.join("etc/codex/managed_config.toml"), &codex_file(&get("codex-managed")));
-    write(&project.join(".mcp.json"), &json_file("mcpServers", "claude", &get("claude-code-project"), json!({})));
-    write(&project.join(".cursor/mcp.json"), &json_file("mcpServers", "standard", &get("cursor-project"), json!({})));
-    write(&project.join(".vscode/mcp.json"), &jsonc_file("servers", "vscode", &get("vscode-project"), "  \"inputs\": [],\n"));
-    write(&project.join(".zed/settings.json"), &jsonc_file("context_servers", "zed", &get("zed-project"), "  \"tab_size\": 2,\n"));
-    write(&project.join(".roo/mcp.json"), &json_file("mcpServers", "roo", &get("roo-project"), json!({})));
-    write(&project.join(".gemini/settings.json"), &jsonc_file("mcpServers", "gemini", &get("gemini-project"), ""));
-    write(&project.join(".codex/config.toml"), &codex_file(&get("codex-project")));
-    write(&project.join("mcp.json"), &json_file("mcpServers", "standard", &by_source[SOURCES.len()], json!({})));
+    write(
+        &cfg.join("switchboard/servers.json"),
+        &json_file("mcpServers", "switchboard", &get("switchboard"), json!({})),
+    );
+    write(
+        &system.join("etc/claude-code/managed-mcp.json"),
+        &json_file(
+            "mcpServers",
+            "claude",
+            &get("claude-code-managed"),
+            json!({}),
+        ),
+    );
+    write(
+        &system.join("etc/gemini-cli/settings.json"),
+        &jsonc_file(
+            "mcpServers",
+            "gemini",
+            &get("gemini-system"),
+            "  \"general\": { \"vimMode\": false, },\n",
+        ),
+    );
+    write(
+        &system.join("etc/codex/managed_config.toml"),
+        &codex_file(&get("codex-managed")),
+    );
+    write(
+        &project.join(".mcp.json"),
+        &json_file(
+            "mcpServers",
+            "claude",
+            &get("claude-code-project"),
+            json!({}),
+        ),
+    );
+    write(
+        &project.join(".cursor/mcp.json"),
+        &json_file("mcpServers", "standard", &get("cursor-project"), json!({})),
+    );
+    write(
+        &project.join(".vscode/mcp.json"),
+        &jsonc_file(
+            "servers",
+            "vscode",
+            &get("vscode-project"),
+            "  \"inputs\": [],\n",
+        ),
+    );
+    write(
+        &project.join(".zed/settings.json"),
+        &jsonc_file(
+            "context_servers",
+            "zed",
+            &get("zed-project"),
+            "  \"tab_size\": 2,\n",
+        ),
+    );
+    write(
+        &project.join(".roo/mcp.json"),
+        &json_file("mcpServers", "roo", &get("roo-project"), json!({})),
+    );
+    write(
+        &project.join(".gemini/settings.json"),
+        &jsonc_file("mcpServers", "gemini", &get("gemini-project"), ""),
+    );
+    write(
+        &project.join(".codex/config.toml"),
+        &codex_file(&get("codex-project")),
+    );
+    write(
+        &project.join("mcp.json"),
+        &json_file(
+            "mcpServers",
+            "standard",
+            &by_source[SOURCES.len()],
+            json!({}),
+        ),
+    );
     let claude_user = get("claude-code-user");
     let claude_local = get("claude-code-local");
-    write(&home.join(".claude.json"), &claude_json(&claude_user, &claude_local, &project, 0));
-    write(&cfg.join("Claude/claude_desktop_config.json"), &json_file("mcpServers", "standard", &get("claude-desktop"), json!({"globalShortcut": "Ctrl+Space"})));
-    write(&home.join(".codex/config.toml"), &codex_file(&get("codex-user")));
+    write(
+        &home.join(".claude.json"),
+        &claude_json(&claude_user, &claude_local, &project, 0),
+    );
+    write(
+        &cfg.join("Claude/claude_desktop_config.json"),
+        &json_file(
+            "mcpServers",
+            "standard",
+            &get("claude-desktop"),
+            json!({"globalShortcut": "Ctrl+Space"}),
+        ),
+    );
+    write(
+        &home.join(".codex/config.toml"),
+        &codex_file(&get("codex-user")),
+    );
     write(
         &home.join(".gemini/settings.json"),
         &jsonc_file("mcpServers", "gemini", &get("gemini-user"), "  \"ui\": { \"theme\": \"GitHub\", },\n  \"mcp\": {\n    // never started\n    \"excluded\": [],\n  },\n"),
     );
     write(&home.join(".gemini/mcp-server-enablement.json"), "{}\n");
-    write(&home.join(".cursor/mcp.json"), &json_file("mcpServers", "standard", &get("cursor-user"), json!({})));
-    write(&home.join(".codeium/windsurf/mcp_config.json"), &json_file("mcpServers", "windsurf", &get("windsurf"), json!({})));
-    write(&cfg.join("zed/settings.json"), &jsonc_file("context_servers", "zed", &get("zed-user"), "  \"ui_font_size\": 16,\n  // seconds\n  \"context_server_timeout\": 60,\n"));
-    write(&code_user.join("globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"), &json_file("mcpServers", "cline", &get("cline"), json!({})));
-    write(&code_user.join("globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"), &json_file("mcpServers", "roo", &get("roo-user"), json!({})));
-    write(&code_user.join("mcp.json"), &jsonc_file("servers", "vscode", &get("vscode-user"), "  \"inputs\": [],\n"));
+    write(
+        &home.join(".cursor/mcp.json"),
+        &json_file("mcpServers", "standard", &get("cursor-user"), json!({})),
+    );
+    write(
+        &home.join(".codeium/windsurf/mcp_config.json"),
+        &json_file("mcpServers", "windsurf", &get("windsurf"), json!({})),
+    );
+    write(
+        &cfg.join("zed/settings.json"),
+        &jsonc_file(
+            "context_servers",
+            "zed",
+            &get("zed-user"),
+            "  \"ui_font_size\": 16,\n  // seconds\n  \"context_server_timeout\": 60,\n",
+        ),
+    );
+    write(
+        &code_user.join("globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"),
+        &json_file("mcpServers", "cline", &get("cline"), json!({})),
+    );
+    write(
+        &code_user.join("globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"),
+        &json_file("mcpServers", "roo", &get("roo-user"), json!({})),
+    );
+    write(
+        &code_user.join("mcp.json"),
+        &jsonc_file(
+            "servers",
+            "vscode",
+            &get("vscode-user"),
+            "  \"inputs\": [],\n",
+        ),
+    );
     write(&cfg.join("goose/config.yaml"), &goose_file(&get("goose")));
-    write(&home.join(".lmstudio/mcp.json"), &json_file("mcpServers", "standard", &get("lmstudio"), settings_extra));
-    write(&home.join(".continue/config.yaml"), &continue_file(&get("continue")));
+    write(
+        &home.join(".lmstudio/mcp.json"),
+        &json_file("mcpServers", "standard", &get("lmstudio"), settings_extra),
+    );
+    write(
+        &home.join(".continue/config.yaml"),
+        &continue_file(&get("continue")),
+    );
 
     let mut vars = HashMap::new();
     vars.insert("HOME".to_string(), home.to_string_lossy().to_string());
     vars.insert("GITHUB_TOKEN".to_string(), "ghp_bench".to_string());
-    let host = Host { os: Os::Linux, home, vars, system_root: system };
+    let host = Host {
+        os: Os::Linux,
+        home,
+        vars,
+        system_root: system,
+    };
     Home {
         _dir: dir,
         host,
@@ -468,22 +661,41 @@ fn sorted(mut v: Vec<Duration>) -> Vec<Duration> {
 fn main() {
     let home = build_home();
     let settings = Settings::default();
-    let opts = DiscoverOptions { extra_projects: vec![home.project.clone()] };
+    let opts = DiscoverOptions {
+        extra_projects: vec![home.project.clone()],
+    };
 
     // Sanity: every source exists and was read, all entries show up.
     let d = discover(&home.host, &settings, &opts);
     assert!(d.errors.is_empty(), "{:?}", d.errors);
-    let missing: Vec<&str> = d.sources.iter().filter(|s| !s.exists).map(|s| s.id.as_str()).collect();
+    let missing: Vec<&str> = d
+        .sources
+        .iter()
+        .filter(|s| !s.exists)
+        .map(|s| s.id.as_str())
+        .collect();
     assert!(missing.is_empty(), "sources without a file: {missing:?}");
     let warned: Vec<String> = d.sources.iter().flat_map(|s| s.warnings.clone()).collect();
     assert!(warned.is_empty(), "source warnings: {warned:?}");
     let defs: usize = d.servers.iter().map(|s| s.definitions.len()).sum();
-    assert_eq!(defs, home.entries_written, "every written entry is a definition");
+    assert_eq!(
+        defs, home.entries_written,
+        "every written entry is a definition"
+    );
     let invalid = d.servers.iter().filter(|s| !s.winner.is_valid()).count();
     assert_eq!(invalid, 0, "no invalid winners");
-    let with_warnings: Vec<&String> = d.servers.iter().flat_map(|s| s.definitions.iter()).flat_map(|x| x.warnings.iter()).collect();
+    let with_warnings: Vec<&String> = d
+        .servers
+        .iter()
+        .flat_map(|s| s.definitions.iter())
+        .flat_map(|x| x.warnings.iter())
+        .collect();
     if !with_warnings.is_empty() {
-        println!("note: {} definition warnings, e.g. {:?}", with_warnings.len(), &with_warnings[..with_warnings.len().min(3)]);
+        println!(
+            "note: {} definition warnings, e.g. {:?}",
+            with_warnings.len(),
+            &with_warnings[..with_warnings.len().min(3)]
+        );
     }
     println!(
         "fake home: {} sources ({} with entries), {} definitions, {} unique servers, {} shadowed\n",
@@ -517,7 +729,15 @@ fn main() {
     let small_claude = std::fs::metadata(&claude_path).unwrap().len();
 
     // Same home with a 1 MB ~/.claude.json (as long-time Claude Code users have).
-    write(&claude_path, &claude_json(&home.claude_user, &home.claude_local, &home.project, CLAUDE_JSON_BYTES));
+    write(
+        &claude_path,
+        &claude_json(
+            &home.claude_user,
+            &home.claude_local,
+            &home.project,
+            CLAUDE_JSON_BYTES,
+        ),
+    );
     let big_claude = std::fs::metadata(&claude_path).unwrap().len();
     time_discovery(1, BUDGET);
     let big = time_discovery(RUNS, BUDGET);
@@ -544,12 +764,37 @@ fn main() {
     println!("| case | runs | median ms | p95 ms | min ms | max ms |");
     println!("|---|---:|---:|---:|---:|---:|");
     for (label, t) in [
-        (format!("`discover`, ~/.claude.json {} KB", small_claude / 1024), &small),
-        (format!("`discover`, ~/.claude.json {} KB", big_claude / 1024), &big),
-        (format!("`sources::read::parse` (Json, located) of the {} KB file", big_claude / 1024), &located),
-        (format!("`serde_json::from_str` of the {} KB file", big_claude / 1024), &plain_parse),
+        (
+            format!("`discover`, ~/.claude.json {} KB", small_claude / 1024),
+            &small,
+        ),
+        (
+            format!("`discover`, ~/.claude.json {} KB", big_claude / 1024),
+            &big,
+        ),
+        (
+            format!(
+                "`sources::read::parse` (Json, located) of the {} KB file",
+                big_claude / 1024
+            ),
+            &located,
+        ),
+        (
+            format!(
+                "`serde_json::from_str` of the {} KB file",
+                big_claude / 1024
+            ),
+            &plain_parse,
+        ),
     ] {
-        println!("| {label} | {} | {:.2} | {:.2} | {:.2} | {:.2} |", t.len(), ms(pct(t, 0.5)), ms(pct(t, 0.95)), ms(t[0]), ms(t[t.len() - 1]));
+        println!(
+            "| {label} | {} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            t.len(),
+            ms(pct(t, 0.5)),
+            ms(pct(t, 0.95)),
+            ms(t[0]),
+            ms(t[t.len() - 1])
+        );
     }
     println!();
 
@@ -567,7 +812,11 @@ fn main() {
     let base_def = server.winner.def.clone();
     let mut spec = d.source("claude-code-user").unwrap().spec.clone().unwrap();
     let mut seen = d.source("claude-code-user").unwrap().hash;
-    assert_eq!(seen, Some(content_hash(&std::fs::read(&claude_path).unwrap())), "discovery's hash is the content hash");
+    assert_eq!(
+        seen,
+        Some(content_hash(&std::fs::read(&claude_path).unwrap())),
+        "discovery's hash is the content hash"
+    );
     let edits_start = Instant::now();
     for i in 0..RUNS {
         if edit_times.len() >= 5 && edits_start.elapsed() > 2 * BUDGET {
@@ -576,7 +825,9 @@ fn main() {
         if i > 0 {
             if rediscover {
                 let d = discover(&home.host, &settings_w, &opts);
-                let src = d.source("claude-code-user").expect("claude-code-user source");
+                let src = d
+                    .source("claude-code-user")
+                    .expect("claude-code-user source");
                 spec = src.spec.clone().unwrap();
                 seen = src.hash;
             } else {
@@ -584,16 +835,35 @@ fn main() {
             }
         }
         let mut def = base_def.clone();
-        def.args = vec!["-y".into(), "@modelcontextprotocol/server-filesystem".into(), format!("/home/me/code/rev-{i}")];
+        def.args = vec![
+            "-y".into(),
+            "@modelcontextprotocol/server-filesystem".into(),
+            format!("/home/me/code/rev-{i}"),
+        ];
         let s = Instant::now();
-        Writer::new(&home.host, &mut settings_w).apply(&spec, ServerEdit::Update { name: EDITED.into(), def }, seen).expect("edit applies");
+        Writer::new(&home.host, &mut settings_w)
+            .apply(
+                &spec,
+                ServerEdit::Update {
+                    name: EDITED.into(),
+                    def,
+                },
+                seen,
+            )
+            .expect("edit applies");
         edit_times.push(s.elapsed());
     }
     let edits = edit_times.len();
     let after = std::fs::read(&claude_path).unwrap();
     let after_text = std::str::from_utf8(&after).unwrap();
-    assert!(after_text.contains(&format!("/home/me/code/rev-{}\"", edits - 1)), "the last edit is on disk");
-    assert!(!after_text.contains("/home/me/code/rev-0\""), "earlier args were replaced");
+    assert!(
+        after_text.contains(&format!("/home/me/code/rev-{}\"", edits - 1)),
+        "the last edit is on disk"
+    );
+    assert!(
+        !after_text.contains("/home/me/code/rev-0\""),
+        "earlier args were replaced"
+    );
     serde_json::from_str::<Value>(after_text).expect("still valid JSON");
     let changed = after.len() as i64 - big_claude as i64;
     let edit_times = sorted(edit_times);
@@ -618,15 +888,28 @@ fn main() {
     let (plain, synced) = (sorted(plain), sorted(synced));
     let (e, p, y) = (pct(&edit_times, 0.5), pct(&plain, 0.5), pct(&synced, 0.5));
 
-    println!("## Writer: update one server's args in a {} KB ~/.claude.json ({edits} edits)\n", after.len() / 1024);
+    println!(
+        "## Writer: update one server's args in a {} KB ~/.claude.json ({edits} edits)\n",
+        after.len() / 1024
+    );
     if !rediscover {
         println!("(discovery of this file is too slow to repeat between edits; the fresh hash was taken with `writer::content_hash`, which is what discovery reports)\n");
     }
     println!("| operation | median ms | p95 ms | min ms |");
     println!("|---|---:|---:|---:|");
     println!("| `Writer::apply` (Update; read, hash check, edit, atomic write + fsync) | {:.2} | {:.2} | {:.2} |", ms(e), ms(pct(&edit_times, 0.95)), ms(edit_times[0]));
-    println!("| `std::fs::write` of the same bytes | {:.2} | {:.2} | {:.2} |", ms(p), ms(pct(&plain, 0.95)), ms(plain[0]));
-    println!("| `File::create` + `write_all` + `sync_all` | {:.2} | {:.2} | {:.2} |", ms(y), ms(pct(&synced, 0.95)), ms(synced[0]));
+    println!(
+        "| `std::fs::write` of the same bytes | {:.2} | {:.2} | {:.2} |",
+        ms(p),
+        ms(pct(&plain, 0.95)),
+        ms(plain[0])
+    );
+    println!(
+        "| `File::create` + `write_all` + `sync_all` | {:.2} | {:.2} | {:.2} |",
+        ms(y),
+        ms(pct(&synced, 0.95)),
+        ms(synced[0])
+    );
     println!();
     println!("| ratio | value |");
     println!("|---|---:|");

@@ -59,14 +59,18 @@ fn home(servers: &[(String, Vec<String>)]) -> TempHome {
 
 fn command(home: &TempHome, args: &[&str]) -> tokio::process::Command {
     let mut c = home.command(BIN);
-    c.args(args).env("SWITCHBOARD_GATEWAY_TOKEN", TOKEN).stderr(std::process::Stdio::null());
+    c.args(args)
+        .env("SWITCHBOARD_GATEWAY_TOKEN", TOKEN)
+        .stderr(std::process::Stdio::null());
     c
 }
 
 async fn gateway_stdio(home: &TempHome, extra: &[&str]) -> Client {
     let mut a = vec!["serve"];
     a.extend_from_slice(extra);
-    ().serve(TokioChildProcess::new(command(home, &a)).unwrap()).await.unwrap()
+    ().serve(TokioChildProcess::new(command(home, &a)).unwrap())
+        .await
+        .unwrap()
 }
 
 async fn gateway_http(home: &TempHome) -> (tokio::process::Child, String, u32) {
@@ -77,7 +81,11 @@ async fn gateway_http(home: &TempHome) -> (tokio::process::Child, String, u32) {
     let mut line = String::new();
     out.read_line(&mut line).await.unwrap();
     let v: Value = serde_json::from_str(&line).unwrap();
-    (child, v["url"].as_str().unwrap().to_string(), v["pid"].as_u64().unwrap() as u32)
+    (
+        child,
+        v["url"].as_str().unwrap().to_string(),
+        v["pid"].as_u64().unwrap() as u32,
+    )
 }
 
 async fn http_client(url: &str, token: Option<&str>) -> Client {
@@ -85,13 +93,17 @@ async fn http_client(url: &str, token: Option<&str>) -> Client {
     if let Some(t) = token {
         config = config.auth_header(t.to_string());
     }
-    ().serve(StreamableHttpClientTransport::from_config(config)).await.unwrap()
+    ().serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .unwrap()
 }
 
 async fn direct_stdio(args: &[&str]) -> Client {
     let mut cmd = tokio::process::Command::new(switchboard_tests::fixture_server_path());
     cmd.args(args).stderr(std::process::Stdio::null());
-    ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap()
+    ().serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .unwrap()
 }
 
 /// Until the client lists at least `n` tools.
@@ -106,7 +118,13 @@ async fn wait_count(c: &Client, n: usize) {
 /// Until the client lists a tool named `name` (servers come up behind the gate).
 async fn wait_tool(c: &Client, name: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !c.list_all_tools().await.unwrap().iter().any(|t| t.name == name) {
+    while !c
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .any(|t| t.name == name)
+    {
         assert!(Instant::now() < deadline, "{name} never listed");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -157,8 +175,17 @@ async fn in_process_list() -> (f64, f64) {
     use switchboard_engine::gateway::{Gateway, GatewayOptions, Switches};
     use switchboard_engine::manager::{Manager, ManagerOptions, Wanted};
     let fixture = switchboard_tests::fixture_server_path();
-    let m = Manager::new(ManagerOptions { cache_path: None, process_records: None, ..ManagerOptions::default() });
-    m.start(vec![Wanted::new(ServerDef::stdio("fx", fixture.to_str().unwrap(), &["--name", "fx", "--tools", "9988"]))]).await;
+    let m = Manager::new(ManagerOptions {
+        cache_path: None,
+        process_records: None,
+        ..ManagerOptions::default()
+    });
+    m.start(vec![Wanted::new(ServerDef::stdio(
+        "fx",
+        fixture.to_str().unwrap(),
+        &["--name", "fx", "--tools", "9988"],
+    ))])
+    .await;
     m.settle().await;
     let (_tx, rx) = tokio::sync::watch::channel(std::sync::Arc::new(Switches::default()));
     let g = Gateway::new(m.clone(), rx, GatewayOptions::default());
@@ -181,13 +208,23 @@ async fn in_process_list() -> (f64, f64) {
 
 fn rss_kb(pid: u32) -> (u64, u64) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let field = |k: &str| status.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0);
+    let field = |k: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(k))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
     (field("VmRSS:"), field("VmHWM:"))
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    println!("fixture-server: {}", switchboard_tests::fixture_server_path().display());
+    println!(
+        "fixture-server: {}",
+        switchboard_tests::fixture_server_path().display()
+    );
     println!("switchboard: {BIN}\n");
 
     // 1. Call overhead, stdio and HTTP.
@@ -198,10 +235,17 @@ async fn main() {
     let (d, g) = compare_calls(&direct, &through).await;
     println!("| tools/call `echo` ({CALLS} calls) | direct median | gateway median | overhead |");
     println!("|---|---|---|---|");
-    println!("| stdio | {:.0} µs | {:.0} µs | {:.0} µs |", us(d), us(g), us(g) - us(d));
+    println!(
+        "| stdio | {:.0} µs | {:.0} µs | {:.0} µs |",
+        us(d),
+        us(g),
+        us(g) - us(d)
+    );
     through.cancel().await.unwrap();
     direct.cancel().await.unwrap();
-    let fx = switchboard_tests::spawn_http_fixture(&["--name", "fx"]).await.unwrap();
+    let fx = switchboard_tests::spawn_http_fixture(&["--name", "fx"])
+        .await
+        .unwrap();
     let direct = http_client(&fx.url, None).await;
     let (_gw, url, _) = gateway_http(&h).await;
     let through = http_client(&url, Some(TOKEN)).await;
@@ -230,15 +274,25 @@ async fn main() {
     let own = in_process_list().await;
     println!("\n| tools/list | tools | median |");
     println!("|---|---|---|");
-    println!("| direct (stdio) | {} | {:.1} ms |", counts.0, us(median(&dt)) / 1000.0);
-    println!("| gateway (stdio) | {} | {:.1} ms |", counts.1, us(median(&gt)) / 1000.0);
+    println!(
+        "| direct (stdio) | {} | {:.1} ms |",
+        counts.0,
+        us(median(&dt)) / 1000.0
+    );
+    println!(
+        "| gateway (stdio) | {} | {:.1} ms |",
+        counts.1,
+        us(median(&gt)) / 1000.0
+    );
     println!("| gateway's own work per list, in process: build the visible list (cache cold) | 10000 | {:.1} ms |", own.0);
     println!("| gateway's own work per list, in process: copy the cached list + serialize the result | 10000 | {:.1} ms |", own.1);
     through.cancel().await.unwrap();
     direct.cancel().await.unwrap();
 
     // 3. RSS with 20 servers.
-    let servers: Vec<(String, Vec<String>)> = (0..20u8).map(|i| (format!("s{}", (b'a' + i) as char), vec![])).collect();
+    let servers: Vec<(String, Vec<String>)> = (0..20u8)
+        .map(|i| (format!("s{}", (b'a' + i) as char), vec![]))
+        .collect();
     let h = home(&servers);
     let (_gw, url, pid) = gateway_http(&h).await;
     let client = http_client(&url, Some(TOKEN)).await;
@@ -248,14 +302,23 @@ async fn main() {
         if n >= 20 * switchboard_tests::FIXED_TOOLS.len() {
             break;
         }
-        assert!(Instant::now() < deadline, "20 servers never all listed ({n} tools)");
+        assert!(
+            Instant::now() < deadline,
+            "20 servers never all listed ({n} tools)"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     calls(&client, "mcp_sa_echo", 200).await;
     let (rss, hwm) = rss_kb(pid);
-    println!("\n| switchboard serve --http, 20 servers connected, 200 calls made | RSS | peak RSS |");
+    println!(
+        "\n| switchboard serve --http, 20 servers connected, 200 calls made | RSS | peak RSS |"
+    );
     println!("|---|---|---|");
-    println!("| switchboard process | {:.1} MB | {:.1} MB |", rss as f64 / 1024.0, hwm as f64 / 1024.0);
+    println!(
+        "| switchboard process | {:.1} MB | {:.1} MB |",
+        rss as f64 / 1024.0,
+        hwm as f64 / 1024.0
+    );
     client.cancel().await.unwrap();
     drop(_gw);
 
@@ -273,7 +336,18 @@ async fn main() {
     search.cancel().await.unwrap();
     println!("\n| tools/list result (JSON) | tools | bytes |");
     println!("|---|---|---|");
-    println!("| every tool | {} | {} |", all.tools.len(), serde_json::to_vec(&all).unwrap().len());
-    println!("| --tool-search | {} | {} |", two.tools.len(), serde_json::to_vec(&two).unwrap().len());
-    println!("| one search_tools answer (\"add two numbers\") | - | {} |", serde_json::to_vec(&found).unwrap().len());
+    println!(
+        "| every tool | {} | {} |",
+        all.tools.len(),
+        serde_json::to_vec(&all).unwrap().len()
+    );
+    println!(
+        "| --tool-search | {} | {} |",
+        two.tools.len(),
+        serde_json::to_vec(&two).unwrap().len()
+    );
+    println!(
+        "| one search_tools answer (\"add two numbers\") | - | {} |",
+        serde_json::to_vec(&found).unwrap().len()
+    );
 }

@@ -64,7 +64,12 @@ fn pct(v: &[Duration], p: f64) -> Duration {
 /// Options as the app builds them (so fields added later keep their
 /// defaults), with a scratch home and the cache where we want it.
 fn opts(home: &Path, cache: Option<PathBuf>) -> ManagerOptions {
-    let host = Host { os: Os::Linux, home: home.to_path_buf(), vars: std::env::vars().collect::<HashMap<_, _>>(), system_root: PathBuf::from("/") };
+    let host = Host {
+        os: Os::Linux,
+        home: home.to_path_buf(),
+        vars: std::env::vars().collect::<HashMap<_, _>>(),
+        system_root: PathBuf::from("/"),
+    };
     ManagerOptions {
         cache_path: cache,
         gate: Duration::from_millis(250),
@@ -85,7 +90,10 @@ fn echo_args(text: &str) -> Map<String, Value> {
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(run());
 }
 
@@ -114,7 +122,11 @@ async fn run() {
 // ---------------------------------------------------------------------------
 
 async fn parallel_start(bin: &Path, home: &Path) {
-    let servers = |rep: usize| -> Vec<Wanted> { (0..PARALLEL_SERVERS).map(|i| fixture(bin, &format!("p{rep}-s{i}"), &["--init-delay-ms", "50"])).collect() };
+    let servers = |rep: usize| -> Vec<Wanted> {
+        (0..PARALLEL_SERVERS)
+            .map(|i| fixture(bin, &format!("p{rep}-s{i}"), &["--init-delay-ms", "50"]))
+            .collect()
+    };
     let (mut par, mut seq, mut slowest, mut single_median) = (vec![], vec![], vec![], vec![]);
     for rep in 0..START_REPS {
         // Parallel: one start call with all 20.
@@ -123,7 +135,10 @@ async fn parallel_start(bin: &Path, home: &Path) {
         let r = m.start(servers(rep)).await;
         par.push(t.elapsed());
         assert_eq!(r.connected.len(), PARALLEL_SERVERS, "{r:?}");
-        assert_eq!(m.tools().tools.len(), PARALLEL_SERVERS * switchboard_tests::FIXED_TOOLS.len());
+        assert_eq!(
+            m.tools().tools.len(),
+            PARALLEL_SERVERS * switchboard_tests::FIXED_TOOLS.len()
+        );
         m.shutdown().await;
 
         // Sequential: one start call per server, on one manager.
@@ -149,23 +164,45 @@ async fn parallel_start(bin: &Path, home: &Path) {
         slowest.push(*singles.iter().max().unwrap());
         single_median.push(median(&singles));
     }
-    let (p, s, w, one) = (median(&par), median(&seq), median(&slowest), median(&single_median));
+    let (p, s, w, one) = (
+        median(&par),
+        median(&seq),
+        median(&slowest),
+        median(&single_median),
+    );
     println!("## Startup: {PARALLEL_SERVERS} fixture servers, --init-delay-ms 50 (median of {START_REPS} reps)\n");
     println!("| mode | median ms | min ms | max ms |");
     println!("|---|---:|---:|---:|");
     let row = |label: &str, v: &[Duration]| {
         let mut s = v.to_vec();
         s.sort();
-        println!("| {label} | {:.1} | {:.1} | {:.1} |", ms(median(v)), ms(s[0]), ms(s[s.len() - 1]));
+        println!(
+            "| {label} | {:.1} | {:.1} | {:.1} |",
+            ms(median(v)),
+            ms(s[0]),
+            ms(s[s.len() - 1])
+        );
     };
-    row(&format!("parallel (one `start` with {PARALLEL_SERVERS})"), &par);
-    row(&format!("sequential ({PARALLEL_SERVERS} `start` calls)"), &seq);
-    row("slowest single server alone (max of 20 fresh managers)", &slowest);
+    row(
+        &format!("parallel (one `start` with {PARALLEL_SERVERS})"),
+        &par,
+    );
+    row(
+        &format!("sequential ({PARALLEL_SERVERS} `start` calls)"),
+        &seq,
+    );
+    row(
+        "slowest single server alone (max of 20 fresh managers)",
+        &slowest,
+    );
     row("typical single server alone (median of 20)", &single_median);
     println!();
     println!("| ratio | value | goal |");
     println!("|---|---:|---|");
-    println!("| parallel / slowest single | {:.2} | <= 1.3 |", ms(p) / ms(w));
+    println!(
+        "| parallel / slowest single | {:.2} | <= 1.3 |",
+        ms(p) / ms(w)
+    );
     println!("| parallel / typical single | {:.2} | |", ms(p) / ms(one));
     println!("| sequential / parallel | {:.1}x | |", ms(s) / ms(p));
     println!();
@@ -188,7 +225,11 @@ async fn hung_with_cache(bin: &Path, home: &Path) {
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let hung_def = {
-        let mut d = ServerDef::stdio("hung", script.to_str().unwrap(), &[marker.to_str().unwrap(), bin.to_str().unwrap()]);
+        let mut d = ServerDef::stdio(
+            "hung",
+            script.to_str().unwrap(),
+            &[marker.to_str().unwrap(), bin.to_str().unwrap()],
+        );
         d.timeout = Some(5000);
         d
     };
@@ -203,7 +244,12 @@ async fn hung_with_cache(bin: &Path, home: &Path) {
     let r = m.start(wanted()).await;
     assert_eq!(r.connected.len(), 5, "{r:?}");
     m.shutdown().await;
-    assert!(std::fs::read_to_string(&cache).unwrap().contains("\"hung\""), "hung's tools are cached");
+    assert!(
+        std::fs::read_to_string(&cache)
+            .unwrap()
+            .contains("\"hung\""),
+        "hung's tools are cached"
+    );
 
     std::fs::write(&marker, "").unwrap();
     let mut times = vec![];
@@ -235,7 +281,10 @@ async fn hung_with_cache(bin: &Path, home: &Path) {
     let mut s = times.clone();
     s.sort();
     println!("| warm cache: `start` returns, hung server's tools deferred | {:.1} | {:.1} | {:.1} | <= 300 |", ms(median(&times)), ms(pct(&times, 0.95)), ms(s[0]));
-    println!("| no cache (1 run): `start` waits for the timeout | {:.1} | | | |", ms(cold));
+    println!(
+        "| no cache (1 run): `start` waits for the timeout | {:.1} | | | |",
+        ms(cold)
+    );
     println!();
 }
 
@@ -251,20 +300,33 @@ async fn call_overhead(bin: &Path, home: &Path) {
 
     let mut cmd = tokio::process::Command::new(bin);
     cmd.args(["--name", "bare"]);
-    let bare = ().serve(TokioChildProcess::new(cmd).expect("spawn fixture")).await.expect("bare client connects");
+    let bare =
+        ().serve(TokioChildProcess::new(cmd).expect("spawn fixture"))
+            .await
+            .expect("bare client connects");
 
     let via_manager = |text: String| {
         let m = m.clone();
         async move {
-            let out = m.call_tool("mcp_bench_echo", Some(echo_args(&text)), None).await.expect("manager call");
+            let out = m
+                .call_tool("mcp_bench_echo", Some(echo_args(&text)), None)
+                .await
+                .expect("manager call");
             assert_eq!(out.text, text);
         }
     };
     let via_bare = |text: String| {
         let bare = &bare;
         async move {
-            let out = bare.call_tool(CallToolRequestParams::new("echo").with_arguments(echo_args(&text))).await.expect("bare call");
-            let got = out.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone());
+            let out = bare
+                .call_tool(CallToolRequestParams::new("echo").with_arguments(echo_args(&text)))
+                .await
+                .expect("bare call");
+            let got = out
+                .content
+                .first()
+                .and_then(|c| c.as_text())
+                .map(|t| t.text.clone());
             assert_eq!(got.as_deref(), Some(text.as_str()));
         }
     };
@@ -302,15 +364,32 @@ async fn call_overhead(bin: &Path, home: &Path) {
     m.shutdown().await;
 
     let (mm, mb) = (median(&tm), median(&tb));
-    println!("## Tool-call overhead: {CALLS} `echo` calls each, {CALL_ROUNDS} alternating rounds\n");
+    println!(
+        "## Tool-call overhead: {CALLS} `echo` calls each, {CALL_ROUNDS} alternating rounds\n"
+    );
     println!("| client | median us | p95 us | p99 us | calls/s |");
     println!("|---|---:|---:|---:|---:|");
-    println!("| `Manager::call_tool` | {:.1} | {:.1} | {:.1} | {:.0} |", us(mm), us(pct(&tm, 0.95)), us(pct(&tm, 0.99)), tm.len() as f64 / wall_m.as_secs_f64());
-    println!("| bare rmcp client (`call_tool`) | {:.1} | {:.1} | {:.1} | {:.0} |", us(mb), us(pct(&tb, 0.95)), us(pct(&tb, 0.99)), tb.len() as f64 / wall_b.as_secs_f64());
+    println!(
+        "| `Manager::call_tool` | {:.1} | {:.1} | {:.1} | {:.0} |",
+        us(mm),
+        us(pct(&tm, 0.95)),
+        us(pct(&tm, 0.99)),
+        tm.len() as f64 / wall_m.as_secs_f64()
+    );
+    println!(
+        "| bare rmcp client (`call_tool`) | {:.1} | {:.1} | {:.1} | {:.0} |",
+        us(mb),
+        us(pct(&tb, 0.95)),
+        us(pct(&tb, 0.99)),
+        tb.len() as f64 / wall_b.as_secs_f64()
+    );
     println!();
     println!("| ratio | value | goal |");
     println!("|---|---:|---|");
-    println!("| manager / bare (median per call) | {:.3} | <= 1.1 |", us(mm) / us(mb));
+    println!(
+        "| manager / bare (median per call) | {:.3} | <= 1.1 |",
+        us(mm) / us(mb)
+    );
     println!();
 }
 
@@ -353,5 +432,11 @@ fn naming() {
     println!("|---:|---:|---:|---:|");
     let mut s = times.clone();
     s.sort();
-    println!("| {:.2} | {:.2} | {:.2} | {} |", ms(median(&times)), ms(pct(&times, 0.95)), ms(s[0]), n.collisions.len());
+    println!(
+        "| {:.2} | {:.2} | {:.2} | {} |",
+        ms(median(&times)),
+        ms(pct(&times, 0.95)),
+        ms(s[0]),
+        n.collisions.len()
+    );
 }

@@ -51,15 +51,26 @@ fn main() {
     println!("assign_names: {TOOLS} tools, {SERVERS} servers, {RUNS} runs");
     // CPU time too: on a busy CI machine wall time mostly measures the neighbours.
     println!("{:<8} {:>12} {:>12}", "stat", "wall", "thread cpu");
-    for (stat, i) in [("min", 0), ("median", RUNS / 2), ("p90", RUNS * 9 / 10), ("max", RUNS - 1)] {
+    for (stat, i) in [
+        ("min", 0),
+        ("median", RUNS / 2),
+        ("p90", RUNS * 9 / 10),
+        ("max", RUNS - 1),
+    ] {
         println!("{stat:<8} {:>12.3?} {:>12.3?}", wall[i], cpu[i]);
     }
-    println!("collision groups: {}, checksum {checksum}", naming.collisions.len());
+    println!(
+        "collision groups: {}, checksum {checksum}",
+        naming.collisions.len()
+    );
 }
 
 #[cfg(unix)]
 fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)

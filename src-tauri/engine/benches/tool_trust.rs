@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::Tool;
-use switchboard_engine::tool_trust::{holds, holds_with, review, Item, ScanMemo, ServerInput, TrustBasis};
+use switchboard_engine::tool_trust::{
+    holds, holds_with, review, Item, ScanMemo, ServerInput, TrustBasis,
+};
 
 const SERVERS: usize = 200;
 const PER_SERVER: usize = 50;
@@ -32,13 +34,20 @@ fn main() {
                     .unwrap()
                 })
                 .collect();
-            ServerInput { server: format!("server-{s}"), identity: "id".into(), tools: Arc::new(tools), extra: None, instructions: Some("Use these tools for issues.".into()), deferred: false }
+            ServerInput {
+                server: format!("server-{s}"),
+                identity: "id".into(),
+                tools: Arc::new(tools),
+                extra: None,
+                instructions: Some("Use these tools for issues.".into()),
+                deferred: false,
+            }
         })
         .collect();
     let mut basis = TrustBasis::default();
     for s in &inputs {
         let items: Vec<Item> = s.tools.iter().map(Item::tool).collect();
-        basis.pins.approve(&s.server, &s.identity, &items, 1);
+        basis.pins.approve(&s.server, &s.identity, &items, 1, false);
     }
     let mut times: Vec<Duration> = vec![];
     for _ in 0..RUNS {
@@ -61,10 +70,20 @@ fn main() {
         assert!(h.is_empty());
     }
     relisted.sort();
-    println!("holds after one server re-listed (memo): median {:?}, max {:?}", relisted[RUNS / 2], relisted[RUNS - 1]);
+    println!(
+        "holds after one server re-listed (memo): median {:?}, max {:?}",
+        relisted[RUNS / 2],
+        relisted[RUNS - 1]
+    );
     let start = Instant::now();
     let r = review(&inputs, &basis, true);
     let full = start.elapsed();
     let items: usize = r.servers.iter().map(|s| s.items.len()).sum();
-    println!("holds over {} tools: median {:?}, max {:?}; full review with diffs: {:?} ({items} items)", SERVERS * PER_SERVER, times[RUNS / 2], times[RUNS - 1], full);
+    println!(
+        "holds over {} tools: median {:?}, max {:?}; full review with diffs: {:?} ({items} items)",
+        SERVERS * PER_SERVER,
+        times[RUNS / 2],
+        times[RUNS - 1],
+        full
+    );
 }

@@ -44,7 +44,9 @@ fn median(v: &[Duration]) -> Duration {
 }
 
 fn config(b_tools: usize, note: usize) -> String {
-    let fx = switchboard_tests::fixture_server_path().to_string_lossy().to_string();
+    let fx = switchboard_tests::fixture_server_path()
+        .to_string_lossy()
+        .to_string();
     let mut b_args = vec!["--name".to_string(), "b".to_string()];
     if b_tools > 0 {
         b_args.extend(["--tools".to_string(), b_tools.to_string()]);
@@ -66,9 +68,15 @@ fn save_atomic(path: &Path, text: &str) {
     std::fs::rename(&tmp, path).unwrap();
 }
 
-async fn wait_for(rx: &mut broadcast::Receiver<EngineEvent>, f: impl Fn(&EngineEvent) -> bool) -> Instant {
+async fn wait_for(
+    rx: &mut broadcast::Receiver<EngineEvent>,
+    f: impl Fn(&EngineEvent) -> bool,
+) -> Instant {
     loop {
-        let ev = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await.expect("timed out").expect("closed");
+        let ev = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .expect("timed out")
+            .expect("closed");
         if f(&ev) {
             return Instant::now();
         }
@@ -98,13 +106,29 @@ async fn setup(opts: WatchOptions) -> Setup {
     std::fs::write(&file, config(0, 0)).unwrap();
     let mut vars = HashMap::new();
     vars.insert("HOME".to_string(), home.to_string_lossy().to_string());
-    let host = Host { os: Os::Linux, home: home.clone(), vars, system_root: dir.path().join("system") };
+    let host = Host {
+        os: Os::Linux,
+        home: home.clone(),
+        vars,
+        system_root: dir.path().join("system"),
+    };
     let d = discover(&host, &Settings::load(&host).0, &opts.discover);
-    let m = Manager::new(ManagerOptions { grace: Duration::from_millis(300), home, ..ManagerOptions::default() });
+    let m = Manager::new(ManagerOptions {
+        grace: Duration::from_millis(300),
+        home,
+        ..ManagerOptions::default()
+    });
     m.start(Wanted::from_discovery(&d)).await;
     m.settle().await;
-    let live = Live::start(host.clone(), settings_from_disk(&host), m.clone(), d, opts).await.unwrap();
-    Setup { _dir: dir, file, m, live }
+    let live = Live::start(host.clone(), settings_from_disk(&host), m.clone(), d, opts)
+        .await
+        .unwrap();
+    Setup {
+        _dir: dir,
+        file,
+        m,
+        live,
+    }
 }
 
 struct Row {
@@ -135,7 +159,14 @@ async fn latency(opts: WatchOptions, label: &str) -> Vec<Row> {
             rec.push(t2 - t0);
         }
         rows.push(Row {
-            what: format!("{label}, {}", if restart { "restarts `b`" } else { "no server changed" }),
+            what: format!(
+                "{label}, {}",
+                if restart {
+                    "restarts `b`"
+                } else {
+                    "no server changed"
+                }
+            ),
             first: median(&first),
             reconciled: median(&rec),
         });

@@ -38,7 +38,9 @@ impl ApproveError {
             ApproveError::Unknown { .. } => "not-found",
             ApproveError::NoTrust => "unsupported",
             ApproveError::Pins(PinError::Broken { .. }) => "unparsable",
-            ApproveError::Pins(PinError::Write(crate::writer::atomic::WriteError::Conflict { .. })) => "conflict",
+            ApproveError::Pins(PinError::Write(crate::writer::atomic::WriteError::Conflict {
+                ..
+            })) => "conflict",
             ApproveError::Pins(_) => "io",
         }
     }
@@ -66,11 +68,23 @@ async fn extra_items(m: &Manager, server: &str) -> Option<Vec<Item>> {
     let mut out = vec![];
     if prompts {
         let v = m.list_prompts(server).await.ok()?;
-        out.extend(v["prompts"].as_array().into_iter().flatten().filter_map(Item::prompt));
+        out.extend(
+            v["prompts"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Item::prompt),
+        );
     }
     if resources {
         let v = m.list_resources(server).await.ok()?;
-        out.extend(v["resourceTemplates"].as_array().into_iter().flatten().filter_map(Item::template));
+        out.extend(
+            v["resourceTemplates"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Item::template),
+        );
     }
     Some(out)
 }
@@ -82,10 +96,15 @@ pub async fn inputs(m: &Manager, full: Option<&[String]>) -> Vec<ServerInput> {
     let wanted: Vec<usize> = inputs
         .iter()
         .enumerate()
-        .filter(|(_, s)| !s.deferred && m.status(&s.server) == Some(ServerStatus::Connected) && full.is_none_or(|f| f.contains(&s.server)))
+        .filter(|(_, s)| {
+            !s.deferred
+                && m.status(&s.server) == Some(ServerStatus::Connected)
+                && full.is_none_or(|f| f.contains(&s.server))
+        })
         .map(|(i, _)| i)
         .collect();
-    let extras = futures::future::join_all(wanted.iter().map(|&i| extra_items(m, &inputs[i].server))).await;
+    let extras =
+        futures::future::join_all(wanted.iter().map(|&i| extra_items(m, &inputs[i].server))).await;
     for (i, e) in wanted.into_iter().zip(extras) {
         inputs[i].extra = e;
     }
@@ -94,22 +113,33 @@ pub async fn inputs(m: &Manager, full: Option<&[String]>) -> Vec<ServerInput> {
 
 /// The review of every server the manager runs, with diffs.
 pub async fn report(m: &Manager) -> TrustReport {
-    let Some(cell) = m.trust() else { return TrustReport::default() };
+    let Some(cell) = m.trust() else {
+        return TrustReport::default();
+    };
     let inputs = inputs(m, None).await;
     tool_trust::review_with(&inputs, &cell.basis(), true, &cell.memo)
 }
 
 /// Approve `names` of `server` (every item when empty) as it offers them
 /// now. Approving everything also forgets approved items it dropped.
-pub async fn approve(m: &Manager, server: &str, names: &[String]) -> Result<Approved, ApproveError> {
+pub async fn approve(
+    m: &Manager,
+    server: &str,
+    names: &[String],
+) -> Result<Approved, ApproveError> {
     let cell = m.trust().ok_or(ApproveError::NoTrust)?;
-    let def = m.server_def(server).ok_or_else(|| ApproveError::NotConnected(server.into()))?;
+    let def = m
+        .server_def(server)
+        .ok_or_else(|| ApproveError::NotConnected(server.into()))?;
     if m.status(server) != Some(ServerStatus::Connected) {
         return Err(ApproveError::NotConnected(server.into()));
     }
     let identity = pins::identity(&def);
     let all = inputs(m, Some(&[server.to_string()])).await;
-    let me = all.iter().find(|s| s.server == server).ok_or_else(|| ApproveError::NotConnected(server.into()))?;
+    let me = all
+        .iter()
+        .find(|s| s.server == server)
+        .ok_or_else(|| ApproveError::NotConnected(server.into()))?;
     let mut items: Vec<Item> = me.tools.iter().map(Item::tool).collect();
     items.extend(me.extra.iter().flatten().cloned());
     let chosen: Vec<Item> = if names.is_empty() {
@@ -117,7 +147,10 @@ pub async fn approve(m: &Manager, server: &str, names: &[String]) -> Result<Appr
     } else {
         let mut chosen = vec![];
         for n in names {
-            let hits: Vec<&Item> = items.iter().filter(|i| &i.name == n || i.key() == *n).collect();
+            let hits: Vec<&Item> = items
+                .iter()
+                .filter(|i| &i.name == n || i.key() == *n)
+                .collect();
             if hits.is_empty() {
                 return Err(ApproveError::Unknown {
                     server: server.into(),
@@ -132,7 +165,11 @@ pub async fn approve(m: &Manager, server: &str, names: &[String]) -> Result<Appr
     if names.is_empty() {
         let review = tool_trust::review(&all, &cell.basis(), false);
         if let Some(s) = review.server(server) {
-            forgotten = s.removed.iter().map(|r| pins::item_key(r.kind, &r.name)).collect();
+            forgotten = s
+                .removed
+                .iter()
+                .map(|r| pins::item_key(r.kind, &r.name))
+                .collect();
         }
     }
     cell.approve(server, &identity, &chosen, false)?;
@@ -149,7 +186,9 @@ pub async fn approve(m: &Manager, server: &str, names: &[String]) -> Result<Appr
 /// Trust on first use for `server` (see the module docs); `next` names
 /// servers whose next connect is approved. Returns whether it pinned.
 pub async fn first_use(m: &Manager, server: &str, next: Option<&ApproveNext>) -> bool {
-    let (Some(cell), Some(def)) = (m.trust(), m.server_def(server)) else { return false };
+    let (Some(cell), Some(def)) = (m.trust(), m.server_def(server)) else {
+        return false;
+    };
     let identity = pins::identity(&def);
     let basis = cell.basis();
     let asked = next.is_some_and(|n| {
@@ -166,9 +205,13 @@ pub async fn first_use(m: &Manager, server: &str, next: Option<&ApproveNext>) ->
         return false;
     }
     let all = inputs(m, Some(&[server.to_string()])).await;
-    let Some(me) = all.iter().find(|s| s.server == server && !s.deferred) else { return false };
+    let Some(me) = all.iter().find(|s| s.server == server && !s.deferred) else {
+        return false;
+    };
     let review = tool_trust::review(&all, &basis, false);
-    let Some(r) = review.server(server) else { return false };
+    let Some(r) = review.server(server) else {
+        return false;
+    };
     let mut items: Vec<Item> = me.tools.iter().map(Item::tool).collect();
     items.extend(me.extra.iter().flatten().cloned());
     let clean: Vec<Item> = items
@@ -187,14 +230,24 @@ pub async fn first_use(m: &Manager, server: &str, next: Option<&ApproveNext>) ->
 
 /// Trust on first use for every connected server now, then for each
 /// server as it lists its tools, until the manager closes.
-pub fn keep(m: Manager, next: ApproveNext, stop: tokio_util::sync::CancellationToken) -> tokio::task::JoinHandle<()> {
+pub fn keep(
+    m: Manager,
+    next: ApproveNext,
+    stop: tokio_util::sync::CancellationToken,
+) -> tokio::task::JoinHandle<()> {
     let mut events = m.subscribe();
     tokio::spawn(async move {
-        let _ = stop.run_until_cancelled(keeping(m, &mut events, next)).await;
+        let _ = stop
+            .run_until_cancelled(keeping(m, &mut events, next))
+            .await;
     })
 }
 
-async fn keeping(m: Manager, events: &mut tokio::sync::broadcast::Receiver<EngineEvent>, next: ApproveNext) {
+async fn keeping(
+    m: Manager,
+    events: &mut tokio::sync::broadcast::Receiver<EngineEvent>,
+    next: ApproveNext,
+) {
     // Approvals made anywhere (this process, the CLI) reach the UI as an event.
     let mut basis = m.trust().map(|c| c.subscribe());
     for s in m.server_names() {
@@ -221,7 +274,11 @@ async fn keeping(m: Manager, events: &mut tokio::sync::broadcast::Receiver<Engin
             }) => {
                 first_use(&m, &server, Some(&next)).await;
             }
-            Ok(EngineEvent::Tools { server, deferred: false, .. }) if m.status(&server) == Some(ServerStatus::Connected) => {
+            Ok(EngineEvent::Tools {
+                server,
+                deferred: false,
+                ..
+            }) if m.status(&server) == Some(ServerStatus::Connected) => {
                 first_use(&m, &server, Some(&next)).await;
             }
             Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
@@ -234,7 +291,9 @@ async fn keeping(m: Manager, events: &mut tokio::sync::broadcast::Receiver<Engin
 pub fn describe(key: &str) -> String {
     match key.split_once(':') {
         Some((k, n)) => {
-            let kind = serde_json::from_value::<ItemKind>(serde_json::Value::String(k.into())).map(|k| k.word()).unwrap_or(k);
+            let kind = serde_json::from_value::<ItemKind>(serde_json::Value::String(k.into()))
+                .map(|k| k.word())
+                .unwrap_or(k);
             format!("{kind} \"{n}\"")
         }
         None => key.to_string(),

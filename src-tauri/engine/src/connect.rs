@@ -85,22 +85,32 @@ pub fn http_support(client: Client) -> HttpSupport {
         Client::Codex => HttpSupport::TokenEnvVar,
         // Claude Desktop adds remote servers in its Connectors UI, not its
         // file; Continue's entries have no headers.
-        Client::ClaudeDesktop | Client::Continue | Client::Switchboard | Client::Fallback => HttpSupport::None,
+        Client::ClaudeDesktop | Client::Continue | Client::Switchboard | Client::Fallback => {
+            HttpSupport::None
+        }
     }
 }
 
 /// The clients that can be connected: each with a user-level file.
 pub fn connectable_clients() -> Vec<Client> {
     // The host does not change which clients have a user file.
-    user_sources(&Host { os: crate::host::Os::Linux, home: PathBuf::from("/"), vars: Default::default(), system_root: PathBuf::from("/") })
-        .into_iter()
-        .map(|s| s.client)
-        .collect()
+    user_sources(&Host {
+        os: crate::host::Os::Linux,
+        home: PathBuf::from("/"),
+        vars: Default::default(),
+        system_root: PathBuf::from("/"),
+    })
+    .into_iter()
+    .map(|s| s.client)
+    .collect()
 }
 
 /// The id Switchboard names a client by (`cursor`, `claude-code`, …).
 pub fn client_id(client: Client) -> String {
-    serde_json::to_value(client).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+    serde_json::to_value(client)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
 }
 
 /// A client from its id; an unknown one is refused with the list of ids.
@@ -110,7 +120,10 @@ pub fn parse_client(id: &str) -> Result<Client> {
         .iter()
         .copied()
         .find(|c| client_id(*c).eq_ignore_ascii_case(id.trim()))
-        .ok_or_else(|| ConnectError::UnknownClient { given: id.into(), known: known.into_iter().map(client_id).collect() })
+        .ok_or_else(|| ConnectError::UnknownClient {
+            given: id.into(),
+            known: known.into_iter().map(client_id).collect(),
+        })
 }
 
 /// Why discovery lists a gateway entry as not runnable (see `is_gateway_entry`).
@@ -124,7 +137,10 @@ pub fn gateway_note(name: &str, def: &ServerDef) -> Option<String> {
 /// itself: it would start itself again, without end.
 pub fn is_gateway_entry(name: &str, def: &ServerDef) -> bool {
     match def.transport {
-        Transport::Stdio => def.command.as_deref().is_some_and(is_switchboard_binary) && def.args.first().map(String::as_str) == Some("serve"),
+        Transport::Stdio => {
+            def.command.as_deref().is_some_and(is_switchboard_binary)
+                && def.args.first().map(String::as_str) == Some("serve")
+        }
         _ => name == ENTRY_NAME && def.url.as_deref().is_some_and(is_gateway_url),
     }
 }
@@ -132,13 +148,19 @@ pub fn is_gateway_entry(name: &str, def: &ServerDef) -> bool {
 /// `…/switchboard`, `switchboard.exe`, or the app's bundled sidecar
 /// `switchboard-<target triple>`.
 fn is_switchboard_binary(command: &str) -> bool {
-    let file = command.rsplit(['/', '\\']).next().unwrap_or(command).to_ascii_lowercase();
+    let file = command
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(command)
+        .to_ascii_lowercase();
     let stem = file.strip_suffix(".exe").unwrap_or(&file);
     stem == "switchboard" || stem.starts_with("switchboard-")
 }
 
 fn is_gateway_url(u: &str) -> bool {
-    let Ok(url) = url::Url::parse(u) else { return false };
+    let Ok(url) = url::Url::parse(u) else {
+        return false;
+    };
     let loopback = match url.host() {
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
@@ -163,7 +185,10 @@ pub struct HttpTarget {
 
 impl std::fmt::Debug for HttpTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HttpTarget").field("url", &self.url).field("token", &MASK).finish()
+        f.debug_struct("HttpTarget")
+            .field("url", &self.url)
+            .field("token", &MASK)
+            .finish()
     }
 }
 
@@ -173,7 +198,9 @@ impl std::fmt::Debug for HttpTarget {
 pub enum Via {
     /// Start `binary serve`: the CLI passes `std::env::current_exe()`, the
     /// app its bundled sidecar. Must be absolute.
-    Stdio { binary: PathBuf },
+    Stdio {
+        binary: PathBuf,
+    },
     Http(HttpTarget),
 }
 
@@ -345,10 +372,17 @@ pub enum ConnectError {
     #[error("unknown client \"{given}\"; Switchboard knows: {}", known.join(", "))]
     UnknownClient { given: String, known: Vec<String> },
     #[error("{label} already has a server named \"{ENTRY_NAME}\" in {} that is not Switchboard's gateway (it runs {runs}). Rename it (`switchboard rename {ENTRY_NAME} NEW-NAME --source {source_id}`) or remove it, then connect again", path.display())]
-    Foreign { label: &'static str, path: PathBuf, runs: String, source_id: String },
+    Foreign {
+        label: &'static str,
+        path: PathBuf,
+        runs: String,
+        source_id: String,
+    },
     #[error("{label} takes no http server with an Authorization header in its config file; connect it over stdio (without --http)")]
     NoHttp { label: &'static str },
-    #[error("the gateway URL \"{0}\" is not http://127.0.0.1:PORT/mcp (a loopback address and /mcp)")]
+    #[error(
+        "the gateway URL \"{0}\" is not http://127.0.0.1:PORT/mcp (a loopback address and /mcp)"
+    )]
     NotGatewayUrl(String),
     #[error("the http entry needs the gateway's token (`switchboard gateway token`)")]
     NoToken,
@@ -367,7 +401,9 @@ impl ConnectError {
             ConnectError::UnknownClient { .. } => "unknown-client",
             ConnectError::Foreign { .. } => "name-taken",
             ConnectError::NoHttp { .. } => "no-http",
-            ConnectError::NotGatewayUrl(_) | ConnectError::NoToken | ConnectError::RelativeBinary(_) => "invalid",
+            ConnectError::NotGatewayUrl(_)
+            | ConnectError::NoToken
+            | ConnectError::RelativeBinary(_) => "invalid",
             ConnectError::NotConnected { .. } => "not-connected",
             ConnectError::Edit(e) => e.code(),
         }
@@ -394,28 +430,40 @@ fn user_source(host: &Host, discovery: &Discovery, client: Client) -> Option<Sou
 }
 
 fn source_for(host: &Host, discovery: &Discovery, client: Client) -> Result<SourceSpec> {
-    user_source(host, discovery, client)
-        .ok_or_else(|| ConnectError::UnknownClient { given: client_id(client), known: connectable_clients().into_iter().map(client_id).collect() })
+    user_source(host, discovery, client).ok_or_else(|| ConnectError::UnknownClient {
+        given: client_id(client),
+        known: connectable_clients().into_iter().map(client_id).collect(),
+    })
 }
 
 /// The stdio command line or the URL of a definition, for messages.
 fn runs(def: &ServerDef) -> String {
     match &def.url {
         Some(u) if def.transport != Transport::Stdio => u.clone(),
-        _ => std::iter::once(def.command.clone().unwrap_or_default()).chain(def.args.iter().cloned()).collect::<Vec<_>>().join(" "),
+        _ => std::iter::once(def.command.clone().unwrap_or_default())
+            .chain(def.args.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" "),
     }
 }
 
 /// What `spec`'s file holds under `switchboard` now (read from disk; a
 /// parked entry counts, switched off).
-pub fn entry_state(settings: &Settings, spec: &SourceSpec) -> std::result::Result<EntryState, EditError> {
+pub fn entry_state(
+    settings: &Settings,
+    spec: &SourceSpec,
+) -> std::result::Result<EntryState, EditError> {
     match read_def(settings, spec, ENTRY_NAME) {
         Ok(def) if is_gateway_entry(ENTRY_NAME, &def) => {
             let target = match def.transport {
                 Transport::Stdio => def.command.clone().unwrap_or_default(),
                 _ => def.url.clone().unwrap_or_default(),
             };
-            Ok(EntryState::Connected { transport: def.transport, target, enabled: def.enabled })
+            Ok(EntryState::Connected {
+                transport: def.transport,
+                target,
+                enabled: def.enabled,
+            })
         }
         Ok(def) => Ok(EntryState::Foreign { runs: runs(&def) }),
         Err(EditError::NotFound { .. }) => Ok(EntryState::Absent),
@@ -426,9 +474,15 @@ pub fn entry_state(settings: &Settings, spec: &SourceSpec) -> std::result::Resul
 /// Whether the gateway serves `name` (as `switchboard serve` picks servers:
 /// the enabled, runnable winner, unless excluded from the gateway).
 fn served(discovery: &Discovery, settings: &Settings, name: &str) -> bool {
-    let Some(s) = discovery.server(name) else { return false };
+    let Some(s) = discovery.server(name) else {
+        return false;
+    };
     let w = &s.winner;
-    w.is_valid() && w.not_runnable.is_none() && w.held.is_none() && w.def.enabled && !settings.gateway_excluded.iter().any(|n| n == name)
+    w.is_valid()
+        && w.not_runnable.is_none()
+        && w.held.is_none()
+        && w.def.enabled
+        && !settings.gateway_excluded.iter().any(|n| n == name)
 }
 
 /// Servers enabled in `spec` that the gateway serves.
@@ -437,7 +491,13 @@ fn duplicates(discovery: &Discovery, settings: &Settings, spec: &SourceSpec) -> 
         .servers
         .iter()
         .flat_map(|s| s.definitions.iter())
-        .filter(|d| d.source == spec.id && !d.parked && d.def.enabled && d.not_runnable.is_none() && d.def.name != ENTRY_NAME)
+        .filter(|d| {
+            d.source == spec.id
+                && !d.parked
+                && d.def.enabled
+                && d.not_runnable.is_none()
+                && d.def.name != ENTRY_NAME
+        })
         .filter(|d| served(discovery, settings, &d.def.name))
         .map(|d| d.def.name.clone())
         .collect();
@@ -446,7 +506,11 @@ fn duplicates(discovery: &Discovery, settings: &Settings, spec: &SourceSpec) -> 
 }
 
 /// The "Use Switchboard in…" list: every client with a user-level file.
-pub fn connections(host: &Host, settings: &Settings, discovery: &Discovery) -> Vec<ClientConnection> {
+pub fn connections(
+    host: &Host,
+    settings: &Settings,
+    discovery: &Discovery,
+) -> Vec<ClientConnection> {
     connectable_clients()
         .into_iter()
         .filter_map(|client| {
@@ -464,7 +528,11 @@ pub fn connections(host: &Host, settings: &Settings, discovery: &Discovery) -> V
                 entry,
                 http: http_support(client),
                 duplicates: duplicates(discovery, settings, &spec),
-                disabled_by_connect: settings.connections.get(&id).map(|r| r.disabled.clone()).unwrap_or_default(),
+                disabled_by_connect: settings
+                    .connections
+                    .get(&id)
+                    .map(|r| r.disabled.clone())
+                    .unwrap_or_default(),
                 problem,
                 path: spec.path,
                 client: id,
@@ -480,7 +548,11 @@ pub fn entry_def(client: Client, via: &Via) -> Result<ServerDef> {
             if !binary.is_absolute() {
                 return Err(ConnectError::RelativeBinary(binary.clone()));
             }
-            Ok(ServerDef::stdio(ENTRY_NAME, &binary.to_string_lossy(), SERVE_ARGS))
+            Ok(ServerDef::stdio(
+                ENTRY_NAME,
+                &binary.to_string_lossy(),
+                SERVE_ARGS,
+            ))
         }
         Via::Http(t) => {
             if !is_gateway_url(&t.url) {
@@ -488,10 +560,16 @@ pub fn entry_def(client: Client, via: &Via) -> Result<ServerDef> {
             }
             let mut def = ServerDef::remote(ENTRY_NAME, Transport::Http, &t.url);
             let value = match http_support(client) {
-                HttpSupport::None => return Err(ConnectError::NoHttp { label: client.display_name() }),
+                HttpSupport::None => {
+                    return Err(ConnectError::NoHttp {
+                        label: client.display_name(),
+                    })
+                }
                 // Written by Codex's dialect as `bearer_token_env_var`.
                 HttpSupport::TokenEnvVar => format!("Bearer ${{{TOKEN_ENV}}}"),
-                HttpSupport::Headers if t.token.trim().is_empty() => return Err(ConnectError::NoToken),
+                HttpSupport::Headers if t.token.trim().is_empty() => {
+                    return Err(ConnectError::NoToken)
+                }
                 HttpSupport::Headers => format!("Bearer {}", t.token.trim()),
             };
             def.headers.insert("Authorization".into(), value);
@@ -503,7 +581,9 @@ pub fn entry_def(client: Client, via: &Via) -> Result<ServerDef> {
 /// The entry alone as a document in `spec`'s format, e.g.
 /// `{"mcpServers": {"switchboard": {…}}}` or `[mcp_servers.switchboard]`.
 fn render_entry(spec: &SourceSpec, def: &ServerDef, token: Option<&str>) -> Result<String> {
-    let unstorable = |u: crate::sources::dialect::Unstorable| EditError::Invalid(u.message(spec.client.display_name()));
+    let unstorable = |u: crate::sources::dialect::Unstorable| {
+        EditError::Invalid(u.message(spec.client.display_name()))
+    };
     let mut entry = Value::Object(spec.dialect.to_entry(def).map_err(unstorable)?);
     if let Some(t) = token.filter(|t| !t.is_empty()) {
         mask(&mut entry, t);
@@ -516,7 +596,8 @@ fn render_entry(spec: &SourceSpec, def: &ServerDef, token: Option<&str>) -> Resu
         }
         crate::sources::Container::List(_) => (path, Value::Array(vec![entry])),
     };
-    let text = apply_edits(spec.format, "", &[DocEdit::Set { path, value }]).map_err(|e| EditError::Invalid(e.to_string()))?;
+    let text = apply_edits(spec.format, "", &[DocEdit::Set { path, value }])
+        .map_err(|e| EditError::Invalid(e.to_string()))?;
     Ok(text)
 }
 
@@ -532,17 +613,36 @@ fn mask(v: &mut Value, secret: &str) {
 /// What connecting `client` would do; nothing is written. Refused for a
 /// foreign `switchboard` entry, an http entry the client cannot take, or a
 /// file that does not parse.
-pub fn plan_connect(host: &Host, settings: &Settings, discovery: &Discovery, client: Client, opts: &ConnectOptions) -> Result<ConnectPlan> {
+pub fn plan_connect(
+    host: &Host,
+    settings: &Settings,
+    discovery: &Discovery,
+    client: Client,
+    opts: &ConnectOptions,
+) -> Result<ConnectPlan> {
     let spec = source_for(host, discovery, client)?;
     let def = entry_def(client, &opts.via)?;
     let label = client.display_name();
     let action = match entry_state(settings, &spec)? {
-        EntryState::Foreign { runs } => return Err(ConnectError::Foreign { label, path: spec.path.clone(), runs, source_id: spec.id.clone() }),
+        EntryState::Foreign { runs } => {
+            return Err(ConnectError::Foreign {
+                label,
+                path: spec.path.clone(),
+                runs,
+                source_id: spec.id.clone(),
+            })
+        }
         EntryState::Absent => EntryAction::Add,
         EntryState::Connected { enabled, .. } => {
             let current = read_def(settings, &spec, ENTRY_NAME)?;
             // Compared as the client stores it: what it cannot keep is not a change.
-            if enabled && current == (ServerDef { enabled: true, ..spec.dialect.storable(&def) }) {
+            if enabled
+                && current
+                    == (ServerDef {
+                        enabled: true,
+                        ..spec.dialect.storable(&def)
+                    })
+            {
                 EntryAction::Unchanged
             } else {
                 EntryAction::Update
@@ -569,20 +669,33 @@ pub fn plan_connect(host: &Host, settings: &Settings, discovery: &Discovery, cli
         let own_rank = discovery.source("switchboard").map(|s| s.priority);
         let this_rank = discovery.source(&spec.id).map(|s| s.priority);
         for name in &dups {
-            let winner_here = discovery.server(name).is_some_and(|s| s.winner.source == spec.id);
+            let winner_here = discovery
+                .server(name)
+                .is_some_and(|s| s.winner.source == spec.id);
             if !winner_here {
-                disable.push(DuplicateServer { name: name.clone(), copy_to_switchboard: false });
+                disable.push(DuplicateServer {
+                    name: name.clone(),
+                    copy_to_switchboard: false,
+                });
                 continue;
             }
-            let own_has = discovery.server(name).is_some_and(|s| s.definitions.iter().any(|d| d.source == "switchboard"));
+            let own_has = discovery
+                .server(name)
+                .is_some_and(|s| s.definitions.iter().any(|d| d.source == "switchboard"));
             let reason = match (own_rank, this_rank) {
                 _ if own_has => Some("Switchboard's own file already has a server of this name that does not run; fix or remove it there first".to_string()),
                 (Some(o), Some(t)) if o > t => Some(format!("{label} is above Switchboard's own file in the source priority, so a copy there would not be served; disabling it here would stop the gateway serving it")),
                 _ => None,
             };
             match reason {
-                Some(reason) => kept.push(KeptServer { name: name.clone(), reason }),
-                None => disable.push(DuplicateServer { name: name.clone(), copy_to_switchboard: true }),
+                Some(reason) => kept.push(KeptServer {
+                    name: name.clone(),
+                    reason,
+                }),
+                None => disable.push(DuplicateServer {
+                    name: name.clone(),
+                    copy_to_switchboard: true,
+                }),
             }
         }
     }
@@ -607,10 +720,19 @@ fn container_value(spec: &SourceSpec) -> std::result::Result<Option<Value>, Edit
     let text = match std::fs::read_to_string(&spec.path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(crate::writer::atomic::WriteError::Io { path: spec.path.clone(), source: e }.into()),
+        Err(e) => {
+            return Err(crate::writer::atomic::WriteError::Io {
+                path: spec.path.clone(),
+                source: e,
+            }
+            .into())
+        }
     };
     let doc = parse(spec.format, text.strip_prefix('\u{feff}').unwrap_or(&text))
-        .map_err(|f| EditError::Unparsable { path: spec.path.clone(), message: f.message })?
+        .map_err(|f| EditError::Unparsable {
+            path: spec.path.clone(),
+            message: f.message,
+        })?
         .value;
     Ok(value_at(&doc, spec.container.path()).cloned())
 }
@@ -618,13 +740,25 @@ fn container_value(spec: &SourceSpec) -> std::result::Result<Option<Value>, Edit
 /// Connect `client`: write (or update in place) its `switchboard` entry and,
 /// when asked, disable the duplicates, all as one history entry. `discovery`
 /// is what the user saw: the client's file must still hold those bytes.
-pub fn connect(host: &Host, settings: &mut Settings, discovery: &Discovery, client: Client, opts: &ConnectOptions) -> Result<ConnectReport> {
+pub fn connect(
+    host: &Host,
+    settings: &mut Settings,
+    discovery: &Discovery,
+    client: Client,
+    opts: &ConnectOptions,
+) -> Result<ConnectReport> {
     let plan = plan_connect(host, settings, discovery, client, opts)?;
     let spec = source_for(host, discovery, client)?;
     let def = entry_def(client, &opts.via)?;
     let seen = discovery.source(&spec.id).and_then(|s| s.hash);
     let transport = def.transport.as_str();
-    let recording = Recording::begin(host, Label::fixed(Some(ENTRY_NAME), format!("connect {} to Switchboard ({transport})", plan.label)));
+    let recording = Recording::begin(
+        host,
+        Label::fixed(
+            Some(ENTRY_NAME),
+            format!("connect {} to Switchboard ({transport})", plan.label),
+        ),
+    );
 
     let created_file = !spec.path.exists();
     let created_container = plan.action == EntryAction::Add && container_value(&spec)?.is_none();
@@ -636,9 +770,26 @@ pub fn connect(host: &Host, settings: &mut Settings, discovery: &Discovery, clie
                 // In place: only the fields that differ are written; an entry
                 // that was off is turned on through the client's own switch.
                 let current = read_def(w.settings, &spec, ENTRY_NAME)?;
-                w.apply(&spec, ServerEdit::Update { name: ENTRY_NAME.into(), def: ServerDef { enabled: current.enabled, ..def.clone() } }, seen)?;
+                w.apply(
+                    &spec,
+                    ServerEdit::Update {
+                        name: ENTRY_NAME.into(),
+                        def: ServerDef {
+                            enabled: current.enabled,
+                            ..def.clone()
+                        },
+                    },
+                    seen,
+                )?;
                 if !current.enabled {
-                    w.apply(&spec, ServerEdit::SetEnabled { name: ENTRY_NAME.into(), enabled: true }, None)?;
+                    w.apply(
+                        &spec,
+                        ServerEdit::SetEnabled {
+                            name: ENTRY_NAME.into(),
+                            enabled: true,
+                        },
+                        None,
+                    )?;
                 }
             }
             EntryAction::Unchanged => {}
@@ -647,18 +798,39 @@ pub fn connect(host: &Host, settings: &mut Settings, discovery: &Discovery, clie
             if d.copy_to_switchboard {
                 w.copy_server(&spec, &switchboard_source(host), &d.name, false)?;
             }
-            w.apply(&spec, ServerEdit::SetEnabled { name: d.name.clone(), enabled: false }, None)?;
+            w.apply(
+                &spec,
+                ServerEdit::SetEnabled {
+                    name: d.name.clone(),
+                    enabled: false,
+                },
+                None,
+            )?;
         }
     }
     let own = switchboard_source(host);
-    let copies: Vec<ServerDef> = plan.disable.iter().filter(|d| d.copy_to_switchboard).filter_map(|d| read_def(settings, &own, &d.name).ok()).collect();
+    let copies: Vec<ServerDef> = plan
+        .disable
+        .iter()
+        .filter(|d| d.copy_to_switchboard)
+        .filter_map(|d| read_def(settings, &own, &d.name).ok())
+        .collect();
     let disabled: Vec<String> = plan.disable.iter().map(|d| d.name.clone()).collect();
     let id = client_id(client);
-    let fresh = ConnectionRecord { disabled, copied: copies, created_file, created_container };
+    let fresh = ConnectionRecord {
+        disabled,
+        copied: copies,
+        created_file,
+        created_container,
+    };
     let known = settings.connections.get(&id).cloned();
     if !fresh.is_empty() || known.is_some() {
         *settings = Settings::update(host, |s| {
-            let mut r = s.connections.get(&id).cloned().unwrap_or(ConnectionRecord { created_file, created_container, ..Default::default() });
+            let mut r = s.connections.get(&id).cloned().unwrap_or(ConnectionRecord {
+                created_file,
+                created_container,
+                ..Default::default()
+            });
             for n in &fresh.disabled {
                 if !r.disabled.contains(n) {
                     r.disabled.push(n.clone());
@@ -681,7 +853,12 @@ pub fn connect(host: &Host, settings: &mut Settings, discovery: &Discovery, clie
 /// servers connect disabled there, remove the copies connect made in
 /// Switchboard's own file (if unchanged), and what connect created (the
 /// container, the file) when nothing else is in it. One history entry.
-pub fn disconnect(host: &Host, settings: &mut Settings, discovery: &Discovery, client: Client) -> Result<DisconnectReport> {
+pub fn disconnect(
+    host: &Host,
+    settings: &mut Settings,
+    discovery: &Discovery,
+    client: Client,
+) -> Result<DisconnectReport> {
     let spec = source_for(host, discovery, client)?;
     let label = client.display_name();
     let id = client_id(client);
@@ -689,14 +866,30 @@ pub fn disconnect(host: &Host, settings: &mut Settings, discovery: &Discovery, c
     let state = entry_state(settings, &spec)?;
     match (&state, &record) {
         (EntryState::Foreign { runs }, _) => {
-            return Err(ConnectError::Foreign { label, path: spec.path.clone(), runs: runs.clone(), source_id: spec.id.clone() });
+            return Err(ConnectError::Foreign {
+                label,
+                path: spec.path.clone(),
+                runs: runs.clone(),
+                source_id: spec.id.clone(),
+            });
         }
-        (EntryState::Absent, None) => return Err(ConnectError::NotConnected { label, path: spec.path.clone() }),
+        (EntryState::Absent, None) => {
+            return Err(ConnectError::NotConnected {
+                label,
+                path: spec.path.clone(),
+            })
+        }
         _ => {}
     }
     let record = record.unwrap_or_default();
     let seen = discovery.source(&spec.id).and_then(|s| s.hash);
-    let recording = Recording::begin(host, Label::fixed(Some(ENTRY_NAME), format!("disconnect {label} from Switchboard")));
+    let recording = Recording::begin(
+        host,
+        Label::fixed(
+            Some(ENTRY_NAME),
+            format!("disconnect {label} from Switchboard"),
+        ),
+    );
     let mut report = DisconnectReport {
         client: id.clone(),
         label,
@@ -712,18 +905,34 @@ pub fn disconnect(host: &Host, settings: &mut Settings, discovery: &Discovery, c
     {
         let mut w = Writer::new(host, settings);
         if let EntryState::Connected { .. } = state {
-            w.apply(&spec, ServerEdit::Remove { name: ENTRY_NAME.into() }, seen)?;
+            w.apply(
+                &spec,
+                ServerEdit::Remove {
+                    name: ENTRY_NAME.into(),
+                },
+                seen,
+            )?;
             report.removed_entry = true;
         }
         for name in &record.disabled {
             match read_def(w.settings, &spec, name) {
                 Ok(d) if !d.enabled => {
-                    w.apply(&spec, ServerEdit::SetEnabled { name: name.clone(), enabled: true }, None)?;
+                    w.apply(
+                        &spec,
+                        ServerEdit::SetEnabled {
+                            name: name.clone(),
+                            enabled: true,
+                        },
+                        None,
+                    )?;
                     report.re_enabled.push(name.clone());
                 }
                 Ok(_) => {}
                 Err(EditError::NotFound { .. }) => {
-                    report.kept.push(KeptServer { name: name.clone(), reason: format!("no longer in {}", spec.path.display()) });
+                    report.kept.push(KeptServer {
+                        name: name.clone(),
+                        reason: format!("no longer in {}", spec.path.display()),
+                    });
                 }
                 Err(e) => return Err(e.into()),
             }
@@ -731,12 +940,21 @@ pub fn disconnect(host: &Host, settings: &mut Settings, discovery: &Discovery, c
         for copy in &record.copied {
             match read_def(w.settings, &own, &copy.name) {
                 Ok(d) if d == *copy => {
-                    w.apply(&own, ServerEdit::Remove { name: copy.name.clone() }, None)?;
+                    w.apply(
+                        &own,
+                        ServerEdit::Remove {
+                            name: copy.name.clone(),
+                        },
+                        None,
+                    )?;
                     report.removed_copies.push(copy.name.clone());
                 }
                 Ok(_) => report.kept.push(KeptServer {
                     name: copy.name.clone(),
-                    reason: format!("its copy in {} changed since connect copied it; it stays there", own.path.display()),
+                    reason: format!(
+                        "its copy in {} changed since connect copied it; it stays there",
+                        own.path.display()
+                    ),
                 }),
                 Err(EditError::NotFound { .. }) => {}
                 Err(e) => return Err(e.into()),
@@ -764,11 +982,22 @@ fn remove_what_connect_created(spec: &SourceSpec, record: &ConnectionRecord) -> 
         Value::Array(a) => a.is_empty(),
         _ => false,
     };
-    let Ok(text) = std::fs::read_to_string(&spec.path) else { return Ok(false) };
+    let Ok(text) = std::fs::read_to_string(&spec.path) else {
+        return Ok(false);
+    };
     let mut now = text.clone();
     if container_value(spec)?.as_ref().is_some_and(empty) {
-        now = apply_edits(spec.format, &text, &[DocEdit::Remove { path: spec.container.path().to_vec() }])
-            .map_err(|e| EditError::Unparsable { path: spec.path.clone(), message: e.to_string() })?;
+        now = apply_edits(
+            spec.format,
+            &text,
+            &[DocEdit::Remove {
+                path: spec.container.path().to_vec(),
+            }],
+        )
+        .map_err(|e| EditError::Unparsable {
+            path: spec.path.clone(),
+            message: e.to_string(),
+        })?;
     }
     let nothing_else = matches!(now.trim(), "" | "{}");
     if record.created_file && nothing_else {
@@ -776,14 +1005,22 @@ fn remove_what_connect_created(spec: &SourceSpec, record: &ConnectionRecord) -> 
         return Ok(true);
     }
     if now != text {
-        write_atomic(&spec.path, now.as_bytes(), Expected::Hash(crate::writer::content_hash(text.as_bytes())))
-            .map_err(EditError::from)?;
+        write_atomic(
+            &spec.path,
+            now.as_bytes(),
+            Expected::Hash(crate::writer::content_hash(text.as_bytes())),
+        )
+        .map_err(EditError::from)?;
     }
     Ok(false)
 }
 
 fn remove_file(path: &Path, expected_text: &str) -> Result<()> {
-    crate::writer::history::remove_checked(path, Expected::Hash(crate::writer::content_hash(expected_text.as_bytes()))).map_err(EditError::from)?;
+    crate::writer::history::remove_checked(
+        path,
+        Expected::Hash(crate::writer::content_hash(expected_text.as_bytes())),
+    )
+    .map_err(EditError::from)?;
     Ok(())
 }
 

@@ -14,9 +14,9 @@ use crate::config::vars::{expand, Expansion, VarContext};
 use crate::config::{Format, ServerDef};
 use crate::host::Host;
 use crate::settings::Settings;
-use crate::trust::{self, ClaudeApprovals};
 use crate::sources::read::{escape_pointer, parse, LocatedDoc};
 use crate::sources::{apply_priority, default_order, Client, Container, Level, SourceSpec};
+use crate::trust::{self, ClaudeApprovals};
 use crate::writer::{content_hash, ContentHash, PathSeg};
 
 /// Files larger than this are not read (a config file this big is a mistake).
@@ -175,12 +175,21 @@ impl Discovery {
     /// The trusted project folders this discovery read, each once, sorted:
     /// what servers get as roots (SPEC M13).
     pub fn project_folders(&self) -> Vec<PathBuf> {
-        self.sources.iter().filter_map(|s| s.project.clone()).collect::<std::collections::BTreeSet<_>>().into_iter().collect()
+        self.sources
+            .iter()
+            .filter_map(|s| s.project.clone())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
     }
 }
 
 /// The ordered source list for these settings (no file is read).
-pub fn ordered_sources(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> Vec<SourceSpec> {
+pub fn ordered_sources(
+    host: &Host,
+    settings: &Settings,
+    opts: &DiscoverOptions,
+) -> Vec<SourceSpec> {
     let mut projects = settings.trusted_projects();
     for p in &opts.extra_projects {
         let abs = absolute(p);
@@ -196,7 +205,9 @@ pub fn absolute(p: &Path) -> PathBuf {
         if p.is_absolute() {
             p.to_path_buf()
         } else {
-            std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| p.to_path_buf())
+            std::env::current_dir()
+                .map(|d| d.join(p))
+                .unwrap_or_else(|_| p.to_path_buf())
         }
     })
 }
@@ -210,8 +221,15 @@ pub fn discover(host: &Host, settings: &Settings, opts: &DiscoverOptions) -> Dis
 /// Discovery that follows `previous`: a source file that exists but does not
 /// parse (an editor's save caught halfway) keeps the servers it had in
 /// `previous`, so they keep running instead of stopping and starting again.
-pub fn discover_after(host: &Host, settings: &Settings, opts: &DiscoverOptions, previous: Option<&Discovery>) -> Discovery {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| discover_inner(host, settings, opts, previous))) {
+pub fn discover_after(
+    host: &Host,
+    settings: &Settings,
+    opts: &DiscoverOptions,
+    previous: Option<&Discovery>,
+) -> Discovery {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        discover_inner(host, settings, opts, previous)
+    })) {
         Ok(d) => d,
         Err(p) => {
             let msg = p
@@ -219,7 +237,10 @@ pub fn discover_after(host: &Host, settings: &Settings, opts: &DiscoverOptions, 
                 .cloned()
                 .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown failure".into());
-            Discovery { errors: vec![format!("Discovery failed: {msg}")], ..Default::default() }
+            Discovery {
+                errors: vec![format!("Discovery failed: {msg}")],
+                ..Default::default()
+            }
         }
     }
 }
@@ -236,34 +257,70 @@ struct FileRead {
 }
 
 fn unreadable(message: String) -> ParseError {
-    ParseError { message, line: None, column: None, last_good_at: None }
+    ParseError {
+        message,
+        line: None,
+        column: None,
+        last_good_at: None,
+    }
 }
 
 fn read_file(path: &Path, format: Format) -> FileRead {
-    let modified = |m: &std::fs::Metadata| m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_millis() as u64);
+    let modified = |m: &std::fs::Metadata| {
+        m.modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map(|d| d.as_millis() as u64)
+    };
     let meta = match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return FileRead { exists: false, hash: None, doc: Ok(LocatedDoc::default()), empty: false, modified: None }
+            return FileRead {
+                exists: false,
+                hash: None,
+                doc: Ok(LocatedDoc::default()),
+                empty: false,
+                modified: None,
+            }
         }
         Ok(m) if m.len() > MAX_FILE_BYTES => {
-            let doc = Err(unreadable(format!("{}: file is larger than 64 MiB; not read", path.display())));
-            return FileRead { exists: true, hash: None, doc, empty: false, modified: modified(&m) };
+            let doc = Err(unreadable(format!(
+                "{}: file is larger than 64 MiB; not read",
+                path.display()
+            )));
+            return FileRead {
+                exists: true,
+                hash: None,
+                doc,
+                empty: false,
+                modified: modified(&m),
+            };
         }
         m => m.ok(),
     };
     let modified = meta.as_ref().and_then(modified);
     match std::fs::read(path) {
-        Err(e) => FileRead { exists: path.exists(), hash: None, doc: Err(unreadable(format!("{}: cannot read: {e}", path.display()))), empty: false, modified },
+        Err(e) => FileRead {
+            exists: path.exists(),
+            hash: None,
+            doc: Err(unreadable(format!("{}: cannot read: {e}", path.display()))),
+            empty: false,
+            modified,
+        },
         Ok(bytes) => {
             let hash = Some(content_hash(&bytes));
             let empty = bytes.iter().all(u8::is_ascii_whitespace);
             let doc = match String::from_utf8(bytes) {
-                Err(_) => Err(unreadable(format!("{}: not valid UTF-8 text", path.display()))),
+                Err(_) => Err(unreadable(format!(
+                    "{}: not valid UTF-8 text",
+                    path.display()
+                ))),
                 Ok(text) => {
                     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
                     parse(format, text).map_err(|f| ParseError {
                         message: match f.line {
-                            Some(l) => format!("{}:{l}: cannot parse: {}", path.display(), f.message),
+                            Some(l) => {
+                                format!("{}:{l}: cannot parse: {}", path.display(), f.message)
+                            }
                             None => format!("{}: cannot parse: {}", path.display(), f.message),
                         },
                         line: f.line,
@@ -272,7 +329,13 @@ fn read_file(path: &Path, format: Format) -> FileRead {
                     })
                 }
             };
-            FileRead { exists: true, hash, doc, empty, modified }
+            FileRead {
+                exists: true,
+                hash,
+                doc,
+                empty,
+                modified,
+            }
         }
     }
 }
@@ -280,10 +343,19 @@ fn read_file(path: &Path, format: Format) -> FileRead {
 /// The definitions a source had in `previous` that came from its file
 /// (parked ones come from the settings), with when that version was saved.
 fn last_good(previous: Option<&Discovery>, id: &str) -> (Vec<Definition>, Option<u64>) {
-    let Some(p) = previous else { return (vec![], None) };
-    let Some(at) = p.source(id).and_then(|s| s.good_version_at) else { return (vec![], None) };
-    let mut defs: Vec<Definition> =
-        p.servers.iter().flat_map(|s| s.definitions.iter()).filter(|d| d.source == id && !d.parked).cloned().collect();
+    let Some(p) = previous else {
+        return (vec![], None);
+    };
+    let Some(at) = p.source(id).and_then(|s| s.good_version_at) else {
+        return (vec![], None);
+    };
+    let mut defs: Vec<Definition> = p
+        .servers
+        .iter()
+        .flat_map(|s| s.definitions.iter())
+        .filter(|d| d.source == id && !d.parked)
+        .cloned()
+        .collect();
     defs.sort_by_key(|d| d.line.unwrap_or(usize::MAX));
     for d in &mut defs {
         d.last_good_at = Some(at);
@@ -316,7 +388,11 @@ pub struct RawEntry<'a> {
 }
 
 /// The entries of one source's container, in file order.
-pub fn entries<'a>(spec: &SourceSpec, doc: &'a Value, warnings: &mut Vec<String>) -> Vec<RawEntry<'a>> {
+pub fn entries<'a>(
+    spec: &SourceSpec,
+    doc: &'a Value,
+    warnings: &mut Vec<String>,
+) -> Vec<RawEntry<'a>> {
     let base = pointer(spec.container.path());
     let Some(container) = value_at(doc, spec.container.path()) else {
         return vec![];
@@ -324,7 +400,11 @@ pub fn entries<'a>(spec: &SourceSpec, doc: &'a Value, warnings: &mut Vec<String>
     match (&spec.container, container) {
         (Container::Map(_), Value::Object(m)) => m
             .iter()
-            .map(|(k, v)| RawEntry { name: k.clone(), value: v, pointer: format!("{base}/{}", escape_pointer(k)) })
+            .map(|(k, v)| RawEntry {
+                name: k.clone(),
+                value: v,
+                pointer: format!("{base}/{}", escape_pointer(k)),
+            })
             .collect(),
         (Container::List(_), Value::Array(items)) => items
             .iter()
@@ -332,14 +412,25 @@ pub fn entries<'a>(spec: &SourceSpec, doc: &'a Value, warnings: &mut Vec<String>
             .filter_map(|(i, v)| {
                 let name = v.get("name").and_then(Value::as_str);
                 if name.is_none() {
-                    warnings.push(format!("{}: entry {base}/{i} has no \"name\"; skipped", spec.path.display()));
+                    warnings.push(format!(
+                        "{}: entry {base}/{i} has no \"name\"; skipped",
+                        spec.path.display()
+                    ));
                 }
-                Some(RawEntry { name: name?.to_string(), value: v, pointer: format!("{base}/{i}") })
+                Some(RawEntry {
+                    name: name?.to_string(),
+                    value: v,
+                    pointer: format!("{base}/{i}"),
+                })
             })
             .collect(),
         (Container::Map(_), Value::Null) | (Container::List(_), Value::Null) => vec![],
         (c, other) => {
-            let want = if matches!(c, Container::Map(_)) { "an object" } else { "a list" };
+            let want = if matches!(c, Container::Map(_)) {
+                "an object"
+            } else {
+                "a list"
+            };
             warnings.push(format!(
                 "{}: \"{}\" should be {want} of servers, found {}; ignored",
                 spec.path.display(),
@@ -357,7 +448,10 @@ pub fn entries<'a>(spec: &SourceSpec, doc: &'a Value, warnings: &mut Vec<String>
 fn var_context(host: &Host, spec: &SourceSpec) -> VarContext {
     VarContext {
         env: host.vars.clone(),
-        workspace_folder: spec.project.as_ref().map(|p| p.to_string_lossy().to_string()),
+        workspace_folder: spec
+            .project
+            .as_ref()
+            .map(|p| p.to_string_lossy().to_string()),
         user_home: Some(host.home.to_string_lossy().to_string()),
         inputs: HashMap::new(),
         expansion: spec.expansion(),
@@ -424,14 +518,21 @@ pub fn gemini_enablement_path(host: &Host) -> PathBuf {
     host.home_join(".gemini/mcp-server-enablement.json")
 }
 
-fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, previous: Option<&Discovery>) -> Discovery {
+fn discover_inner(
+    host: &Host,
+    settings: &Settings,
+    opts: &DiscoverOptions,
+    previous: Option<&Discovery>,
+) -> Discovery {
     let specs = ordered_sources(host, settings, opts);
     let mut files: HashMap<(PathBuf, Format), FileRead> = HashMap::new();
     let mut out = Discovery::default();
     let mut by_name: IndexMap<String, Vec<Definition>> = IndexMap::new();
 
     for (priority, spec) in specs.iter().enumerate() {
-        let file = files.entry((spec.path.clone(), spec.format)).or_insert_with(|| read_file(&spec.path, spec.format));
+        let file = files
+            .entry((spec.path.clone(), spec.format))
+            .or_insert_with(|| read_file(&spec.path, spec.format));
         let mut info = SourceInfo {
             id: spec.id.clone(),
             client: spec.client,
@@ -447,7 +548,13 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, prev
             warnings: vec![],
             content_hash: file.hash.map(|h| hex::encode(h.0)),
             restart_hint: spec.client.restart_hint(),
-            fields: spec.dialect.fields().iter().map(|f| f.as_str()).chain(spec.dialect.oauth_fields()).collect(),
+            fields: spec
+                .dialect
+                .fields()
+                .iter()
+                .map(|f| f.as_str())
+                .chain(spec.dialect.oauth_fields())
+                .collect(),
             hash: file.hash,
             spec: Some(spec.clone()),
             parse_error: None,
@@ -465,8 +572,17 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, prev
             (Some(p), true) if file.exists => Some(ClaudeApprovals::read(host, p)),
             _ => None,
         };
-        let pins = spec.project.as_ref().filter(|_| trust::is_pinned_source(spec)).and_then(|p| settings.trusted_servers.get(p));
-        let hold = |def: &ServerDef| approvals.as_ref().and_then(|a| a.verdict(&def.name)).or_else(|| trust::check_pin(pins, spec, def));
+        let pins = spec
+            .project
+            .as_ref()
+            .filter(|_| trust::is_pinned_source(spec))
+            .and_then(|p| settings.trusted_servers.get(p));
+        let hold = |def: &ServerDef| {
+            approvals
+                .as_ref()
+                .and_then(|a| a.verdict(&def.name))
+                .or_else(|| trust::check_pin(pins, spec, def))
+        };
         let (mut kept, kept_at) = last_good(previous, &spec.id);
         for d in &mut kept {
             d.held = hold(&d.def);
@@ -474,7 +590,10 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, prev
         let broken = match &file.doc {
             Err(e) => Some(e.clone()),
             // Emptied while it had servers: a save caught between truncating and writing.
-            Ok(_) if file.empty && !kept.is_empty() => Some(unreadable(format!("{}: the file is empty (a save still in progress?)", spec.path.display()))),
+            Ok(_) if file.empty && !kept.is_empty() => Some(unreadable(format!(
+                "{}: the file is empty (a save still in progress?)",
+                spec.path.display()
+            ))),
             Ok(_) => None,
         };
         let mut seen_here = 0;
@@ -515,7 +634,13 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, prev
             let loc = |field: &Option<String>| {
                 let l = field
                     .as_ref()
-                    .and_then(|f| doc.line(&format!("{}/{}", e.pointer, escape_pointer(f.split(['.', '[']).next().unwrap_or(f)))))
+                    .and_then(|f| {
+                        doc.line(&format!(
+                            "{}/{}",
+                            e.pointer,
+                            escape_pointer(f.split(['.', '[']).next().unwrap_or(f))
+                        ))
+                    })
                     .or(line);
                 match l {
                     Some(l) => format!("{}:{l}", spec.path.display()),
@@ -523,12 +648,18 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, prev
                 }
             };
             let mut def = parsed.def;
-            if switched_off.contains(&e.name) || approvals.as_ref().is_some_and(|a| a.rejected(&e.name).is_some()) {
+            if switched_off.contains(&e.name)
+                || approvals
+                    .as_ref()
+                    .is_some_and(|a| a.rejected(&e.name).is_some())
+            {
                 def.enabled = false;
             }
             let held = hold(&def);
             // A client's entry for Switchboard's gateway would start Switchboard inside itself.
-            let not_runnable = parsed.not_runnable.or_else(|| crate::connect::gateway_note(&e.name, &def));
+            let not_runnable = parsed
+                .not_runnable
+                .or_else(|| crate::connect::gateway_note(&e.name, &def));
             let mut d = Definition {
                 source: spec.id.clone(),
                 path: spec.path.clone(),
@@ -552,10 +683,14 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, prev
             }
             if let Err(msg) = crate::config::validate::validate_name(&e.name) {
                 let msg = msg.trim_start_matches("Invalid server config: ");
-                d.warnings.push(format!("{}: {msg}; it runs, but edits must rename it", loc(&None)));
+                d.warnings.push(format!(
+                    "{}: {msg}; it runs, but edits must rename it",
+                    loc(&None)
+                ));
             }
             for (field, w) in unresolved_warnings(&d.def, &cx) {
-                d.warnings.push(format!("{}: server \"{}\": {w}", loc(&Some(field)), e.name));
+                d.warnings
+                    .push(format!("{}: server \"{}\": {w}", loc(&Some(field)), e.name));
             }
             by_name.entry(e.name.clone()).or_default().push(d);
         }
@@ -568,7 +703,19 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, prev
                 source: spec.id.clone(),
                 path: spec.path.clone(),
                 line: None,
-                errors: parsed.issues.iter().filter(|i| i.is_error).map(|i| format!("{}: server \"{}\": {}", spec.path.display(), p.name, i.message)).collect(),
+                errors: parsed
+                    .issues
+                    .iter()
+                    .filter(|i| i.is_error)
+                    .map(|i| {
+                        format!(
+                            "{}: server \"{}\": {}",
+                            spec.path.display(),
+                            p.name,
+                            i.message
+                        )
+                    })
+                    .collect(),
                 warnings: vec![],
                 not_runnable: parsed.not_runnable,
                 parked: true,
@@ -596,7 +743,11 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, prev
                 Some(h) if skipped.is_valid() => format!("is held and was skipped: {}", h.reason()),
                 _ => format!("is invalid and was skipped: {}", skipped.errors.join("; ")),
             };
-            winner.warnings.push(format!("the definition in {} ({}) {why}", skipped.path.display(), skipped.source));
+            winner.warnings.push(format!(
+                "the definition in {} ({}) {why}",
+                skipped.path.display(),
+                skipped.source
+            ));
         }
         let shadowed = defs
             .iter()
@@ -611,7 +762,11 @@ fn discover_inner(host: &Host, settings: &Settings, opts: &DiscoverOptions, prev
                 errors: d.errors.clone(),
             })
             .collect();
-        out.servers.push(DiscoveredServer { winner, shadowed, definitions: defs });
+        out.servers.push(DiscoveredServer {
+            winner,
+            shadowed,
+            definitions: defs,
+        });
     }
     out
 }

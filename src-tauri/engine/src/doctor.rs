@@ -56,7 +56,13 @@ pub enum FailureClass {
 impl FailureClass {
     /// Whether starting again can help; if not, no restarts are tried.
     pub fn heals(self) -> bool {
-        !matches!(self, FailureClass::CommandNotFound | FailureClass::NotExecutable | FailureClass::BadFolder | FailureClass::InvalidConfig)
+        !matches!(
+            self,
+            FailureClass::CommandNotFound
+                | FailureClass::NotExecutable
+                | FailureClass::BadFolder
+                | FailureClass::InvalidConfig
+        )
     }
 
     pub fn label(self) -> &'static str {
@@ -117,9 +123,17 @@ pub struct Facts {
 pub enum Failure {
     /// The command lookup failed (`message` names it); `searched` lists the
     /// folders, `login_shell` whether the login shell's PATH was among them.
-    NotFound { searched: String, message: String, login_shell: bool },
+    NotFound {
+        searched: String,
+        message: String,
+        login_shell: bool,
+    },
     /// Starting the process failed.
-    Spawn { kind: std::io::ErrorKind, raw_os: Option<i32>, message: String },
+    Spawn {
+        kind: std::io::ErrorKind,
+        raw_os: Option<i32>,
+        message: String,
+    },
     /// The working folder does not exist (`message` names it and the field).
     Folder { message: String },
     /// The definition is unusable (`message` says why).
@@ -155,7 +169,12 @@ impl Failure {
 /// The diagnosis of `failure` given `facts`.
 pub fn diagnose(failure: &Failure, facts: &Facts) -> Diagnosis {
     let error = failure.error_text();
-    let d = |class: FailureClass, summary: String, detail: String| Diagnosis { class, summary, detail, error: error.clone() };
+    let d = |class: FailureClass, summary: String, detail: String| Diagnosis {
+        class,
+        summary,
+        detail,
+        error: error.clone(),
+    };
     let command = facts.command.clone().unwrap_or_default();
     let program = program_name(&command);
     let timeout_s = facts.timeout.map(|t| t.as_secs_f64()).unwrap_or(30.0);
@@ -253,7 +272,12 @@ pub fn diagnose(failure: &Failure, facts: &Facts) -> Diagnosis {
 }
 
 fn not_mcp(facts: &Facts, error: &str) -> Diagnosis {
-    let shown: Vec<String> = facts.stdout_noise.iter().take(3).map(|l| format!("«{}»", shorten(l, 100))).collect();
+    let shown: Vec<String> = facts
+        .stdout_noise
+        .iter()
+        .take(3)
+        .map(|l| format!("«{}»", shorten(l, 100)))
+        .collect();
     Diagnosis {
         class: FailureClass::NotMcp,
         summary: "not an MCP server: it printed text".into(),
@@ -268,32 +292,59 @@ fn not_mcp(facts: &Facts, error: &str) -> Diagnosis {
 fn remote(message: &str, facts: &Facts, error: &str) -> Diagnosis {
     let lower = message.to_lowercase();
     let url = facts.url.clone().unwrap_or_default();
-    let host = url::Url::parse(&url).ok().and_then(|u| u.host_str().map(|h| match u.port() {
-        Some(p) => format!("{h}:{p}"),
-        None => h.to_string(),
-    }));
+    let host = url::Url::parse(&url).ok().and_then(|u| {
+        u.host_str().map(|h| match u.port() {
+            Some(p) => format!("{h}:{p}"),
+            None => h.to_string(),
+        })
+    });
     let host = host.unwrap_or_else(|| url.clone());
-    let d = |class: FailureClass, summary: String, detail: String| Diagnosis { class, summary, detail, error: error.to_string() };
+    let d = |class: FailureClass, summary: String, detail: String| Diagnosis {
+        class,
+        summary,
+        detail,
+        error: error.to_string(),
+    };
     if lower.contains("connection refused") {
         return d(FailureClass::ConnectionRefused, format!("nothing listens at {host}"), format!("Nothing answers at {host}: the server is not running there, or the port is wrong. Start it, or fix the URL ({url})."));
     }
-    if lower.contains("lookup address") || lower.contains("dns error") || lower.contains("name or service not known") || lower.contains("no such host") || lower.contains("nodename nor servname") {
+    if lower.contains("lookup address")
+        || lower.contains("dns error")
+        || lower.contains("name or service not known")
+        || lower.contains("no such host")
+        || lower.contains("nodename nor servname")
+    {
         return d(FailureClass::HostNotFound, format!("host {host} not found"), format!("The name {host} cannot be found. Check the URL for typos; if it is a company server, connect to its network or VPN first."));
     }
-    if lower.contains("certificate") || lower.contains("tls") || lower.contains("ssl") || lower.contains("handshake failure") {
+    if lower.contains("certificate")
+        || lower.contains("tls")
+        || lower.contains("ssl")
+        || lower.contains("handshake failure")
+    {
         return d(FailureClass::Tls, format!("secure connection to {host} failed"), format!("The secure (HTTPS) connection to {host} failed: {message}. The server's certificate may be expired, self-signed or for another name; check the URL, or ask its operator."));
     }
     if lower.contains("protocol version") {
         return d(FailureClass::ProtocolMismatch, "protocol version not supported".into(), format!("The server and Switchboard have no MCP protocol version in common ({message}). Ask its operator, or update Switchboard."));
     }
-    let status = ["404", "405", "410", "400"].into_iter().find(|c| lower.contains(&format!("status {c}")) || lower.contains(&format!("{c} not found")) || lower.contains(&format!(" {c} ")));
+    let status = ["404", "405", "410", "400"].into_iter().find(|c| {
+        lower.contains(&format!("status {c}"))
+            || lower.contains(&format!("{c} not found"))
+            || lower.contains(&format!(" {c} "))
+    });
     if let Some(code) = status {
         return d(FailureClass::WrongUrl, format!("{url} answered {code}"), format!("{url} answered HTTP {code}: it is not an MCP endpoint. Check the path (servers usually serve MCP at /mcp, older ones at /sse) and the transport (\"type\": \"http\" or \"sse\")."));
     }
-    if lower.contains("text/html") || lower.contains("unexpected content type") || lower.contains("content-type") {
+    if lower.contains("text/html")
+        || lower.contains("unexpected content type")
+        || lower.contains("content-type")
+    {
         return d(FailureClass::WrongUrl, format!("{url} is not an MCP endpoint"), format!("{url} answered with a web page, not MCP. Check the path (usually /mcp, or /sse for older servers)."));
     }
-    d(FailureClass::Other, shorten(message, 90), format!("Connecting to {url} failed: {message}"))
+    d(
+        FailureClass::Other,
+        shorten(message, 90),
+        format!("Connecting to {url} failed: {message}"),
+    )
 }
 
 /// What a diagnostic report shows (secrets already masked by the caller).
@@ -335,7 +386,10 @@ pub fn report(r: &ReportInput) -> String {
         }
     };
     line("Defined in", r.source.as_deref().unwrap_or(""));
-    line("Status", &format!("{} (restarts: {})", r.status, r.restarts));
+    line(
+        "Status",
+        &format!("{} (restarts: {})", r.status, r.restarts),
+    );
     if let Some(d) = &r.diagnosis {
         line("Problem", &format!("[{}] {}", d.class.label(), d.summary));
         line("What to do", &d.detail);
@@ -346,13 +400,26 @@ pub fn report(r: &ReportInput) -> String {
     line("Transport", &format!("{:?}", r.transport).to_lowercase());
     line("Command", r.command.as_deref().unwrap_or(""));
     line("Started as", r.program.as_deref().unwrap_or(""));
-    line("Arguments", &r.args.iter().map(|a| format!("{a:?}")).collect::<Vec<_>>().join(" "));
+    line(
+        "Arguments",
+        &r.args
+            .iter()
+            .map(|a| format!("{a:?}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
     line("Working folder", r.cwd.as_deref().unwrap_or(""));
     line("URL", r.url.as_deref().unwrap_or(""));
-    line("Environment variables (values not shown)", &r.env_keys.join(", "));
+    line(
+        "Environment variables (values not shown)",
+        &r.env_keys.join(", "),
+    );
     line("Headers (values not shown)", &r.header_keys.join(", "));
     line("Timeout", &format!("{} ms", r.timeout_ms));
-    line("Command search PATH", r.search_path.as_deref().unwrap_or(""));
+    line(
+        "Command search PATH",
+        r.search_path.as_deref().unwrap_or(""),
+    );
     for w in &r.warnings {
         line("Warning", w);
     }
@@ -386,7 +453,10 @@ pub struct RuntimeHint {
 
 /// What `program` (a bare name such as `npx`) comes with, and how to install it.
 pub fn runtime_hint(program: &str, os: Os) -> Option<RuntimeHint> {
-    let p = program.trim_end_matches(".exe").trim_end_matches(".cmd").to_ascii_lowercase();
+    let p = program
+        .trim_end_matches(".exe")
+        .trim_end_matches(".cmd")
+        .to_ascii_lowercase();
     let (runtime, linux, mac, win): (&str, &str, &str, &str) = match p.as_str() {
         "npx" | "npm" | "node" | "pnpm" | "yarn" => (
             "Node.js",
@@ -429,31 +499,65 @@ pub fn runtime_hint(program: &str, os: Os) -> Option<RuntimeHint> {
         Os::Macos => mac,
         Os::Windows => win,
     };
-    Some(RuntimeHint { runtime, install: install.to_string() })
+    Some(RuntimeHint {
+        runtime,
+        install: install.to_string(),
+    })
 }
 
 /// `npx` of `npx`, `/usr/bin/npx`, `C:\\x\\npx.cmd`.
 fn program_name(command: &str) -> String {
-    command.rsplit(['/', '\\']).next().unwrap_or(command).to_string()
+    command
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(command)
+        .to_string()
 }
 
 /// The command line as a person would type it (arguments with spaces quoted).
 fn command_line(command: &str, args: &[String]) -> String {
-    let quote = |a: &str| if a.is_empty() || a.chars().any(|c| c.is_whitespace() || "'\"$`\\".contains(c)) { format!("'{}'", a.replace('\'', "'\\''")) } else { a.to_string() };
-    std::iter::once(quote(command)).chain(args.iter().map(|a| quote(a))).collect::<Vec<_>>().join(" ")
+    let quote = |a: &str| {
+        if a.is_empty()
+            || a.chars()
+                .any(|c| c.is_whitespace() || "'\"$`\\".contains(c))
+        {
+            format!("'{}'", a.replace('\'', "'\\''"))
+        } else {
+            a.to_string()
+        }
+    };
+    std::iter::once(quote(command))
+        .chain(args.iter().map(|a| quote(a)))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn last_meaningful(lines: &[String]) -> Option<String> {
-    lines.iter().rev().map(|l| l.trim()).find(|l| !l.is_empty()).map(str::to_string)
+    lines
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
 }
 
 fn stderr_sentence(lines: &[String]) -> String {
-    let shown: Vec<&str> = lines.iter().map(|l| l.trim()).filter(|l| !l.is_empty()).collect();
+    let shown: Vec<&str> = lines
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
     if shown.is_empty() {
         return String::new();
     }
     let tail = &shown[shown.len().saturating_sub(3)..];
-    format!(" Its last output: «{}».", tail.iter().map(|l| shorten(l, 200)).collect::<Vec<_>>().join(" / "))
+    format!(
+        " Its last output: «{}».",
+        tail.iter()
+            .map(|l| shorten(l, 200))
+            .collect::<Vec<_>>()
+            .join(" / ")
+    )
 }
 
 fn secs(s: f64) -> String {
@@ -515,7 +619,15 @@ pub mod stdout_watch {
     impl<R> Watch<R> {
         pub fn new(inner: R) -> (Watch<R>, Noise) {
             let noise = Noise::default();
-            (Watch { inner, noise: noise.clone(), line: vec![], json: None }, noise)
+            (
+                Watch {
+                    inner,
+                    noise: noise.clone(),
+                    line: vec![],
+                    json: None,
+                },
+                noise,
+            )
         }
 
         fn see(&mut self, bytes: &[u8]) {
@@ -540,7 +652,11 @@ pub mod stdout_watch {
             if self.json == Some(false) {
                 let mut kept = self.noise.0.lock().unwrap_or_else(|e| e.into_inner());
                 if kept.len() < KEEP {
-                    kept.push(String::from_utf8_lossy(&self.line).trim_end_matches('\r').to_string());
+                    kept.push(
+                        String::from_utf8_lossy(&self.line)
+                            .trim_end_matches('\r')
+                            .to_string(),
+                    );
                 }
             }
             self.line.clear();
@@ -549,7 +665,11 @@ pub mod stdout_watch {
     }
 
     impl<R: AsyncRead + Unpin> AsyncRead for Watch<R> {
-        fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
             let before = buf.filled().len();
             let r = Pin::new(&mut self.inner).poll_read(cx, buf);
             if let Poll::Ready(Ok(())) = &r {
@@ -571,16 +691,34 @@ mod tests {
     use super::*;
 
     fn facts(transport: Transport) -> Facts {
-        Facts { os: Some(Os::Linux), transport: Some(transport), command: Some("npx".into()), timeout: Some(Duration::from_secs(30)), ..Default::default() }
+        Facts {
+            os: Some(Os::Linux),
+            transport: Some(transport),
+            command: Some("npx".into()),
+            timeout: Some(Duration::from_secs(30)),
+            ..Default::default()
+        }
     }
 
     #[test]
     fn not_found_names_the_runtime_and_does_not_heal() {
-        let d = diagnose(&Failure::NotFound { searched: "/usr/bin, ~/.local/bin".into(), message: "command \"npx\" was not found on PATH".into(), login_shell: true }, &facts(Transport::Stdio));
+        let d = diagnose(
+            &Failure::NotFound {
+                searched: "/usr/bin, ~/.local/bin".into(),
+                message: "command \"npx\" was not found on PATH".into(),
+                login_shell: true,
+            },
+            &facts(Transport::Stdio),
+        );
         assert_eq!(d.class, FailureClass::CommandNotFound);
         assert!(!d.class.heals());
         assert_eq!(d.summary, "npx not found — install Node.js");
-        assert!(d.detail.contains("apt install nodejs npm") && d.detail.contains("/usr/bin, ~/.local/bin"), "{}", d.detail);
+        assert!(
+            d.detail.contains("apt install nodejs npm")
+                && d.detail.contains("/usr/bin, ~/.local/bin"),
+            "{}",
+            d.detail
+        );
         let mac = runtime_hint("uvx", Os::Macos).unwrap();
         assert!(mac.install.contains("brew install uv"));
         assert!(runtime_hint("my-server", Os::Linux).is_none());
@@ -589,8 +727,17 @@ mod tests {
     #[test]
     fn an_early_exit_quotes_its_last_stderr_line() {
         let mut f = facts(Transport::Stdio);
-        f.stderr_tail = vec!["starting".into(), "Error: GITHUB_TOKEN is required".into(), "".into()];
-        let d = diagnose(&Failure::Handshake { message: "Broken pipe (os error 32)".into() }, &f);
+        f.stderr_tail = vec![
+            "starting".into(),
+            "Error: GITHUB_TOKEN is required".into(),
+            "".into(),
+        ];
+        let d = diagnose(
+            &Failure::Handshake {
+                message: "Broken pipe (os error 32)".into(),
+            },
+            &f,
+        );
         assert_eq!(d.class, FailureClass::ExitedAtOnce);
         assert_eq!(d.summary, "exited at once: Error: GITHUB_TOKEN is required");
         assert!(d.class.heals());
@@ -610,19 +757,38 @@ mod tests {
         let mut f = facts(Transport::Http);
         f.url = Some("http://127.0.0.1:9/mcp".into());
         let refused = diagnose(&Failure::Handshake { message: "Client error: error sending request (when the client tried to initialize): Connection refused (os error 111)".into() }, &f);
-        assert_eq!((refused.class, refused.summary.as_str()), (FailureClass::ConnectionRefused, "nothing listens at 127.0.0.1:9"));
+        assert_eq!(
+            (refused.class, refused.summary.as_str()),
+            (
+                FailureClass::ConnectionRefused,
+                "nothing listens at 127.0.0.1:9"
+            )
+        );
         f.url = Some("https://nope.invalid/mcp".into());
-        let dns = diagnose(&Failure::Handshake { message: "failed to lookup address information: Name or service not known".into() }, &f);
+        let dns = diagnose(
+            &Failure::Handshake {
+                message: "failed to lookup address information: Name or service not known".into(),
+            },
+            &f,
+        );
         assert_eq!(dns.class, FailureClass::HostNotFound);
         let timeout = diagnose(&Failure::Timeout, &f);
-        assert_eq!((timeout.class, timeout.summary.as_str()), (FailureClass::HandshakeTimeout, "no answer within 30 s"));
+        assert_eq!(
+            (timeout.class, timeout.summary.as_str()),
+            (FailureClass::HandshakeTimeout, "no answer within 30 s")
+        );
     }
 
     #[test]
     fn unresolved_values_explain_a_failure() {
         let mut f = facts(Transport::Stdio);
         f.unresolved = vec!["GITHUB_TOKEN".into()];
-        let d = diagnose(&Failure::Handshake { message: "connection closed".into() }, &f);
+        let d = diagnose(
+            &Failure::Handshake {
+                message: "connection closed".into(),
+            },
+            &f,
+        );
         assert_eq!(d.class, FailureClass::MissingValue);
         assert!(d.summary.contains("GITHUB_TOKEN"));
     }

@@ -31,8 +31,14 @@ pub struct ServerView {
 
 /// A `contentHash` as `SourceInfo` shows it (hex SHA-256).
 fn seen_hash(hex: &str) -> Result<ContentHash, EditError> {
-    let bytes = hex::decode(hex).ok().and_then(|b| <[u8; 32]>::try_from(b).ok());
-    bytes.map(ContentHash).ok_or_else(|| EditError::Invalid(format!("Invalid server config: \"{hex}\" is not a content hash from list_sources")))
+    let bytes = hex::decode(hex)
+        .ok()
+        .and_then(|b| <[u8; 32]>::try_from(b).ok());
+    bytes.map(ContentHash).ok_or_else(|| {
+        EditError::Invalid(format!(
+            "Invalid server config: \"{hex}\" is not a content hash from list_sources"
+        ))
+    })
 }
 
 pub struct Engine {
@@ -49,7 +55,9 @@ pub struct Engine {
     /// truth: the server list never lags behind a reconcile).
     live: RwLock<Option<Arc<crate::watch::Live>>>,
     /// Sign-ins waiting for the browser, by server: a new one cancels the old.
-    sign_ins: std::sync::Mutex<std::collections::HashMap<String, (u64, tokio_util::sync::CancellationToken)>>,
+    sign_ins: std::sync::Mutex<
+        std::collections::HashMap<String, (u64, tokio_util::sync::CancellationToken)>,
+    >,
     /// Pins and approval modes (SPEC G9), shared with the manager's gateways.
     trust: Arc<crate::tool_trust::TrustCell>,
     /// Servers added or edited here: their next connect is approved.
@@ -105,7 +113,9 @@ impl Engine {
     }
 
     fn options(&self) -> DiscoverOptions {
-        DiscoverOptions { extra_projects: self.extra_projects.clone() }
+        DiscoverOptions {
+            extra_projects: self.extra_projects.clone(),
+        }
     }
 
     /// Re-read every source (cheap: tens of milliseconds for hundreds of
@@ -114,7 +124,12 @@ impl Engine {
     pub fn rediscover(&self) -> Arc<Discovery> {
         let settings = self.settings();
         let previous = self.snapshot();
-        let d = Arc::new(discover_after(&self.host, &settings, &self.options(), Some(&previous)));
+        let d = Arc::new(discover_after(
+            &self.host,
+            &settings,
+            &self.options(),
+            Some(&previous),
+        ));
         *self.discovery.write().unwrap() = d.clone();
         d
     }
@@ -128,7 +143,9 @@ impl Engine {
         Wanted {
             source: src.map(|s| s.id.clone()),
             project: src.and_then(|s| s.project.clone()),
-            expansion: src.map(|s| s.client.expansion()).unwrap_or(crate::config::vars::Expansion::SWITCHBOARD),
+            expansion: src
+                .map(|s| s.client.expansion())
+                .unwrap_or(crate::config::vars::Expansion::SWITCHBOARD),
             ..Wanted::new(def)
         }
     }
@@ -140,7 +157,11 @@ impl Engine {
             return;
         }
         self.trust.follow();
-        crate::approvals::keep(self.manager.clone(), self.approve_next.clone(), self.keeper.clone());
+        crate::approvals::keep(
+            self.manager.clone(),
+            self.approve_next.clone(),
+            self.keeper.clone(),
+        );
     }
 
     /// Discover and start every server behind the startup gate.
@@ -161,9 +182,17 @@ impl Engine {
     /// reconciled within a fraction of a second. Returns the watcher's own
     /// events (`SourceChanged`, `DiscoveryChanged`); the engine's snapshot
     /// follows each re-discovery.
-    pub async fn watch(self: &Arc<Self>) -> Result<tokio::sync::broadcast::Receiver<crate::events::EngineEvent>, crate::watch::WatchError> {
+    pub async fn watch(
+        self: &Arc<Self>,
+    ) -> Result<
+        tokio::sync::broadcast::Receiver<crate::events::EngineEvent>,
+        crate::watch::WatchError,
+    > {
         self.keep_trust();
-        let opts = crate::watch::WatchOptions { discover: self.options(), ..Default::default() };
+        let opts = crate::watch::WatchOptions {
+            discover: self.options(),
+            ..Default::default()
+        };
         let live = crate::watch::Live::start(
             self.host.clone(),
             crate::watch::settings_from_disk(&self.host),
@@ -202,7 +231,8 @@ impl Engine {
         }
         let d = self.rediscover();
         self.manager.set_roots(&d.project_folders()).await;
-        self.manager.reconcile_in_background(Wanted::from_discovery(&d));
+        self.manager
+            .reconcile_in_background(Wanted::from_discovery(&d));
     }
 
     /// Every server with its definitions and runtime state.
@@ -210,14 +240,22 @@ impl Engine {
         let d = self.snapshot();
         d.servers
             .iter()
-            .map(|s| ServerView { runtime: self.manager.state(s.name()), discovered: s.clone() })
+            .map(|s| ServerView {
+                runtime: self.manager.state(s.name()),
+                discovered: s.clone(),
+            })
             .collect()
     }
 
     fn spec(&self, source: &str) -> Result<(SourceSpec, Option<ContentHash>), EditError> {
         let d = self.snapshot();
-        let s = d.source(source).ok_or_else(|| EditError::UnknownSource(source.into()))?;
-        Ok((s.spec.clone().expect("discovered sources carry their spec"), s.hash))
+        let s = d
+            .source(source)
+            .ok_or_else(|| EditError::UnknownSource(source.into()))?;
+        Ok((
+            s.spec.clone().expect("discovered sources carry their spec"),
+            s.hash,
+        ))
     }
 
     /// `def` as an entry of `source`'s file, in its client's format and keys.
@@ -227,9 +265,15 @@ impl Engine {
     }
 
     /// An entry typed in `source`'s format, read as the definition of `name`.
-    pub fn parse_entry_text(&self, source: &str, name: &str, text: &str) -> Result<ServerDef, EditError> {
+    pub fn parse_entry_text(
+        &self,
+        source: &str,
+        name: &str,
+        text: &str,
+    ) -> Result<ServerDef, EditError> {
         let (spec, _) = self.spec(source)?;
-        crate::sources::text::parse_entry_text(&spec, name, text).map_err(|m| EditError::Invalid(format!("Invalid server config: {m}")))
+        crate::sources::text::parse_entry_text(&spec, name, text)
+            .map_err(|m| EditError::Invalid(format!("Invalid server config: {m}")))
     }
 
     /// Apply one edit to a source's file (conflict-checked against what the
@@ -243,7 +287,12 @@ impl Engine {
     /// is the source's `contentHash` as the UI showed it (`None`: the newest
     /// snapshot's), so a change another program made while a form was open
     /// is refused as a conflict instead of overwritten.
-    pub async fn edit_seen(&self, source: &str, edit: ServerEdit, content_hash: Option<&str>) -> Result<(), EditError> {
+    pub async fn edit_seen(
+        &self,
+        source: &str,
+        edit: ServerEdit,
+        content_hash: Option<&str>,
+    ) -> Result<(), EditError> {
         let _g = self.edits.lock().await;
         // A server the user adds or edits here: what its next connect shows is approved.
         let written = match &edit {
@@ -262,12 +311,19 @@ impl Engine {
             Writer::new(&self.host, &mut settings).apply(&spec, edit, seen)?;
             *self.settings.write().unwrap() = settings;
         }
-        if let Some(def) = written.and_then(|n| self.snapshot().server(&n).map(|s| s.winner.def.clone())) {
-            self.approve_next.lock().unwrap().insert(def.name.clone(), crate::tool_trust::pins::identity(&def));
+        if let Some(def) =
+            written.and_then(|n| self.snapshot().server(&n).map(|s| s.winner.def.clone()))
+        {
+            self.approve_next
+                .lock()
+                .unwrap()
+                .insert(def.name.clone(), crate::tool_trust::pins::identity(&def));
         }
         self.refresh().await;
         // A trusted folder's server the user wrote here runs as written.
-        if let Some(s) = crate::projects::pin_own_edit(&self.host, &before, &self.snapshot(), source)? {
+        if let Some(s) =
+            crate::projects::pin_own_edit(&self.host, &before, &self.snapshot(), source)?
+        {
             *self.settings.write().unwrap() = s;
             self.refresh().await;
         }
@@ -279,15 +335,39 @@ impl Engine {
     /// client cannot hold this server.
     pub fn plan_copy(&self, name: &str, from: &str, to: &str) -> Result<CopyPlan, EditError> {
         let d = self.snapshot();
-        let target = d.source(to).ok_or_else(|| EditError::UnknownSource(to.into()))?;
-        let defs = || d.servers.iter().filter(|s| s.name() == name).flat_map(|s| s.definitions.iter());
-        let def = defs().find(|def| def.source == from).map(|def| def.def.clone()).ok_or_else(|| EditError::Invalid(format!("\"{name}\" is not defined in {from}")))?;
+        let target = d
+            .source(to)
+            .ok_or_else(|| EditError::UnknownSource(to.into()))?;
+        let defs = || {
+            d.servers
+                .iter()
+                .filter(|s| s.name() == name)
+                .flat_map(|s| s.definitions.iter())
+        };
+        let def = defs()
+            .find(|def| def.source == from)
+            .map(|def| def.def.clone())
+            .ok_or_else(|| EditError::Invalid(format!("\"{name}\" is not defined in {from}")))?;
         let taken = defs().any(|def| def.source == to);
         let (entry, refusal) = match self.entry_text(to, &def) {
             Ok(e) => (Some(e.text), None),
-            Err(e) => (None, Some(format!("{} cannot hold \"{name}\": {e}", target.client_name))),
+            Err(e) => (
+                None,
+                Some(format!(
+                    "{} cannot hold \"{name}\": {e}",
+                    target.client_name
+                )),
+            ),
         };
-        let refusal = refusal.or_else(|| target.read_only.then(|| format!("{} is read-only here ({})", target.client_name, target.path.display())));
+        let refusal = refusal.or_else(|| {
+            target.read_only.then(|| {
+                format!(
+                    "{} is read-only here ({})",
+                    target.client_name,
+                    target.path.display()
+                )
+            })
+        });
         Ok(CopyPlan {
             to: to.to_string(),
             client: target.client_name.to_string(),
@@ -301,7 +381,13 @@ impl Engine {
     }
 
     /// Copy or move a server to another source, in that client's format (G3).
-    pub async fn copy_server(&self, name: &str, from: &str, to: &str, remove_source: bool) -> Result<(), EditError> {
+    pub async fn copy_server(
+        &self,
+        name: &str,
+        from: &str,
+        to: &str,
+        remove_source: bool,
+    ) -> Result<(), EditError> {
         let _g = self.edits.lock().await;
         let before = self.snapshot();
         let (from, _) = self.spec(from)?;
@@ -311,7 +397,9 @@ impl Engine {
         *self.settings.write().unwrap() = settings;
         self.refresh().await;
         // Copied into a trusted folder by the user: trusted as copied.
-        if let Some(s) = crate::projects::pin_own_edit(&self.host, &before, &self.snapshot(), &to.id)? {
+        if let Some(s) =
+            crate::projects::pin_own_edit(&self.host, &before, &self.snapshot(), &to.id)?
+        {
             *self.settings.write().unwrap() = s;
             self.refresh().await;
         }
@@ -332,7 +420,10 @@ impl Engine {
     fn change_priority(&self, f: impl Fn(Vec<String>) -> Vec<String>) -> Result<(), EditError> {
         let opts = self.options();
         self.save_settings(|s| {
-            let current = crate::discovery::ordered_sources(&self.host, s, &opts).into_iter().map(|spec| spec.id).collect();
+            let current = crate::discovery::ordered_sources(&self.host, s, &opts)
+                .into_iter()
+                .map(|spec| spec.id)
+                .collect();
             s.priority = f(current);
         })
     }
@@ -351,7 +442,13 @@ impl Engine {
     /// the current winner's source.
     pub async fn promote(&self, name: &str, source: &str) -> Result<(), EditError> {
         let d = self.snapshot();
-        let winner = d.server(name).map(|s| s.winner.source.clone()).ok_or_else(|| EditError::NotFound { name: name.into(), path: PathBuf::new() })?;
+        let winner = d
+            .server(name)
+            .map(|s| s.winner.source.clone())
+            .ok_or_else(|| EditError::NotFound {
+                name: name.into(),
+                path: PathBuf::new(),
+            })?;
         {
             let _g = self.edits.lock().await;
             self.change_priority(|current| {
@@ -369,7 +466,8 @@ impl Engine {
         {
             let _g = self.edits.lock().await;
             // Trusting pins what the folder's servers run now.
-            *self.settings.write().unwrap() = crate::projects::set_trust(&self.host, &abs, trusted)?;
+            *self.settings.write().unwrap() =
+                crate::projects::set_trust(&self.host, &abs, trusted)?;
         }
         Ok(self.refresh().await)
     }
@@ -386,12 +484,22 @@ impl Engine {
     /// Approve the held servers of a project folder (all, or only `server`):
     /// ones Claude Code has not approved are approved there too, and what
     /// each runs now becomes what the folder is trusted with.
-    pub async fn approve_project(&self, dir: &Path, server: Option<&str>) -> Result<crate::projects::Approved, EditError> {
+    pub async fn approve_project(
+        &self,
+        dir: &Path,
+        server: Option<&str>,
+    ) -> Result<crate::projects::Approved, EditError> {
         let abs = absolute(dir);
         let done = {
             let _g = self.edits.lock().await;
             let mut settings = self.settings();
-            let done = crate::projects::approve(&self.host, &mut settings, &self.snapshot(), &abs, server)?;
+            let done = crate::projects::approve(
+                &self.host,
+                &mut settings,
+                &self.snapshot(),
+                &abs,
+                server,
+            )?;
             *self.settings.write().unwrap() = settings;
             done
         };
@@ -401,14 +509,23 @@ impl Engine {
 
     /// Switch one tool on or off for the gateway (SPEC G4), by server name
     /// and raw tool name; running gateways follow the settings file at once.
-    pub async fn set_tool_enabled(&self, server: &str, tool: &str, on: bool) -> Result<(), EditError> {
+    pub async fn set_tool_enabled(
+        &self,
+        server: &str,
+        tool: &str,
+        on: bool,
+    ) -> Result<(), EditError> {
         let _g = self.edits.lock().await;
         self.save_settings(|s| crate::gateway::switches::set_tool(s, server, tool, on))
     }
 
     /// Leave a server out of the gateway, or serve it again (it keeps
     /// running for the app either way).
-    pub async fn set_gateway_excluded(&self, server: &str, excluded: bool) -> Result<(), EditError> {
+    pub async fn set_gateway_excluded(
+        &self,
+        server: &str,
+        excluded: bool,
+    ) -> Result<(), EditError> {
         let _g = self.edits.lock().await;
         self.save_settings(|s| crate::gateway::switches::set_excluded(s, server, excluded))
     }
@@ -421,12 +538,20 @@ impl Engine {
 
     /// Approve `names` of `server` (all when empty) as offered now; gateways
     /// then offer them (with `list_changed`).
-    pub async fn approve_tools(&self, server: &str, names: &[String]) -> Result<crate::approvals::Approved, crate::approvals::ApproveError> {
+    pub async fn approve_tools(
+        &self,
+        server: &str,
+        names: &[String],
+    ) -> Result<crate::approvals::Approved, crate::approvals::ApproveError> {
         crate::approvals::approve(&self.manager, server, names).await
     }
 
     /// What the gateway holds back of `server` until approved.
-    pub async fn set_approval_mode(&self, server: &str, mode: crate::settings::ApprovalMode) -> Result<(), EditError> {
+    pub async fn set_approval_mode(
+        &self,
+        server: &str,
+        mode: crate::settings::ApprovalMode,
+    ) -> Result<(), EditError> {
         {
             let _g = self.edits.lock().await;
             self.save_settings(|s| {
@@ -448,19 +573,28 @@ impl Engine {
     }
 
     /// What connecting `client` would write (nothing is written).
-    pub fn plan_connect(&self, client: &str, opts: &crate::connect::ConnectOptions) -> Result<crate::connect::ConnectPlan, crate::connect::ConnectError> {
+    pub fn plan_connect(
+        &self,
+        client: &str,
+        opts: &crate::connect::ConnectOptions,
+    ) -> Result<crate::connect::ConnectPlan, crate::connect::ConnectError> {
         let client = crate::connect::parse_client(client)?;
         crate::connect::plan_connect(&self.host, &self.settings(), &self.snapshot(), client, opts)
     }
 
     /// Write the gateway entry into `client`'s user file (and disable its
     /// duplicates when asked), through the writer and the history.
-    pub async fn connect_client(&self, client: &str, opts: &crate::connect::ConnectOptions) -> Result<crate::connect::ConnectReport, crate::connect::ConnectError> {
+    pub async fn connect_client(
+        &self,
+        client: &str,
+        opts: &crate::connect::ConnectOptions,
+    ) -> Result<crate::connect::ConnectReport, crate::connect::ConnectError> {
         let client = crate::connect::parse_client(client)?;
         let report = {
             let _g = self.edits.lock().await;
             let mut settings = self.settings();
-            let report = crate::connect::connect(&self.host, &mut settings, &self.snapshot(), client, opts)?;
+            let report =
+                crate::connect::connect(&self.host, &mut settings, &self.snapshot(), client, opts)?;
             *self.settings.write().unwrap() = settings;
             report
         };
@@ -469,12 +603,16 @@ impl Engine {
     }
 
     /// Undo what connect did in `client`'s file.
-    pub async fn disconnect_client(&self, client: &str) -> Result<crate::connect::DisconnectReport, crate::connect::ConnectError> {
+    pub async fn disconnect_client(
+        &self,
+        client: &str,
+    ) -> Result<crate::connect::DisconnectReport, crate::connect::ConnectError> {
         let client = crate::connect::parse_client(client)?;
         let report = {
             let _g = self.edits.lock().await;
             let mut settings = self.settings();
-            let report = crate::connect::disconnect(&self.host, &mut settings, &self.snapshot(), client)?;
+            let report =
+                crate::connect::disconnect(&self.host, &mut settings, &self.snapshot(), client)?;
             *self.settings.write().unwrap() = settings;
             report
         };
@@ -500,7 +638,10 @@ impl Engine {
     }
 
     /// How the app runs its HTTP gateway (port, off, tool search mode).
-    pub async fn set_gateway_settings(&self, gateway: crate::settings::GatewaySettings) -> Result<(), EditError> {
+    pub async fn set_gateway_settings(
+        &self,
+        gateway: crate::settings::GatewaySettings,
+    ) -> Result<(), EditError> {
         let _g = self.edits.lock().await;
         self.save_settings(|s| s.gateway = gateway.clone())
     }
@@ -512,32 +653,67 @@ impl Engine {
     /// out as `SignIn` events. Also `reauth`: signing in again replaces the tokens.
     /// An authorization page that is not https (or http on this computer)
     /// fails the sign-in and is neither opened nor shown (SPEC P3).
-    pub async fn sign_in(&self, name: &str, open: Option<crate::auth::oauth::BrowserOpener>, timeout: std::time::Duration) -> Result<(), crate::auth::oauth::SignInError> {
+    pub async fn sign_in(
+        &self,
+        name: &str,
+        open: Option<crate::auth::oauth::BrowserOpener>,
+        timeout: std::time::Duration,
+    ) -> Result<(), crate::auth::oauth::SignInError> {
         use crate::auth::oauth::{self, SignInError};
         use crate::events::{EngineEvent, SignInPhase};
-        let url = self.manager.resolved_url(name).or_else(|| self.snapshot().server(name).and_then(|s| s.winner.def.url.clone()));
-        let remote = self.snapshot().server(name).is_some_and(|s| s.winner.def.transport != crate::config::model::Transport::Stdio);
-        let (Some(url), true) = (url, remote) else { return Err(SignInError::NotRemote(name.into())) };
-        let vault = self.manager.vault().unwrap_or_else(crate::auth::vault::Vault::keychain);
+        let url = self.manager.resolved_url(name).or_else(|| {
+            self.snapshot()
+                .server(name)
+                .and_then(|s| s.winner.def.url.clone())
+        });
+        let remote = self
+            .snapshot()
+            .server(name)
+            .is_some_and(|s| s.winner.def.transport != crate::config::model::Transport::Stdio);
+        let (Some(url), true) = (url, remote) else {
+            return Err(SignInError::NotRemote(name.into()));
+        };
+        let vault = self
+            .manager
+            .vault()
+            .unwrap_or_else(crate::auth::vault::Vault::keychain);
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let cancel = tokio_util::sync::CancellationToken::new();
-        if let Some((_, old)) = self.sign_ins.lock().unwrap().insert(name.to_string(), (id, cancel.clone())) {
+        if let Some((_, old)) = self
+            .sign_ins
+            .lock()
+            .unwrap()
+            .insert(name.to_string(), (id, cancel.clone()))
+        {
             old.cancel();
         }
-        let publish = |phase: SignInPhase| self.manager.publish(EngineEvent::SignIn { server: name.into(), phase });
+        let publish = |phase: SignInPhase| {
+            self.manager.publish(EngineEvent::SignIn {
+                server: name.into(),
+                phase,
+            })
+        };
         let run = async {
             // Discovery starts at the server's own challenge (its metadata
             // location and scope) when it sent one.
             // A pre-registered OAuth app in the server's definition (client id,
             // callback port, scopes, its secret from the keychain) is used
             // instead of registering.
-            let app = self.snapshot().server(name).and_then(|s| s.winner.def.oauth.clone());
-            let options = oauth::SignInOptions { challenge: self.manager.auth_challenge(name), ..oauth::SignInOptions::for_app(name, app.as_ref(), &vault).await? };
+            let app = self
+                .snapshot()
+                .server(name)
+                .and_then(|s| s.winner.def.oauth.clone());
+            let options = oauth::SignInOptions {
+                challenge: self.manager.auth_challenge(name),
+                ..oauth::SignInOptions::for_app(name, app.as_ref(), &vault).await?
+            };
             let pending = oauth::begin_with(name, &url, &vault, options).await?;
             // `begin_with` checked it already; this is the last stop before the OS (SPEC P3).
             let link = crate::opener::check_link(&pending.url, crate::opener::SIGN_IN_METADATA)?;
-            publish(SignInPhase::Waiting { url: link.to_string() });
+            publish(SignInPhase::Waiting {
+                url: link.to_string(),
+            });
             if let Some(open) = &open {
                 if open(link.as_str()).is_err() {
                     self.manager.note(name, "could not open a web browser; open the sign-in link shown in Switchboard yourself");
@@ -561,7 +737,9 @@ impl Engine {
                 self.manager.note(name, "signed in; connecting");
                 let _ = self.manager.restart(name).await;
             }
-            Err(e) => publish(SignInPhase::Failed { error: e.to_string() }),
+            Err(e) => publish(SignInPhase::Failed {
+                error: e.to_string(),
+            }),
         }
         result
     }
@@ -576,9 +754,15 @@ impl Engine {
     /// Sign out (`unauth`): the tokens and the client registration leave the
     /// keychain, and the server reconnects without them.
     pub async fn sign_out(&self, name: &str) -> Result<(), crate::auth::vault::VaultError> {
-        let vault = self.manager.vault().unwrap_or_else(crate::auth::vault::Vault::keychain);
+        let vault = self
+            .manager
+            .vault()
+            .unwrap_or_else(crate::auth::vault::Vault::keychain);
         crate::auth::oauth::sign_out(name, &vault).await?;
-        self.manager.publish(crate::events::EngineEvent::SignIn { server: name.into(), phase: crate::events::SignInPhase::SignedOut });
+        self.manager.publish(crate::events::EngineEvent::SignIn {
+            server: name.into(),
+            phase: crate::events::SignInPhase::SignedOut,
+        });
         self.manager.note(name, "signed out");
         let _ = self.manager.restart(name).await;
         Ok(())
@@ -588,9 +772,15 @@ impl Engine {
     /// what it is for, when it was made and expires, whether it can be
     /// refreshed, which servers use it. Nothing secret.
     pub async fn accounts(&self) -> Vec<crate::auth::accounts::Account> {
-        let Some(vault) = self.manager.vault() else { return vec![] };
+        let Some(vault) = self.manager.vault() else {
+            return vec![];
+        };
         let snap = self.snapshot();
-        let servers: Vec<(String, crate::config::ServerDef)> = snap.servers.iter().map(|s| (s.winner.def.name.clone(), s.winner.def.clone())).collect();
+        let servers: Vec<(String, crate::config::ServerDef)> = snap
+            .servers
+            .iter()
+            .map(|s| (s.winner.def.name.clone(), s.winner.def.clone()))
+            .collect();
         crate::auth::accounts::list(&servers, &vault).await
     }
 
@@ -606,8 +796,15 @@ impl Engine {
 
     /// Keep (or with `None`, delete) the client secret of `name`'s
     /// pre-registered OAuth app in the keychain; it is never written to a file.
-    pub async fn set_oauth_client_secret(&self, name: &str, secret: Option<String>) -> Result<(), crate::auth::vault::VaultError> {
-        let vault = self.manager.vault().unwrap_or_else(crate::auth::vault::Vault::keychain);
+    pub async fn set_oauth_client_secret(
+        &self,
+        name: &str,
+        secret: Option<String>,
+    ) -> Result<(), crate::auth::vault::VaultError> {
+        let vault = self
+            .manager
+            .vault()
+            .unwrap_or_else(crate::auth::vault::Vault::keychain);
         let n = name.to_string();
         tokio::task::spawn_blocking(move || match secret.filter(|s| !s.is_empty()) {
             Some(s) => vault.put_app_secret(&n, &s),
@@ -619,9 +816,14 @@ impl Engine {
 
     /// Whether a client secret is kept in the keychain for `name`'s OAuth app.
     pub async fn has_oauth_client_secret(&self, name: &str) -> bool {
-        let vault = self.manager.vault().unwrap_or_else(crate::auth::vault::Vault::keychain);
+        let vault = self
+            .manager
+            .vault()
+            .unwrap_or_else(crate::auth::vault::Vault::keychain);
         let n = name.to_string();
-        tokio::task::spawn_blocking(move || vault.app_secret(&n).ok().flatten().is_some()).await.unwrap_or(false)
+        tokio::task::spawn_blocking(move || vault.app_secret(&n).ok().flatten().is_some())
+            .await
+            .unwrap_or(false)
     }
 
     /// Why the server asks to sign in again, when it asked for more scopes
@@ -632,7 +834,10 @@ impl Engine {
 
     /// Whether a sign-in is stored for this server at its current URL.
     pub async fn is_signed_in(&self, name: &str) -> bool {
-        let (Some(url), Some(vault)) = (self.manager.resolved_url(name), self.manager.vault()) else { return false };
+        let (Some(url), Some(vault)) = (self.manager.resolved_url(name), self.manager.vault())
+        else {
+            return false;
+        };
         crate::auth::oauth::is_signed_in(name, &url, &vault).await
     }
 
@@ -657,9 +862,17 @@ impl Engine {
         // server runs as restored instead of being held as changed. Should
         // pinning fail, the server is held with the reason shown, as for any
         // change; the undo itself stands.
-        let restored: Vec<String> = self.snapshot().sources.iter().filter(|s| report.restored.contains(&s.path)).map(|s| s.id.clone()).collect();
+        let restored: Vec<String> = self
+            .snapshot()
+            .sources
+            .iter()
+            .filter(|s| report.restored.contains(&s.path))
+            .map(|s| s.id.clone())
+            .collect();
         for source in restored {
-            if let Ok(Some(s)) = crate::projects::pin_own_edit(&self.host, &before, &self.snapshot(), &source) {
+            if let Ok(Some(s)) =
+                crate::projects::pin_own_edit(&self.host, &before, &self.snapshot(), &source)
+            {
                 *self.settings.write().unwrap() = s;
                 self.refresh().await;
             }

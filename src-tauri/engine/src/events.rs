@@ -20,7 +20,10 @@ pub enum ServerStatus {
 impl ServerStatus {
     /// Still on its way up: a deferred call waits for it.
     pub fn is_pending(&self) -> bool {
-        matches!(self, ServerStatus::Connecting | ServerStatus::Restarting { .. })
+        matches!(
+            self,
+            ServerStatus::Connecting | ServerStatus::Restarting { .. }
+        )
     }
     pub fn label(&self) -> &'static str {
         match self {
@@ -48,32 +51,70 @@ pub struct LogLine {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum EngineEvent {
-    Status { server: String, status: ServerStatus },
+    Status {
+        server: String,
+        status: ServerStatus,
+    },
     /// A server's tool slice changed (connected, re-listed, removed).
-    Tools { server: String, count: usize, deferred: bool },
+    Tools {
+        server: String,
+        count: usize,
+        deferred: bool,
+    },
     /// New lines of a server's log, in order: lifecycle lines at once,
     /// stderr and the server's own log messages batched (about 20 events a
     /// second at most per server).
-    Log { server: String, lines: Vec<LogLine> },
-    Warning { server: String, message: String },
+    Log {
+        server: String,
+        lines: Vec<LogLine>,
+    },
+    Warning {
+        server: String,
+        message: String,
+    },
     /// A server left the registry (removed or no longer configured).
-    Removed { server: String },
+    Removed {
+        server: String,
+    },
     /// `notifications/resources/updated`, for every server, across restarts.
-    ResourceUpdated { server: String, uri: String },
-    ResourcesChanged { server: String },
-    PromptsChanged { server: String },
-    Reconciled { report: crate::manager::ReconcileReport },
+    ResourceUpdated {
+        server: String,
+        uri: String,
+    },
+    ResourcesChanged {
+        server: String,
+    },
+    PromptsChanged {
+        server: String,
+    },
+    Reconciled {
+        report: crate::manager::ReconcileReport,
+    },
     /// A server asks the user for input (elicitation); the app shows a form.
-    Elicitation { id: u64, server: String, message: String, schema: serde_json::Value },
+    Elicitation {
+        id: u64,
+        server: String,
+        message: String,
+        schema: serde_json::Value,
+    },
     /// A watched config file's bytes changed on disk (SPEC W1): `source` is a
     /// source id (one event per source living in that file), or `settings` /
     /// `gemini-enablement` for those files. Published by `watch::Live`.
-    SourceChanged { source: String, path: std::path::PathBuf },
+    SourceChanged {
+        source: String,
+        path: std::path::PathBuf,
+    },
     /// Discovery ran again after a change; the new result is `Live::discovery()`.
-    DiscoveryChanged { servers: usize, warnings: usize },
+    DiscoveryChanged {
+        servers: usize,
+        warnings: usize,
+    },
     /// A sign-in's progress (SPEC A1, U8). `url` is the authorization page
     /// (no token in it) for users whose browser did not open.
-    SignIn { server: String, phase: SignInPhase },
+    SignIn {
+        server: String,
+        phase: SignInPhase,
+    },
     /// Tool approvals or approval modes changed (by the app, the CLI, or a
     /// first connect): what is approved, new, changed and held may differ.
     Approvals,
@@ -83,12 +124,19 @@ pub enum EngineEvent {
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum SignInPhase {
     /// Waiting for the browser to come back.
-    Waiting { url: String },
+    Waiting {
+        url: String,
+    },
     SignedIn,
     SignedOut,
-    Failed { error: String },
+    Failed {
+        error: String,
+    },
 }
 
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }

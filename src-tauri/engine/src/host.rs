@@ -42,18 +42,30 @@ impl Host {
             .get("SWITCHBOARD_SYSTEM_ROOT")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(if os == Os::Windows { "C:\\" } else { "/" }));
-        Host { os, home, vars, system_root }
+        Host {
+            os,
+            home,
+            vars,
+            system_root,
+        }
     }
 
     pub fn var(&self, name: &str) -> Option<&str> {
-        self.vars.get(name).map(|s| s.as_str()).filter(|s| !s.is_empty())
+        self.vars
+            .get(name)
+            .map(|s| s.as_str())
+            .filter(|s| !s.is_empty())
     }
 
     /// Join `rel` (written with `/`) onto `base` using this OS's separator.
     pub fn join(&self, base: &Path, rel: &str) -> PathBuf {
         if self.os == Os::Windows {
             let b = base.to_string_lossy();
-            let sep = if b.ends_with('\\') || b.ends_with('/') { "" } else { "\\" };
+            let sep = if b.ends_with('\\') || b.ends_with('/') {
+                ""
+            } else {
+                "\\"
+            };
             PathBuf::from(format!("{b}{sep}{}", rel.replace('/', "\\")))
         } else {
             base.join(rel)
@@ -114,7 +126,11 @@ impl Host {
 
     /// Switchboard's own folder: settings and its server file live here.
     pub fn switchboard_dir(&self) -> PathBuf {
-        let name = if self.os == Os::Linux { "switchboard" } else { "Switchboard" };
+        let name = if self.os == Os::Linux {
+            "switchboard"
+        } else {
+            "Switchboard"
+        };
         self.join(&self.config_dir(), name)
     }
 
@@ -125,12 +141,21 @@ impl Host {
     pub fn switchboard_data_dir(&self) -> PathBuf {
         match self.os {
             Os::Linux => {
-                let base = self.var("XDG_DATA_HOME").map(PathBuf::from).unwrap_or_else(|| self.home_join(".local/share"));
+                let base = self
+                    .var("XDG_DATA_HOME")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| self.home_join(".local/share"));
                 self.join(&base, "switchboard")
             }
-            Os::Macos => self.join(&self.home_join("Library/Application Support"), "Switchboard"),
+            Os::Macos => self.join(
+                &self.home_join("Library/Application Support"),
+                "Switchboard",
+            ),
             Os::Windows => {
-                let base = self.var("LOCALAPPDATA").map(PathBuf::from).unwrap_or_else(|| self.home_join("AppData/Local"));
+                let base = self
+                    .var("LOCALAPPDATA")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| self.home_join("AppData/Local"));
                 self.join(&base, "Switchboard")
             }
         }

@@ -17,7 +17,13 @@ pub const LOGIN_SHELL_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Where version managers and installers put executables, relative to the
 /// home folder; the newest nvm node version is added after these.
-const HOME_DIRS: &[&str] = &[".local/bin", ".cargo/bin", ".bun/bin", ".volta/bin", ".deno/bin"];
+const HOME_DIRS: &[&str] = &[
+    ".local/bin",
+    ".cargo/bin",
+    ".bun/bin",
+    ".volta/bin",
+    ".deno/bin",
+];
 const SYSTEM_DIRS: &[&str] = &["/opt/homebrew/bin", "/usr/local/bin"];
 const HOME_DIRS_LAST: &[&str] = &[".npm-global/bin"];
 /// The system's own folders, searched last: the PATH a desktop session, a
@@ -42,7 +48,11 @@ impl CommandResolver {
     /// The first call may block up to [`LOGIN_SHELL_TIMEOUT`] while the login
     /// shell runs (once per process); call it from a blocking context.
     pub fn from_env() -> Self {
-        Self::new(std::env::var_os("PATH"), home_dir(), login_shell_path().map(str::to_string))
+        Self::new(
+            std::env::var_os("PATH"),
+            home_dir(),
+            login_shell_path().map(str::to_string),
+        )
     }
 
     /// Builds the search PATH from the given parts without spawning anything:
@@ -50,7 +60,11 @@ impl CommandResolver {
     /// places under `home` and the system that exist, then the system's own
     /// folders. Duplicates, empty and
     /// relative entries are dropped.
-    pub fn new(process_path: Option<OsString>, home: Option<PathBuf>, login_shell_path: Option<String>) -> Self {
+    pub fn new(
+        process_path: Option<OsString>,
+        home: Option<PathBuf>,
+        login_shell_path: Option<String>,
+    ) -> Self {
         let mut dirs: Vec<PathBuf> = vec![];
         let mut push = |dir: PathBuf| {
             // A relative entry would search whatever folder the app runs in.
@@ -66,16 +80,28 @@ impl CommandResolver {
         }
         let existing = |d: PathBuf| d.is_dir().then_some(d);
         if let Some(home) = &home {
-            HOME_DIRS.iter().filter_map(|d| existing(home.join(d))).for_each(&mut push);
+            HOME_DIRS
+                .iter()
+                .filter_map(|d| existing(home.join(d)))
+                .for_each(&mut push);
             if let Some(nvm) = newest_nvm_bin(home) {
                 push(nvm);
             }
         }
-        SYSTEM_DIRS.iter().filter_map(|d| existing(PathBuf::from(d))).for_each(&mut push);
+        SYSTEM_DIRS
+            .iter()
+            .filter_map(|d| existing(PathBuf::from(d)))
+            .for_each(&mut push);
         if let Some(home) = &home {
-            HOME_DIRS_LAST.iter().filter_map(|d| existing(home.join(d))).for_each(&mut push);
+            HOME_DIRS_LAST
+                .iter()
+                .filter_map(|d| existing(home.join(d)))
+                .for_each(&mut push);
         }
-        BASE_DIRS.iter().filter_map(|d| existing(PathBuf::from(d))).for_each(&mut push);
+        BASE_DIRS
+            .iter()
+            .filter_map(|d| existing(PathBuf::from(d)))
+            .for_each(&mut push);
         Self { dirs, home }
     }
 
@@ -87,7 +113,10 @@ impl CommandResolver {
     /// A PATH value for the child process containing every searched folder.
     pub fn search_path(&self) -> OsString {
         // `join_paths` refuses entries containing the separator; leave those out.
-        let usable = self.dirs.iter().filter(|d| std::env::join_paths([d]).is_ok());
+        let usable = self
+            .dirs
+            .iter()
+            .filter(|d| std::env::join_paths([d]).is_ok());
         std::env::join_paths(usable).unwrap_or_default()
     }
 
@@ -112,7 +141,10 @@ impl CommandResolver {
                 }
             }
         }
-        Err(format!("command \"{command}\" was not found on PATH (searched: {})", self.describe_dirs()))
+        Err(format!(
+            "command \"{command}\" was not found on PATH (searched: {})",
+            self.describe_dirs()
+        ))
     }
 
     /// The searched folders for an error message: `~` for home, at most a dozen.
@@ -125,11 +157,13 @@ impl CommandResolver {
             .dirs
             .iter()
             .take(SHOWN)
-            .map(|d| match self.home.as_deref().and_then(|h| d.strip_prefix(h).ok()) {
-                Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
-                Some(rest) => format!("~{}{}", std::path::MAIN_SEPARATOR, rest.display()),
-                None => d.display().to_string(),
-            })
+            .map(
+                |d| match self.home.as_deref().and_then(|h| d.strip_prefix(h).ok()) {
+                    Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+                    Some(rest) => format!("~{}{}", std::path::MAIN_SEPARATOR, rest.display()),
+                    None => d.display().to_string(),
+                },
+            )
             .collect();
         if self.dirs.len() > SHOWN {
             parts.push(format!("and {} more", self.dirs.len() - SHOWN));
@@ -147,13 +181,19 @@ fn candidates(dir: &Path, command: &str) -> Vec<PathBuf> {
     let mut out = vec![dir.join(command)];
     if cfg!(windows) && Path::new(command).extension().is_none() {
         let exts = std::env::var("PATHEXT").unwrap_or_else(|_| ".COM;.EXE;.BAT;.CMD".into());
-        out.extend(exts.split(';').filter(|e| !e.is_empty()).map(|e| dir.join(format!("{command}{e}"))));
+        out.extend(
+            exts.split(';')
+                .filter(|e| !e.is_empty())
+                .map(|e| dir.join(format!("{command}{e}"))),
+        );
     }
     out
 }
 
 fn is_executable(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else { return false };
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
     if !meta.is_file() {
         return false;
     }
@@ -170,7 +210,9 @@ fn is_executable(path: &Path) -> bool {
 
 fn home_dir() -> Option<PathBuf> {
     let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
-    std::env::var_os(var).filter(|h| !h.is_empty()).map(PathBuf::from)
+    std::env::var_os(var)
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
 }
 
 /// `~/.nvm/versions/node/<newest>/bin`, comparing `vX.Y.Z` numerically.
@@ -217,7 +259,11 @@ fn query_login_shell(shell: &Path, timeout: Duration) -> Option<String> {
     const END: &str = "__SWITCHBOARD_PATH_END__";
     let script = format!("printf '%s%s%s' '{START}' \"$PATH\" '{END}'");
     let mut cmd = Command::new(shell);
-    cmd.arg("-ilc").arg(script).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::null());
+    cmd.arg("-ilc")
+        .arg(script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
     // A new session without a controlling terminal: an interactive shell in
     // the background would otherwise be stopped by SIGTTOU when it grabs the
     // terminal, and hang until the timeout. Its children share the group we kill.

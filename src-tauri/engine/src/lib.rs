@@ -3,28 +3,28 @@
 //! files → `sources` → `discovery` → manager → events; changes go back to
 //! files only through `writer`.
 
+pub mod approvals;
+pub mod auth;
 pub mod config;
+pub mod connect;
 pub mod discovery;
+pub mod doctor;
+pub mod engine;
+pub mod events;
+pub mod gateway;
 pub mod host;
+pub mod launch;
+pub mod manager;
+pub mod naming;
+pub mod opener;
+pub mod ports;
+pub mod projects;
+pub mod redact;
+pub mod registry;
 pub mod settings;
 pub mod sources;
-pub mod writer;
-pub mod naming;
-pub mod auth;
-pub mod opener;
-pub mod launch;
-pub mod events;
-pub mod redact;
-pub mod manager;
 pub mod sse_client;
-pub mod watch;
-pub mod trust;
-pub mod projects;
-pub mod engine;
-pub mod gateway;
-pub mod ports;
-pub mod connect;
 pub mod tool_trust;
-pub mod doctor;
-pub mod approvals;
-pub mod registry;
+pub mod trust;
+pub mod watch;
+pub mod writer;

@@ -71,7 +71,11 @@ fn join_name(s: &str, tool: &str, scratch: &mut String) -> String {
     // Parts may start or end with `_` ("-x", "x-"): keep the joined name
     // collapsed too.
     for part in [s, "_", t] {
-        let part = if name.ends_with('_') { part.trim_start_matches('_') } else { part };
+        let part = if name.ends_with('_') {
+            part.trim_start_matches('_')
+        } else {
+            part
+        };
         name.push_str(part);
     }
     if name.len() > MAX_TOOL_NAME_LEN {
@@ -130,7 +134,10 @@ pub struct ToolRef {
 
 impl ToolRef {
     pub fn new(server: impl Into<String>, tool: impl Into<String>) -> Self {
-        Self { server: server.into(), tool: tool.into() }
+        Self {
+            server: server.into(),
+            tool: tool.into(),
+        }
     }
 }
 
@@ -165,13 +172,16 @@ pub fn assign_names(tools: &[ToolRef]) -> Naming {
     let mut names: Vec<String> = tools
         .iter()
         .map(|t| {
-            let s = servers.entry(&t.server).or_insert_with(|| sanitize_part(&t.server));
+            let s = servers
+                .entry(&t.server)
+                .or_insert_with(|| sanitize_part(&t.server));
             join_name(s, &t.tool, &mut scratch)
         })
         .collect();
 
     // Plain name → first tool seen with it; names seen twice → all their tools.
-    let mut plain: FastMap<&str, usize> = FastMap::with_capacity_and_hasher(tools.len(), Default::default());
+    let mut plain: FastMap<&str, usize> =
+        FastMap::with_capacity_and_hasher(tools.len(), Default::default());
     let mut groups: FastMap<&str, Vec<usize>> = FastMap::default();
     for (i, name) in names.iter().enumerate() {
         match plain.entry(name) {
@@ -189,8 +199,10 @@ pub fn assign_names(tools: &[ToolRef]) -> Naming {
     for (_, members) in &mut groups {
         // Sorting the raw names side by side, not through `tools[i]`, halves
         // the time for big groups (fewer cache misses).
-        let mut keyed: Vec<(&str, &str, usize)> =
-            members.iter().map(|&i| (tools[i].server.as_str(), tools[i].tool.as_str(), i)).collect();
+        let mut keyed: Vec<(&str, &str, usize)> = members
+            .iter()
+            .map(|&i| (tools[i].server.as_str(), tools[i].tool.as_str(), i))
+            .collect();
         keyed.sort_unstable();
         *members = keyed.into_iter().map(|(_, _, i)| i).collect();
     }
@@ -205,7 +217,9 @@ pub fn assign_names(tools: &[ToolRef]) -> Naming {
             let mut len = COLLISION_HASH_LEN;
             let name = loop {
                 let candidate = with_hash_suffix(base, &raw, len);
-                if !plain.contains_key(candidate.as_str()) && suffixed.insert(fingerprint(&candidate)) {
+                if !plain.contains_key(candidate.as_str())
+                    && suffixed.insert(fingerprint(&candidate))
+                {
                     break candidate;
                 }
                 len += 1;
@@ -214,7 +228,10 @@ pub fn assign_names(tools: &[ToolRef]) -> Naming {
         }
     }
 
-    let groups: Vec<(String, Vec<usize>)> = groups.into_iter().map(|(n, m)| (n.to_string(), m)).collect();
+    let groups: Vec<(String, Vec<usize>)> = groups
+        .into_iter()
+        .map(|(n, m)| (n.to_string(), m))
+        .collect();
     drop(plain);
     for (i, name) in renamed {
         names[i] = name;
@@ -283,7 +300,10 @@ impl Hasher for FxHasher {
 pub fn patch_schema(mut schema: serde_json::Value) -> serde_json::Value {
     if let Some(obj) = schema.as_object_mut() {
         if needs_properties(obj) {
-            obj.insert("properties".into(), serde_json::Value::Object(Default::default()));
+            obj.insert(
+                "properties".into(),
+                serde_json::Value::Object(Default::default()),
+            );
         }
     }
     schema
@@ -298,10 +318,14 @@ pub fn with_properties(schema: &Schema) -> Schema {
         return schema.clone();
     }
     let mut patched = (**schema).clone();
-    patched.insert("properties".into(), serde_json::Value::Object(Default::default()));
+    patched.insert(
+        "properties".into(),
+        serde_json::Value::Object(Default::default()),
+    );
     std::sync::Arc::new(patched)
 }
 
 fn needs_properties(schema: &serde_json::Map<String, serde_json::Value>) -> bool {
-    schema.get("type").and_then(|t| t.as_str()) == Some("object") && schema.get("properties").is_none_or(|p| p.is_null())
+    schema.get("type").and_then(|t| t.as_str()) == Some("object")
+        && schema.get("properties").is_none_or(|p| p.is_null())
 }

@@ -31,14 +31,23 @@ pub fn check_link(link: &str, from: &str) -> Result<url::Url, RefusedLink> {
     let url = url::Url::parse(link).map_err(|_| RefusedLink::NotAUrl { from: from.into() })?;
     let scheme = url.scheme(); // the parser lower-cases it
     if scheme != "https" && scheme != "http" {
-        return Err(RefusedLink::Scheme { scheme: scheme.into(), from: from.into() });
+        return Err(RefusedLink::Scheme {
+            scheme: scheme.into(),
+            from: from.into(),
+        });
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(RefusedLink::Userinfo { scheme: scheme.into(), from: from.into() });
+        return Err(RefusedLink::Userinfo {
+            scheme: scheme.into(),
+            from: from.into(),
+        });
     }
     if scheme == "http" && !is_loopback(&url) {
         let host = url.host_str().unwrap_or_default().to_string();
-        return Err(RefusedLink::NotLoopback { host, from: from.into() });
+        return Err(RefusedLink::NotLoopback {
+            host,
+            from: from.into(),
+        });
     }
     Ok(url)
 }
@@ -57,7 +66,9 @@ mod tests {
     use super::*;
 
     fn refused(link: &str) -> String {
-        check_link(link, SIGN_IN_METADATA).expect_err(link).to_string()
+        check_link(link, SIGN_IN_METADATA)
+            .expect_err(link)
+            .to_string()
     }
 
     #[test]
@@ -74,7 +85,10 @@ mod tests {
             "http://[::1]:8080/authorize",
         ] {
             let url = check_link(link, SIGN_IN_METADATA).unwrap_or_else(|e| panic!("{link}: {e}"));
-            assert!(url.scheme() == "https" || url.scheme() == "http", "{link} -> {url}");
+            assert!(
+                url.scheme() == "https" || url.scheme() == "http",
+                "{link} -> {url}"
+            );
         }
     }
 
@@ -125,15 +139,29 @@ mod tests {
 
     #[test]
     fn links_with_a_user_name_or_password_are_refused() {
-        for link in ["https://accounts.example.com@evil.example/login", "https://user:pass@example.com/", "http://me@127.0.0.1/a"] {
+        for link in [
+            "https://accounts.example.com@evil.example/login",
+            "https://user:pass@example.com/",
+            "http://me@127.0.0.1/a",
+        ] {
             let msg = refused(link);
-            assert!(msg.contains("user name or password") && msg.starts_with("Refusing to open \"http"), "{link}: {msg}");
+            assert!(
+                msg.contains("user name or password") && msg.starts_with("Refusing to open \"http"),
+                "{link}: {msg}"
+            );
         }
     }
 
     #[test]
     fn what_is_not_a_url_is_refused() {
-        for link in ["", "not a link", "/authorize?x=1", "//evil.example/a", "https://", "http://[::1/a"] {
+        for link in [
+            "",
+            "not a link",
+            "/authorize?x=1",
+            "//evil.example/a",
+            "https://",
+            "http://[::1/a",
+        ] {
             assert_eq!(refused(link), "Refusing to open a link from the server's sign-in metadata that is not a valid URL: only https (or http on this computer) is opened.", "{link:?}");
         }
     }

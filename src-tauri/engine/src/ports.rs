@@ -29,6 +29,11 @@ mod tests {
         assert!(h.contains(&format!("pid {}", std::process::id())), "{h}");
         let err = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap_err();
         let m = taken_message("The gateway", port, &err);
-        assert!(m.contains(&format!("port {port}")) && m.contains(&h) && m.contains("choose another port"), "{m}");
+        assert!(
+            m.contains(&format!("port {port}"))
+                && m.contains(&h)
+                && m.contains("choose another port"),
+            "{m}"
+        );
     }
 }

@@ -25,9 +25,15 @@ pub struct Redactor {
 impl Redactor {
     /// Replace the set of values to mask (each launch resolves them anew).
     pub fn set(&self, values: impl IntoIterator<Item = String>) {
-        let mut v: Vec<String> = values.into_iter().filter(|s| s.chars().count() >= MIN_SECRET_LEN).collect();
+        let mut v: Vec<String> = values
+            .into_iter()
+            .filter(|s| s.chars().count() >= MIN_SECRET_LEN)
+            .collect();
         // URL-encoded forms appear in request URLs and error texts.
-        let encoded: Vec<String> = v.iter().map(|s| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()).collect();
+        let encoded: Vec<String> = v
+            .iter()
+            .map(|s| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>())
+            .collect();
         v.extend(encoded);
         v.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         v.dedup();
@@ -36,7 +42,11 @@ impl Redactor {
 
     /// Add values (e.g. a token injected after the variables were resolved).
     pub fn add(&self, values: impl IntoIterator<Item = String>) {
-        let mut all = self.values.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut all = self
+            .values
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         all.extend(values);
         self.set(all);
     }
@@ -54,7 +64,10 @@ impl Redactor {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.values.read().unwrap_or_else(|p| p.into_inner()).is_empty()
+        self.values
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
     }
 }
 
@@ -91,7 +104,20 @@ pub fn secret_values(
 /// Names that say "this is a credential".
 fn looks_secret(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
-    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "PAT", "COOKIE", "SESSION"].iter().any(|w| n.contains(w))
+    [
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "AUTH",
+        "PAT",
+        "COOKIE",
+        "SESSION",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
 }
 
 /// Parts of an expanded URL that a variable supplied: for each query pair,
@@ -114,7 +140,13 @@ fn url_secrets(raw: &str, expanded: &str) -> Vec<String> {
     for (k, v) in u.query_pairs() {
         // A literal value is in the raw URL as written; a variable's is not.
         let literal = format!("{k}={v}");
-        if !raw.contains(&literal) && !raw.contains(&format!("{}={}", k, url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>())) {
+        if !raw.contains(&literal)
+            && !raw.contains(&format!(
+                "{}={}",
+                k,
+                url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
+            ))
+        {
             out.push(v.to_string());
         }
     }
@@ -133,28 +165,62 @@ mod tests {
     use super::*;
 
     fn map(pairs: &[(&str, &str)]) -> IndexMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
     fn masks_every_secret_including_url_encoded_and_longest_first() {
         let r = Redactor::default();
-        r.set(["s3cret/value+x".to_string(), "s3cret".to_string(), "ok".to_string()]);
+        r.set([
+            "s3cret/value+x".to_string(),
+            "s3cret".to_string(),
+            "ok".to_string(),
+        ]);
         assert_eq!(r.apply("a s3cret/value+x b"), "a ••• b");
         assert_eq!(r.apply("url?k=s3cret%2Fvalue%2Bx"), "url?k=•••");
         assert_eq!(r.apply("just s3cret"), "just •••");
-        assert_eq!(r.apply("ok stays"), "ok stays", "short values are not masked");
+        assert_eq!(
+            r.apply("ok stays"),
+            "ok stays",
+            "short values are not masked"
+        );
     }
 
     #[test]
     fn launch_secrets_are_headers_expanded_env_and_url_variables() {
-        let raw_env = map(&[("API_KEY", "${KEY}"), ("DEBUG", "true"), ("GITHUB_TOKEN", "ghp_literal")]);
-        let env = map(&[("API_KEY", "expanded-key"), ("DEBUG", "true"), ("GITHUB_TOKEN", "ghp_literal")]);
+        let raw_env = map(&[
+            ("API_KEY", "${KEY}"),
+            ("DEBUG", "true"),
+            ("GITHUB_TOKEN", "ghp_literal"),
+        ]);
+        let env = map(&[
+            ("API_KEY", "expanded-key"),
+            ("DEBUG", "true"),
+            ("GITHUB_TOKEN", "ghp_literal"),
+        ]);
         let headers = map(&[("Authorization", "Bearer tok-123456")]);
-        let v = secret_values(&raw_env, &env, &headers, Some("https://h.example/mcp?key=${K}&mode=fast"), Some("https://h.example/mcp?key=url-secret-9&mode=fast"));
-        for want in ["expanded-key", "ghp_literal", "Bearer tok-123456", "tok-123456", "url-secret-9"] {
+        let v = secret_values(
+            &raw_env,
+            &env,
+            &headers,
+            Some("https://h.example/mcp?key=${K}&mode=fast"),
+            Some("https://h.example/mcp?key=url-secret-9&mode=fast"),
+        );
+        for want in [
+            "expanded-key",
+            "ghp_literal",
+            "Bearer tok-123456",
+            "tok-123456",
+            "url-secret-9",
+        ] {
             assert!(v.iter().any(|x| x == want), "{want} missing from {v:?}");
         }
-        assert!(!v.iter().any(|x| x == "true" || x == "fast" || x == "mcp"), "{v:?}");
+        assert!(
+            !v.iter().any(|x| x == "true" || x == "fast" || x == "mcp"),
+            "{v:?}"
+        );
     }
 }

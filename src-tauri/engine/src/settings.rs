@@ -17,9 +17,9 @@ use serde_json::{Map, Value};
 
 use crate::host::Host;
 use crate::writer::atomic::WriteError;
-use crate::writer::{content_hash, write_private, ContentHash, Expected};
 use crate::writer::history::Recording;
 use crate::writer::summary;
+use crate::writer::{content_hash, write_private, ContentHash, Expected};
 
 /// How often a change is applied again when another process wrote the file
 /// between our read and our write. Writes by Switchboard processes are
@@ -30,7 +30,11 @@ const UPDATE_ATTEMPTS: usize = 20;
 pub enum SettingsError {
     /// The file does not parse: it is left exactly as it is.
     #[error("cannot change {}: it does not parse ({message}); fix the file, then try again (Switchboard never replaces it with defaults)", path.display())]
-    Broken { path: PathBuf, line: Option<usize>, message: String },
+    Broken {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
     #[error(transparent)]
     Write(#[from] WriteError),
 }
@@ -151,7 +155,9 @@ impl GatewaySettings {
     }
 
     pub fn port(&self) -> u16 {
-        self.port.filter(|p| *p != 0).unwrap_or(DEFAULT_GATEWAY_PORT)
+        self.port
+            .filter(|p| *p != 0)
+            .unwrap_or(DEFAULT_GATEWAY_PORT)
     }
 }
 
@@ -165,7 +171,23 @@ fn yes() -> bool {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { priority: vec![], projects: vec![], enable_project_config: true, parked: vec![], trusted_servers: Default::default(), disabled_tools: Default::default(), gateway_excluded: vec![], connections: Default::default(), tool_approval: Default::default(), gateway: GatewaySettings::default(), registry_url: None, keep_in_tray: true, other: Map::new(), problem: None, read_from: None }
+        Settings {
+            priority: vec![],
+            projects: vec![],
+            enable_project_config: true,
+            parked: vec![],
+            trusted_servers: Default::default(),
+            disabled_tools: Default::default(),
+            gateway_excluded: vec![],
+            connections: Default::default(),
+            tool_approval: Default::default(),
+            gateway: GatewaySettings::default(),
+            registry_url: None,
+            keep_in_tray: true,
+            other: Map::new(),
+            problem: None,
+            read_from: None,
+        }
     }
 }
 
@@ -191,7 +213,10 @@ pub fn put_first(ids: &[String], current: Vec<String>) -> Vec<String> {
 enum OnDisk {
     Absent,
     Parsed(Settings),
-    Broken { line: Option<usize>, message: String },
+    Broken {
+        line: Option<usize>,
+        message: String,
+    },
 }
 
 fn read(path: &Path) -> Result<OnDisk, std::io::Error> {
@@ -202,15 +227,27 @@ fn read(path: &Path) -> Result<OnDisk, std::io::Error> {
     };
     let hash = content_hash(&bytes);
     let Ok(text) = std::str::from_utf8(&bytes) else {
-        return Ok(OnDisk::Broken { line: None, message: "it is not UTF-8 text".into() });
+        return Ok(OnDisk::Broken {
+            line: None,
+            message: "it is not UTF-8 text".into(),
+        });
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
-        return Ok(OnDisk::Parsed(Settings { read_from: Some(hash), ..Settings::default() }));
+        return Ok(OnDisk::Parsed(Settings {
+            read_from: Some(hash),
+            ..Settings::default()
+        }));
     }
     match serde_json::from_str::<Settings>(text) {
-        Ok(s) => Ok(OnDisk::Parsed(Settings { read_from: Some(hash), ..s })),
-        Err(e) => Ok(OnDisk::Broken { line: Some(e.line()).filter(|l| *l > 0), message: e.to_string() }),
+        Ok(s) => Ok(OnDisk::Parsed(Settings {
+            read_from: Some(hash),
+            ..s
+        })),
+        Err(e) => Ok(OnDisk::Broken {
+            line: Some(e.line()).filter(|l| *l > 0),
+            message: e.to_string(),
+        }),
     }
 }
 
@@ -236,7 +273,13 @@ impl Settings {
             Ok(OnDisk::Broken { line, message }) => broken_message(path, line, &message),
             Err(e) => format!("{}: cannot read Switchboard's settings ({e}); using the defaults, and the file will not be changed", path.display()),
         };
-        (Settings { problem: Some(problem.clone()), ..Settings::default() }, Some(problem))
+        (
+            Settings {
+                problem: Some(problem.clone()),
+                ..Settings::default()
+            },
+            Some(problem),
+        )
     }
 
     /// Apply `change` to the newest settings file and write it, hash-checked:
@@ -253,17 +296,29 @@ impl Settings {
     /// `update` for a change that may find it no longer applies (what it
     /// changes is gone from the newest file): its error is returned and
     /// nothing is written.
-    pub fn try_update(host: &Host, change: impl Fn(&mut Settings) -> Result<(), SettingsError>) -> Result<Settings, SettingsError> {
+    pub fn try_update(
+        host: &Host,
+        change: impl Fn(&mut Settings) -> Result<(), SettingsError>,
+    ) -> Result<Settings, SettingsError> {
         let path = settings_path(host);
         let _recording = Recording::begin(host, summary::for_settings());
         for _ in 0..UPDATE_ATTEMPTS {
-            let (mut s, expected) = match read(&path).map_err(|source| WriteError::Io { path: path.clone(), source })? {
+            let (mut s, expected) = match read(&path).map_err(|source| WriteError::Io {
+                path: path.clone(),
+                source,
+            })? {
                 OnDisk::Absent => (Settings::default(), Expected::Absent),
                 OnDisk::Parsed(s) => {
                     let hash = s.read_from.expect("parsed settings carry their hash");
                     (s, Expected::Hash(hash))
                 }
-                OnDisk::Broken { line, message } => return Err(SettingsError::Broken { path, line, message }),
+                OnDisk::Broken { line, message } => {
+                    return Err(SettingsError::Broken {
+                        path,
+                        line,
+                        message,
+                    })
+                }
             };
             change(&mut s)?;
             let text = s.to_text();
@@ -286,11 +341,18 @@ impl Settings {
         let _recording = Recording::begin(host, summary::for_settings());
         if self.problem.is_some() {
             if let Ok(OnDisk::Broken { line, message }) = read(&path) {
-                return Err(SettingsError::Broken { path, line, message });
+                return Err(SettingsError::Broken {
+                    path,
+                    line,
+                    message,
+                });
             }
             return Err(WriteError::Conflict { path }.into());
         }
-        let expected = self.read_from.map(Expected::Hash).unwrap_or(Expected::Absent);
+        let expected = self
+            .read_from
+            .map(Expected::Hash)
+            .unwrap_or(Expected::Absent);
         write_private(&path, self.to_text().as_bytes(), expected)?;
         Ok(())
     }
@@ -299,8 +361,14 @@ impl Settings {
     /// with a conflict when another process parked the same server meanwhile.
     pub fn park(&mut self, host: &Host, entry: ParkedEntry) -> Result<(), SettingsError> {
         *self = Settings::try_update(host, |s| {
-            if s.parked.iter().any(|p| p.source == entry.source && p.name == entry.name) {
-                return Err(WriteError::Conflict { path: settings_path(host) }.into());
+            if s.parked
+                .iter()
+                .any(|p| p.source == entry.source && p.name == entry.name)
+            {
+                return Err(WriteError::Conflict {
+                    path: settings_path(host),
+                }
+                .into());
             }
             s.parked.push(entry.clone());
             Ok(())
@@ -310,16 +378,29 @@ impl Settings {
 
     /// Drop the parked entry of `name` in `source` (gone already is fine).
     pub fn unpark(&mut self, host: &Host, source: &str, name: &str) -> Result<(), SettingsError> {
-        *self = Settings::update(host, |s| s.parked.retain(|p| !(p.source == source && p.name == name)))?;
+        *self = Settings::update(host, |s| {
+            s.parked.retain(|p| !(p.source == source && p.name == name))
+        })?;
         Ok(())
     }
 
     /// Change the parked entry of `name` in `source` as the newest file has
     /// it; refused with a conflict when it is no longer parked there.
-    pub fn edit_parked(&mut self, host: &Host, source: &str, name: &str, change: impl Fn(&mut ParkedEntry)) -> Result<(), SettingsError> {
+    pub fn edit_parked(
+        &mut self,
+        host: &Host,
+        source: &str,
+        name: &str,
+        change: impl Fn(&mut ParkedEntry),
+    ) -> Result<(), SettingsError> {
         *self = Settings::try_update(host, |s| {
-            let p = s.parked.iter_mut().find(|p| p.source == source && p.name == name);
-            change(p.ok_or_else(|| WriteError::Conflict { path: settings_path(host) })?);
+            let p = s
+                .parked
+                .iter_mut()
+                .find(|p| p.source == source && p.name == name);
+            change(p.ok_or_else(|| WriteError::Conflict {
+                path: settings_path(host),
+            })?);
             Ok(())
         })?;
         Ok(())
@@ -336,6 +417,10 @@ impl Settings {
         if !self.enable_project_config {
             return vec![];
         }
-        self.projects.iter().filter(|p| p.trusted).map(|p| p.path.clone()).collect()
+        self.projects
+            .iter()
+            .filter(|p| p.trusted)
+            .map(|p| p.path.clone())
+            .collect()
     }
 }

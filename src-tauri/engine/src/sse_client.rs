@@ -32,7 +32,10 @@ use std::{
 use futures::{future::BoxFuture, stream::BoxStream, FutureExt, StreamExt};
 use indexmap::IndexMap;
 use reqwest::{
-    header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, WWW_AUTHENTICATE},
+    header::{
+        HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE,
+        WWW_AUTHENTICATE,
+    },
     StatusCode, Url,
 };
 use rmcp::{
@@ -93,7 +96,10 @@ pub enum SseError {
     Streamable(#[source] Box<StreamableHttpError<reqwest::Error>>),
     /// Streamable HTTP was not usable and the legacy SSE fallback failed too.
     #[error("streamable HTTP not usable ({streamable}); legacy SSE failed: {sse}")]
-    Fallback { streamable: String, sse: Box<SseError> },
+    Fallback {
+        streamable: String,
+        sse: Box<SseError>,
+    },
 }
 
 impl SseError {
@@ -120,8 +126,11 @@ impl SseError {
 
     async fn from_response(resp: reqwest::Response) -> Self {
         let status = resp.status();
-        let www_authenticate =
-            resp.headers().get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let www_authenticate = resp
+            .headers()
+            .get(WWW_AUTHENTICATE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
         let mut body = Vec::new();
         let mut resp = resp;
         while body.len() < MAX_ERROR_BODY {
@@ -160,8 +169,9 @@ fn header_map_from_pairs<K: AsRef<str>, V: AsRef<str>>(
         let (k, v) = (k.as_ref(), v.as_ref());
         let name = HeaderName::from_bytes(k.as_bytes())
             .map_err(|_| SseError::InvalidHeader(format!("name {k:?} is not valid")))?;
-        let value = HeaderValue::from_str(v)
-            .map_err(|_| SseError::InvalidHeader(format!("{k:?} has a value that is not valid in HTTP")))?;
+        let value = HeaderValue::from_str(v).map_err(|_| {
+            SseError::InvalidHeader(format!("{k:?} has a value that is not valid in HTTP"))
+        })?;
         map.append(name, value);
     }
     Ok(map)
@@ -270,7 +280,10 @@ impl SseClientConfig {
 
 /// Fails the byte stream once one event (the bytes between two blank lines)
 /// grows past `limit`, before the SSE parser buffers it.
-fn cap_events<S>(bytes: S, limit: usize) -> impl futures::Stream<Item = Result<bytes::Bytes, std::io::Error>>
+fn cap_events<S>(
+    bytes: S,
+    limit: usize,
+) -> impl futures::Stream<Item = Result<bytes::Bytes, std::io::Error>>
 where
     S: futures::Stream<Item = Result<bytes::Bytes, reqwest::Error>>,
 {
@@ -304,7 +317,11 @@ where
 /// The size-cap error inside an SSE stream error, if that is what it is.
 fn too_large(e: &sse_stream::Error) -> Option<String> {
     match e {
-        sse_stream::Error::Body(b) => b.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()).and_then(|inner| inner.downcast_ref::<EventTooLarge>()).map(|t| t.to_string()),
+        sse_stream::Error::Body(b) => b
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .and_then(|inner| inner.downcast_ref::<EventTooLarge>())
+            .map(|t| t.to_string()),
         _ => None,
     }
 }
@@ -331,24 +348,45 @@ impl Inner {
         if let Some(id) = last_event_id.and_then(|id| HeaderValue::from_str(id).ok()) {
             headers.insert(HeaderName::from_static("last-event-id"), id);
         }
-        let resp = self.client.get(self.sse_url.clone()).headers(headers).send().await?;
+        let resp = self
+            .client
+            .get(self.sse_url.clone())
+            .headers(headers)
+            .send()
+            .await?;
         if !resp.status().is_success() {
             return Err(SseError::from_response(resp).await);
         }
-        let ct = resp.headers().get(CONTENT_TYPE).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        if !ct.as_deref().is_some_and(|c| media_type_is(c, EVENT_STREAM)) {
+        let ct = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        if !ct
+            .as_deref()
+            .is_some_and(|c| media_type_is(c, EVENT_STREAM))
+        {
             return Err(SseError::UnexpectedContentType(ct));
         }
-        Ok(sse_stream::SseStream::from_bytes_stream(cap_events(resp.bytes_stream(), self.max_event_size)).boxed())
+        Ok(sse_stream::SseStream::from_bytes_stream(cap_events(
+            resp.bytes_stream(),
+            self.max_event_size,
+        ))
+        .boxed())
     }
 
     fn resolve_endpoint(&self, data: &str) -> Result<Url, SseError> {
-        let endpoint = self.sse_url.join(data.trim()).map_err(|e| SseError::InvalidUrl {
-            url: data.to_string(),
-            reason: format!("bad endpoint: {e}"),
-        })?;
+        let endpoint = self
+            .sse_url
+            .join(data.trim())
+            .map_err(|e| SseError::InvalidUrl {
+                url: data.to_string(),
+                reason: format!("bad endpoint: {e}"),
+            })?;
         if endpoint.origin() != self.sse_url.origin() {
-            return Err(SseError::CrossOriginEndpoint { endpoint: endpoint.to_string(), sse_url: self.sse_url.to_string() });
+            return Err(SseError::CrossOriginEndpoint {
+                endpoint: endpoint.to_string(),
+                sse_url: self.sse_url.to_string(),
+            });
         }
         Ok(endpoint)
     }
@@ -357,11 +395,21 @@ impl Inner {
         if self.ct.is_cancelled() {
             return Err(SseError::Closed);
         }
-        let endpoint = self.endpoint.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let endpoint = self
+            .endpoint
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         let mut headers = self.headers.clone();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
         let body = serde_json::to_vec(&message)?;
-        let resp = self.client.post(endpoint).headers(headers).body(body).send().await?;
+        let resp = self
+            .client
+            .post(endpoint)
+            .headers(headers)
+            .body(body)
+            .send()
+            .await?;
         if resp.status().is_success() {
             Ok(())
         } else {
@@ -371,7 +419,10 @@ impl Inner {
 }
 
 fn media_type_is(content_type: &str, want: &str) -> bool {
-    content_type.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case(want))
+    content_type
+        .split(';')
+        .next()
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case(want))
 }
 
 /// Reconnect bookkeeping carried across streams.
@@ -423,7 +474,11 @@ impl std::fmt::Debug for SseClientTransport {
 
 impl SseClientTransport {
     /// Open the event stream at `url` and wait (30 s) for the `endpoint` event.
-    pub async fn connect(url: &str, headers: impl IntoHeaderMap, client: reqwest::Client) -> Result<Self, SseError> {
+    pub async fn connect(
+        url: &str,
+        headers: impl IntoHeaderMap,
+        client: reqwest::Client,
+    ) -> Result<Self, SseError> {
         Self::connect_with_config(url, headers, client, SseClientConfig::default()).await
     }
 
@@ -445,7 +500,10 @@ impl SseClientTransport {
             max_event_size: config.max_event_size,
             closed_because: Default::default(),
         });
-        let mut state = StreamState { last_event_id: None, retry: config.default_retry };
+        let mut state = StreamState {
+            last_event_id: None,
+            retry: config.default_retry,
+        };
         let mut early = Vec::new();
         let handshake = async {
             let mut stream = inner.open_stream(None).await?;
@@ -454,14 +512,19 @@ impl SseClientTransport {
                     Some(Ok(ev)) => {
                         state.note(&ev);
                         if ev.event.as_deref() == Some("endpoint") {
-                            let endpoint = inner.resolve_endpoint(ev.data.as_deref().unwrap_or(""))?;
+                            let endpoint =
+                                inner.resolve_endpoint(ev.data.as_deref().unwrap_or(""))?;
                             return Ok::<_, SseError>((endpoint, stream));
                         }
                         if is_message_event(&ev) {
                             early.extend(parse_message(&ev));
                         }
                     }
-                    Some(Err(e)) => return Err(SseError::Stream(too_large(&e).unwrap_or_else(|| e.to_string()))),
+                    Some(Err(e)) => {
+                        return Err(SseError::Stream(
+                            too_large(&e).unwrap_or_else(|| e.to_string()),
+                        ))
+                    }
                     None => return Err(SseError::StreamEnded),
                 }
             }
@@ -476,12 +539,20 @@ impl SseClientTransport {
             let _ = tx.try_send(m);
         }
         let task = tokio::spawn(read_events(inner.clone(), stream, state, tx, config));
-        Ok(Self { inner, rx, task: Some(task) })
+        Ok(Self {
+            inner,
+            rx,
+            task: Some(task),
+        })
     }
 
     /// The URL messages are POSTed to (may change after a reconnect).
     pub fn endpoint(&self) -> Url {
-        self.inner.endpoint.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.inner
+            .endpoint
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The event-stream URL given to `connect`.
@@ -518,7 +589,10 @@ async fn read_events(
                 Some(Err(e)) => match too_large(&e) {
                     // Not a network hiccup: reconnecting would only repeat it.
                     Some(why) => {
-                        *inner.closed_because.lock().unwrap_or_else(|p| p.into_inner()) = Some(why);
+                        *inner
+                            .closed_because
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner()) = Some(why);
                         return;
                     }
                     None => break,
@@ -564,9 +638,15 @@ async fn read_events(
 }
 
 fn parse_http_url(url: &str) -> Result<Url, SseError> {
-    let parsed = Url::parse(url).map_err(|e| SseError::InvalidUrl { url: url.to_string(), reason: e.to_string() })?;
+    let parsed = Url::parse(url).map_err(|e| SseError::InvalidUrl {
+        url: url.to_string(),
+        reason: e.to_string(),
+    })?;
     if !matches!(parsed.scheme(), "http" | "https") {
-        return Err(SseError::InvalidUrl { url: url.to_string(), reason: "scheme must be http or https".into() });
+        return Err(SseError::InvalidUrl {
+            url: url.to_string(),
+            reason: "scheme must be http or https".into(),
+        });
     }
     Ok(parsed)
 }
@@ -578,7 +658,10 @@ impl Transport<RoleClient> for SseClientTransport {
         "SseClientTransport".into()
     }
 
-    fn send(&mut self, item: ClientJsonRpcMessage) -> impl Future<Output = Result<(), SseError>> + Send + 'static {
+    fn send(
+        &mut self,
+        item: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), SseError>> + Send + 'static {
         let inner = self.inner.clone();
         async move { inner.post(item).await }
     }
@@ -660,9 +743,14 @@ impl Transport<RoleClient> for FallbackTransport {
         "FallbackTransport".into()
     }
 
-    fn send(&mut self, item: ClientJsonRpcMessage) -> impl Future<Output = Result<(), SseError>> + Send + 'static {
+    fn send(
+        &mut self,
+        item: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), SseError>> + Send + 'static {
         let fut: BoxFuture<'static, Result<(), SseError>> = match self {
-            Self::StreamableHttp(t) => Transport::<RoleClient>::send(t, item).map(|r| r.map_err(SseError::from)).boxed(),
+            Self::StreamableHttp(t) => Transport::<RoleClient>::send(t, item)
+                .map(|r| r.map_err(SseError::from))
+                .boxed(),
             Self::Sse(t) => Transport::<RoleClient>::send(t, item).boxed(),
         };
         fut
@@ -677,7 +765,9 @@ impl Transport<RoleClient> for FallbackTransport {
 
     async fn close(&mut self) -> Result<(), SseError> {
         match self {
-            Self::StreamableHttp(t) => Transport::<RoleClient>::close(t).await.map_err(SseError::from),
+            Self::StreamableHttp(t) => Transport::<RoleClient>::close(t)
+                .await
+                .map_err(SseError::from),
             Self::Sse(t) => Transport::<RoleClient>::close(t).await,
         }
     }
@@ -704,18 +794,26 @@ pub async fn connect_with_fallback_config(
 ) -> Result<FallbackTransport, SseError> {
     let parsed = parse_http_url(url)?;
     let headers = headers.into_header_map()?;
-    let probe = tokio::time::timeout(config.probe_timeout, probe_streamable(&client, &parsed, &headers))
-        .await
-        .map_err(|_| SseError::EndpointTimeout(config.probe_timeout))??;
+    let probe = tokio::time::timeout(
+        config.probe_timeout,
+        probe_streamable(&client, &parsed, &headers),
+    )
+    .await
+    .map_err(|_| SseError::EndpointTimeout(config.probe_timeout))??;
     match probe {
         Probe::Streamable => {
             let config = streamable_config(url, &headers);
-            Ok(FallbackTransport::StreamableHttp(StreamableHttpClientTransport::with_client(client, config)))
+            Ok(FallbackTransport::StreamableHttp(
+                StreamableHttpClientTransport::with_client(client, config),
+            ))
         }
         Probe::NotStreamable(why) => {
             match SseClientTransport::connect_with_config(url, headers, client, config).await {
                 Ok(t) => Ok(FallbackTransport::Sse(t)),
-                Err(e) => Err(SseError::Fallback { streamable: why, sse: Box::new(e) }),
+                Err(e) => Err(SseError::Fallback {
+                    streamable: why,
+                    sse: Box::new(e),
+                }),
             }
         }
     }
@@ -729,7 +827,11 @@ enum Probe {
 /// POST a real `initialize` and classify the answer. A session the probe
 /// opened is DELETEd again (best effort); the returned transport initializes
 /// its own.
-async fn probe_streamable(client: &reqwest::Client, url: &Url, headers: &HeaderMap) -> Result<Probe, SseError> {
+async fn probe_streamable(
+    client: &reqwest::Client,
+    url: &Url,
+    headers: &HeaderMap,
+) -> Result<Probe, SseError> {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": 0,
@@ -741,11 +843,21 @@ async fn probe_streamable(client: &reqwest::Client, url: &Url, headers: &HeaderM
         }
     });
     let mut h = headers.clone();
-    h.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+    h.insert(
+        ACCEPT,
+        HeaderValue::from_static("application/json, text/event-stream"),
+    );
     h.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
-    let resp = client.post(url.clone()).headers(h).body(body.to_string()).send().await?;
+    let resp = client
+        .post(url.clone())
+        .headers(h)
+        .body(body.to_string())
+        .send()
+        .await?;
     let status = resp.status();
-    if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) || status.is_server_error() {
+    if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
+        || status.is_server_error()
+    {
         return Err(SseError::from_response(resp).await);
     }
     if status.is_client_error() {
@@ -755,17 +867,30 @@ async fn probe_streamable(client: &reqwest::Client, url: &Url, headers: &HeaderM
             status.canonical_reason().unwrap_or("")
         )));
     }
-    let ct = resp.headers().get(CONTENT_TYPE).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    let usable = status.is_success() && ct.as_deref().is_some_and(|c| media_type_is(c, JSON) || media_type_is(c, EVENT_STREAM));
+    let ct = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let usable = status.is_success()
+        && ct
+            .as_deref()
+            .is_some_and(|c| media_type_is(c, JSON) || media_type_is(c, EVENT_STREAM));
     if !usable {
-        return Ok(Probe::NotStreamable(format!("POST initialize: HTTP {} with content type {ct:?}", status.as_u16())));
+        return Ok(Probe::NotStreamable(format!(
+            "POST initialize: HTTP {} with content type {ct:?}",
+            status.as_u16()
+        )));
     }
     let session = resp.headers().get("mcp-session-id").cloned();
     drop(resp);
     if let Some(session) = session {
         let mut h = headers.clone();
         h.insert(HeaderName::from_static("mcp-session-id"), session);
-        let _ = tokio::time::timeout(Duration::from_secs(2), client.delete(url.clone()).headers(h).send()).await;
+        let _ = tokio::time::timeout(
+            Duration::from_secs(2),
+            client.delete(url.clone()).headers(h).send(),
+        )
+        .await;
     }
     Ok(Probe::Streamable)
 }
@@ -777,7 +902,10 @@ fn streamable_config(url: &str, headers: &HeaderMap) -> StreamableHttpClientTran
     let mut custom = HashMap::new();
     for (name, value) in headers {
         if name == AUTHORIZATION {
-            if let Some(token) = value.to_str().ok().and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer "))) {
+            if let Some(token) = value.to_str().ok().and_then(|v| {
+                v.strip_prefix("Bearer ")
+                    .or_else(|| v.strip_prefix("bearer "))
+            }) {
                 config.auth_header = Some(token.to_string());
                 continue;
             }

@@ -70,7 +70,10 @@ pub enum Held {
     NotApproved { reason: String },
     /// It runs something else than when its folder was trusted (or it was
     /// added since): held until the user approves the change.
-    Changed { reason: String, changes: Vec<TrustChange> },
+    Changed {
+        reason: String,
+        changes: Vec<TrustChange>,
+    },
 }
 
 impl Held {
@@ -89,7 +92,10 @@ fn short_hash(s: &str) -> String {
 fn shown_url(u: &str) -> String {
     match url::Url::parse(u) {
         Ok(mut p) if p.has_host() => {
-            let hidden = !p.username().is_empty() || p.password().is_some() || p.query().is_some() || p.fragment().is_some();
+            let hidden = !p.username().is_empty()
+                || p.password().is_some()
+                || p.query().is_some()
+                || p.fragment().is_some();
             let _ = p.set_username("");
             let _ = p.set_password(None);
             p.set_query(None);
@@ -143,7 +149,10 @@ pub fn pin_of(def: &ServerDef) -> Pin {
         args: def.args.iter().map(|a| shown_arg(a)).collect(),
         cwd: def.cwd.clone(),
         url: def.url.as_deref().map(shown_url),
-        env: env.into_iter().map(|(k, v)| (k.clone(), short_hash(v))).collect(),
+        env: env
+            .into_iter()
+            .map(|(k, v)| (k.clone(), short_hash(v)))
+            .collect(),
     }
 }
 
@@ -157,11 +166,22 @@ pub fn pin_key(spec: &SourceSpec, name: &str) -> String {
 /// Claude Code's local entries in `~/.claude.json` are the user's own file,
 /// not the project's, so they are not.
 pub fn is_pinned_source(spec: &SourceSpec) -> bool {
-    spec.level == Level::Project && spec.project.is_some() && !spec.id.starts_with("claude-code-local@")
+    spec.level == Level::Project
+        && spec.project.is_some()
+        && !spec.id.starts_with("claude-code-local@")
 }
 
 fn quote_args(args: &[String]) -> String {
-    args.iter().map(|a| if a.is_empty() || a.contains([' ', '"', '\'']) { format!("{a:?}") } else { a.clone() }).collect::<Vec<_>>().join(" ")
+    args.iter()
+        .map(|a| {
+            if a.is_empty() || a.contains([' ', '"', '\'']) {
+                format!("{a:?}")
+            } else {
+                a.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What differs between a pin and the content now (`None`: nothing pinned,
@@ -170,11 +190,25 @@ pub fn changes(old: Option<&Pin>, now: &Pin) -> Vec<TrustChange> {
     let mut out = vec![];
     let mut field = |f: &str, before: Option<String>, after: Option<String>| {
         if before != after {
-            out.push(TrustChange { field: f.into(), before, after });
+            out.push(TrustChange {
+                field: f.into(),
+                before,
+                after,
+            });
         }
     };
-    field("command", old.and_then(|o| o.command.clone()), now.command.clone());
-    let args = |p: &Pin| if p.args.is_empty() { None } else { Some(quote_args(&p.args)) };
+    field(
+        "command",
+        old.and_then(|o| o.command.clone()),
+        now.command.clone(),
+    );
+    let args = |p: &Pin| {
+        if p.args.is_empty() {
+            None
+        } else {
+            Some(quote_args(&p.args))
+        }
+    };
     field("args", old.and_then(args), args(now));
     field("cwd", old.and_then(|o| o.cwd.clone()), now.cwd.clone());
     field("url", old.and_then(|o| o.url.clone()), now.url.clone());
@@ -190,12 +224,20 @@ pub fn changes(old: Option<&Pin>, now: &Pin) -> Vec<TrustChange> {
                 (Some(_), Some(_)) => (Some("a value".into()), Some("another value".into())),
                 _ => (say(b, "set"), say(a, "set")),
             };
-            out.push(TrustChange { field: format!("env.{k}"), before, after });
+            out.push(TrustChange {
+                field: format!("env.{k}"),
+                before,
+                after,
+            });
         }
     }
     if out.is_empty() && old.is_some_and(|o| o.hash != now.hash) {
         // Only hidden parts (credentials or a query in a URL) changed.
-        out.push(TrustChange { field: "credentials or query of a URL".into(), before: None, after: Some("changed".into()) });
+        out.push(TrustChange {
+            field: "credentials or query of a URL".into(),
+            before: None,
+            after: Some("changed".into()),
+        });
     }
     out
 }
@@ -243,7 +285,17 @@ fn read_json(path: &Path) -> Option<Value> {
 
 /// Claude Code matches names loosely (`my.server` and `my_server` alike).
 fn same_name(a: &str, b: &str) -> bool {
-    let norm = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect::<String>();
+    let norm = |s: &str| {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect::<String>()
+    };
     norm(a) == norm(b)
 }
 
@@ -253,12 +305,35 @@ impl ClaudeApprovals {
     pub fn read(host: &Host, project: &Path) -> ClaudeApprovals {
         let mut out = ClaudeApprovals::default();
         let claude = host.home_join(".claude.json");
-        let in_claude = read_json(&claude).and_then(|v| v.get("projects")?.get(project.to_string_lossy().as_ref()).cloned());
+        let in_claude = read_json(&claude).and_then(|v| {
+            v.get("projects")?
+                .get(project.to_string_lossy().as_ref())
+                .cloned()
+        });
         let mut add = |v: &Value, from: &Path| {
-            let list = |k: &str| v.get(k).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect::<Vec<_>>()).unwrap_or_default();
-            out.enabled.extend(list("enabledMcpjsonServers").into_iter().map(|n| (n, from.to_path_buf())));
-            out.disabled.extend(list("disabledMcpjsonServers").into_iter().map(|n| (n, from.to_path_buf())));
-            if v.get("enableAllProjectMcpServers") == Some(&Value::Bool(true)) && out.all.is_none() {
+            let list = |k: &str| {
+                v.get(k)
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .map(String::from)
+                            .collect::<Vec<_>>()
+                    })
+                    .unwrap_or_default()
+            };
+            out.enabled.extend(
+                list("enabledMcpjsonServers")
+                    .into_iter()
+                    .map(|n| (n, from.to_path_buf())),
+            );
+            out.disabled.extend(
+                list("disabledMcpjsonServers")
+                    .into_iter()
+                    .map(|n| (n, from.to_path_buf())),
+            );
+            if v.get("enableAllProjectMcpServers") == Some(&Value::Bool(true)) && out.all.is_none()
+            {
                 out.all = Some(from.to_path_buf());
             }
         };
@@ -275,7 +350,10 @@ impl ClaudeApprovals {
 
     /// Rejected in Claude Code: it stays off (the file that says so).
     pub fn rejected(&self, name: &str) -> Option<&Path> {
-        self.disabled.iter().find(|(n, _)| same_name(n, name)).map(|(_, p)| p.as_path())
+        self.disabled
+            .iter()
+            .find(|(n, _)| same_name(n, name))
+            .map(|(_, p)| p.as_path())
     }
 
     /// `None` when Claude Code would run this `.mcp.json` server; otherwise why not.
@@ -296,7 +374,9 @@ impl ClaudeApprovals {
 
 /// Claude Code's project `.mcp.json` source (its approvals apply to it only).
 pub fn is_mcpjson(spec: &SourceSpec) -> bool {
-    spec.client == Client::ClaudeCode && spec.level == Level::Project && spec.id.starts_with("claude-code-project@")
+    spec.client == Client::ClaudeCode
+        && spec.level == Level::Project
+        && spec.id.starts_with("claude-code-project@")
 }
 
 #[cfg(test)]
@@ -314,29 +394,47 @@ mod tests {
         b.enabled = false;
         b.timeout = Some(5);
         b.headers.insert("X".into(), "y".into());
-        assert_eq!(pin_of(&a), pin_of(&b), "switches and timeouts are not what runs");
+        assert_eq!(
+            pin_of(&a),
+            pin_of(&b),
+            "switches and timeouts are not what runs"
+        );
         for change in [
             |d: &mut ServerDef| d.command = Some("sh".into()),
             |d: &mut ServerDef| d.args.push("--evil".into()),
             |d: &mut ServerDef| d.cwd = Some("..".into()),
             |d: &mut ServerDef| d.url = Some("https://x.example/mcp".into()),
-            |d: &mut ServerDef| drop(d.env.insert("NODE_OPTIONS".into(), "--require /tmp/x.js".into())),
+            |d: &mut ServerDef| {
+                drop(
+                    d.env
+                        .insert("NODE_OPTIONS".into(), "--require /tmp/x.js".into()),
+                )
+            },
         ] {
             let mut c = a.clone();
             change(&mut c);
             assert_ne!(pin_of(&a).hash, pin_of(&c).hash, "{c:?}");
         }
         // Moving text from one arg to the next is a change too.
-        assert_ne!(pin_of(&def("x", &["ab", "c"])).hash, pin_of(&def("x", &["a", "bc"])).hash);
+        assert_ne!(
+            pin_of(&def("x", &["ab", "c"])).hash,
+            pin_of(&def("x", &["a", "bc"])).hash
+        );
     }
 
     #[test]
     fn pins_keep_no_secret_and_changes_say_what_differs() {
-        let mut a = def("npx", &["-y", "server-postgres", "postgresql://me:hunter2@db/app"]);
+        let mut a = def(
+            "npx",
+            &["-y", "server-postgres", "postgresql://me:hunter2@db/app"],
+        );
         a.env.insert("API_KEY".into(), "sk-secret".into());
         let pin = pin_of(&a);
         let text = serde_json::to_string(&pin).unwrap();
-        assert!(!text.contains("hunter2") && !text.contains("sk-secret"), "{text}");
+        assert!(
+            !text.contains("hunter2") && !text.contains("sk-secret"),
+            "{text}"
+        );
         let mut b = a.clone();
         b.args.push("--evil".into());
         b.env.insert("API_KEY".into(), "sk-other".into());
@@ -344,7 +442,10 @@ mod tests {
         let ch = changes(Some(&pin), &pin_of(&b));
         let fields: Vec<&str> = ch.iter().map(|c| c.field.as_str()).collect();
         assert_eq!(fields, ["args", "env.API_KEY", "env.NEW"]);
-        assert_eq!(ch[0].after.as_deref(), Some("-y server-postgres \"postgresql://db/app (+ hidden parts)\" --evil"));
+        assert_eq!(
+            ch[0].after.as_deref(),
+            Some("-y server-postgres \"postgresql://db/app (+ hidden parts)\" --evil")
+        );
         assert!(!format!("{ch:?}").contains("sk-"), "{ch:?}");
         // Only the password changed: still a change, still not shown.
         let mut c = a.clone();

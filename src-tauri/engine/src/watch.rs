@@ -46,7 +46,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use notify::{EventKind, RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{new_debouncer, DebounceEventResult, DebouncedEvent, Debouncer, RecommendedCache};
+use notify_debouncer_full::{
+    new_debouncer, DebounceEventResult, DebouncedEvent, Debouncer, RecommendedCache,
+};
 use serde::Serialize;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
@@ -85,7 +87,11 @@ pub struct WatchOptions {
 
 impl Default for WatchOptions {
     fn default() -> Self {
-        WatchOptions { debounce: DEFAULT_DEBOUNCE, settle: DEFAULT_SETTLE, discover: DiscoverOptions::default() }
+        WatchOptions {
+            debounce: DEFAULT_DEBOUNCE,
+            settle: DEFAULT_SETTLE,
+            discover: DiscoverOptions::default(),
+        }
     }
 }
 
@@ -154,20 +160,33 @@ pub struct ConfigWatcher {
 
 impl ConfigWatcher {
     /// A watcher with no folders yet; batches go to `tx`.
-    pub fn new(debounce: Duration, tx: mpsc::UnboundedSender<WatchBatch>) -> Result<ConfigWatcher, WatchError> {
+    pub fn new(
+        debounce: Duration,
+        tx: mpsc::UnboundedSender<WatchBatch>,
+    ) -> Result<ConfigWatcher, WatchError> {
         let debouncer = new_debouncer(debounce, None, move |r: DebounceEventResult| {
             let _ = tx.send(match r {
                 Ok(ev) => WatchBatch::Events(ev),
                 Err(e) => WatchBatch::Errors(e),
             });
         })?;
-        Ok(ConfigWatcher { debouncer, base: vec![], files: HashSet::new(), folders: BTreeSet::new(), armed: BTreeMap::new(), errors: vec![] })
+        Ok(ConfigWatcher {
+            debouncer,
+            base: vec![],
+            files: HashSet::new(),
+            folders: BTreeSet::new(),
+            armed: BTreeMap::new(),
+            errors: vec![],
+        })
     }
 
     /// Watch the folders of exactly these files (replacing the previous set).
     pub fn set_files(&mut self, files: impl IntoIterator<Item = PathBuf>) {
         let mut seen = HashSet::new();
-        self.base = files.into_iter().filter(|f| seen.insert(f.clone())).collect();
+        self.base = files
+            .into_iter()
+            .filter(|f| seen.insert(f.clone()))
+            .collect();
         self.rearm();
     }
 
@@ -190,12 +209,20 @@ impl ConfigWatcher {
                 }
             }
         }
-        let want: BTreeMap<PathBuf, FolderId> =
-            folders.iter().filter_map(|f| nearest_existing_dir(f)).map(|d| {
+        let want: BTreeMap<PathBuf, FolderId> = folders
+            .iter()
+            .filter_map(|f| nearest_existing_dir(f))
+            .map(|d| {
                 let id = folder_id(&d);
                 (d, id)
-            }).collect();
-        let stale: Vec<PathBuf> = self.armed.iter().filter(|(p, id)| want.get(*p) != Some(id)).map(|(p, _)| p.clone()).collect();
+            })
+            .collect();
+        let stale: Vec<PathBuf> = self
+            .armed
+            .iter()
+            .filter(|(p, id)| want.get(*p) != Some(id))
+            .map(|(p, _)| p.clone())
+            .collect();
         for p in stale {
             // A deleted folder's watch is already gone: errors do not matter.
             let _ = self.debouncer.unwatch(&p);
@@ -209,7 +236,9 @@ impl ConfigWatcher {
                 Ok(()) => {
                     self.armed.insert(p, id);
                 }
-                Err(e) => self.errors.push(format!("cannot watch {}: {e}", p.display())),
+                Err(e) => self
+                    .errors
+                    .push(format!("cannot watch {}: {e}", p.display())),
             }
         }
         self.files = files;
@@ -233,11 +262,15 @@ impl ConfigWatcher {
             return true;
         }
         match ev.kind {
-            EventKind::Access(notify::event::AccessKind::Close(notify::event::AccessMode::Write)) => {}
+            EventKind::Access(notify::event::AccessKind::Close(
+                notify::event::AccessMode::Write,
+            )) => {}
             EventKind::Access(_) => return false,
             _ => {}
         }
-        ev.paths.iter().any(|p| self.files.contains(p) || self.folders.iter().any(|f| f.starts_with(p)))
+        ev.paths
+            .iter()
+            .any(|p| self.files.contains(p) || self.folders.iter().any(|f| f.starts_with(p)))
     }
 }
 
@@ -280,7 +313,10 @@ fn baseline_of(host: &Host, d: &Discovery) -> HashMap<PathBuf, Option<ContentHas
 fn warning_count(d: &Discovery) -> usize {
     d.errors.len()
         + d.sources.iter().map(|s| s.warnings.len()).sum::<usize>()
-        + d.servers.iter().map(|s| s.winner.warnings.len() + s.winner.errors.len()).sum::<usize>()
+        + d.servers
+            .iter()
+            .map(|s| s.winner.warnings.len() + s.winner.errors.len())
+            .sum::<usize>()
 }
 
 /// Counters, for tests and diagnostics.
@@ -336,7 +372,11 @@ impl State {
         let relevant = match b {
             WatchBatch::Events(evs) => evs.iter().any(|e| self.watcher.is_relevant(e)),
             WatchBatch::Errors(errs) => {
-                self.shared.errors.lock().unwrap().extend(errs.iter().map(|e| format!("file watcher: {e}")));
+                self.shared
+                    .errors
+                    .lock()
+                    .unwrap()
+                    .extend(errs.iter().map(|e| format!("file watcher: {e}")));
                 true
             }
         };
@@ -352,17 +392,34 @@ impl State {
         self.shared.stats.lock().unwrap().checks += 1;
         self.watcher.rearm();
         self.publish_watch_state();
-        let mut changed: Vec<PathBuf> = self.baseline.iter().filter(|(p, h)| file_hash(p) != **h).map(|(p, _)| p.clone()).collect();
+        let mut changed: Vec<PathBuf> = self
+            .baseline
+            .iter()
+            .filter(|(p, h)| file_hash(p) != **h)
+            .map(|(p, _)| p.clone())
+            .collect();
         if changed.is_empty() {
             return None;
         }
         changed.sort();
         let settings = (self.settings)();
-        let (host, opts, previous) = (self.host.clone(), self.opts.discover.clone(), self.discovery.clone());
-        let d = match tokio::task::spawn_blocking(move || discover_after(&host, &settings, &opts, Some(&previous))).await {
+        let (host, opts, previous) = (
+            self.host.clone(),
+            self.opts.discover.clone(),
+            self.discovery.clone(),
+        );
+        let d = match tokio::task::spawn_blocking(move || {
+            discover_after(&host, &settings, &opts, Some(&previous))
+        })
+        .await
+        {
             Ok(d) => Arc::new(d),
             Err(e) => {
-                self.shared.errors.lock().unwrap().push(format!("discovery failed: {e}"));
+                self.shared
+                    .errors
+                    .lock()
+                    .unwrap()
+                    .push(format!("discovery failed: {e}"));
                 return None;
             }
         };
@@ -386,21 +443,32 @@ impl State {
                 ids.push(GEMINI_ENABLEMENT_SOURCE.into());
             }
             for id in ids {
-                let _ = self.shared.events.send(EngineEvent::SourceChanged { source: id, path: p.clone() });
+                let _ = self.shared.events.send(EngineEvent::SourceChanged {
+                    source: id,
+                    path: p.clone(),
+                });
             }
         }
         self.baseline = baseline_of(&self.host, &d);
         self.watcher.set_files(tracked_files(&self.host, &d));
         self.publish_watch_state();
-        let _ = self.shared.events.send(EngineEvent::DiscoveryChanged { servers: d.servers.len(), warnings: warning_count(&d) });
+        let _ = self.shared.events.send(EngineEvent::DiscoveryChanged {
+            servers: d.servers.len(),
+            warnings: warning_count(&d),
+        });
         self.manager.set_roots(&d.project_folders()).await;
         self.shared.stats.lock().unwrap().reconciles += 1;
-        self.manager.reconcile_in_background(Wanted::from_discovery(&d));
+        self.manager
+            .reconcile_in_background(Wanted::from_discovery(&d));
         Some(d)
     }
 }
 
-async fn run(mut st: State, mut rx: mpsc::UnboundedReceiver<WatchBatch>, mut cmds: mpsc::UnboundedReceiver<Cmd>) {
+async fn run(
+    mut st: State,
+    mut rx: mpsc::UnboundedReceiver<WatchBatch>,
+    mut cmds: mpsc::UnboundedReceiver<Cmd>,
+) {
     loop {
         tokio::select! {
             b = rx.recv() => {
@@ -446,7 +514,13 @@ impl Live {
     /// Start watching. `initial` is the discovery the manager was started
     /// from; anything that changed since it was read is discovered before
     /// this returns (and reconciled in the background). Must be called inside a Tokio runtime.
-    pub async fn start(host: Host, settings: SettingsProvider, manager: Manager, initial: Discovery, opts: WatchOptions) -> Result<Live, WatchError> {
+    pub async fn start(
+        host: Host,
+        settings: SettingsProvider,
+        manager: Manager,
+        initial: Discovery,
+        opts: WatchOptions,
+    ) -> Result<Live, WatchError> {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut watcher = ConfigWatcher::new(opts.debounce, tx)?;
         watcher.set_files(tracked_files(&host, &initial));
@@ -473,7 +547,11 @@ impl Live {
         st.check().await;
         let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
         let task = tokio::spawn(run(st, rx, cmd_rx));
-        Ok(Live { shared, cmds: cmd_tx, task: Some(task) })
+        Ok(Live {
+            shared,
+            cmds: cmd_tx,
+            task: Some(task),
+        })
     }
 
     /// `SourceChanged` and `DiscoveryChanged` events (the manager's own

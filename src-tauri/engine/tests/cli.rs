@@ -18,7 +18,11 @@ impl Home {
         let dir = tempfile::tempdir().unwrap();
         let own = dir.path().join(".config/switchboard/servers.json");
         std::fs::create_dir_all(own.parent().unwrap()).unwrap();
-        std::fs::write(&own, serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap()).unwrap();
+        std::fs::write(
+            &own,
+            serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap(),
+        )
+        .unwrap();
         Home { dir }
     }
     fn path(&self) -> &Path {
@@ -39,7 +43,9 @@ impl Home {
 }
 
 fn fixture() -> String {
-    switchboard_tests::fixture_server_path().to_string_lossy().to_string()
+    switchboard_tests::fixture_server_path()
+        .to_string_lossy()
+        .to_string()
 }
 
 fn stdout(o: &Output) -> String {
@@ -63,15 +69,27 @@ fn discover_prints_the_documented_json() {
 fn add_disable_enable_remove_edit_the_file() {
     let h = Home::new(json!({}));
     let file = h.path().join(".config/switchboard/servers.json");
-    assert!(h.run(&["add", "time", "--", "uvx", "mcp-server-time"]).status.success());
-    assert!(std::fs::read_to_string(&file).unwrap().contains("mcp-server-time"));
+    assert!(h
+        .run(&["add", "time", "--", "uvx", "mcp-server-time"])
+        .status
+        .success());
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("mcp-server-time"));
     let again = h.run(&["add", "time", "--", "uvx", "x"]);
     assert!(!again.status.success());
-    assert!(String::from_utf8_lossy(&again.stderr).contains(&format!("Server \"time\" already exists in {}", file.display())));
+    assert!(String::from_utf8_lossy(&again.stderr).contains(&format!(
+        "Server \"time\" already exists in {}",
+        file.display()
+    )));
     let both = h.run(&["add", "both", "--url", "https://x.example/mcp", "--", "npx"]);
-    assert!(String::from_utf8_lossy(&both.stderr).contains("Use either a URL or a command, not both."));
+    assert!(
+        String::from_utf8_lossy(&both.stderr).contains("Use either a URL or a command, not both.")
+    );
     assert!(h.run(&["disable", "time"]).status.success());
-    assert!(std::fs::read_to_string(&file).unwrap().contains("\"enabled\": false"));
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("\"enabled\": false"));
     assert!(h.run(&["enable", "time"]).status.success());
     assert!(h.run(&["remove", "time"]).status.success());
     assert!(!std::fs::read_to_string(&file).unwrap().contains("time"));
@@ -79,12 +97,22 @@ fn add_disable_enable_remove_edit_the_file() {
 
 #[test]
 fn tools_and_call_reach_a_real_server() {
-    let h = Home::new(json!({ "fx": { "command": fixture(), "args": ["--name", "fx", "--resources"] } }));
+    let h = Home::new(
+        json!({ "fx": { "command": fixture(), "args": ["--name", "fx", "--resources"] } }),
+    );
     let o = h.run(&["tools", "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let echo = v["tools"].as_array().unwrap().iter().find(|t| t["name"] == "mcp_fx_echo").expect("sanitized name");
-    assert_eq!((echo["server"].as_str(), echo["tool"].as_str()), (Some("fx"), Some("echo")));
+    let echo = v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "mcp_fx_echo")
+        .expect("sanitized name");
+    assert_eq!(
+        (echo["server"].as_str(), echo["tool"].as_str()),
+        (Some("fx"), Some("echo"))
+    );
     assert!(echo["inputSchema"]["properties"].is_object());
 
     let o = h.run(&["call", "mcp_fx_echo", "--args", r#"{"text":"hello"}"#]);
@@ -101,7 +129,11 @@ fn tools_and_call_reach_a_real_server() {
     assert!(!o.status.success());
 
     let o = h.run(&["resources", "fx"]);
-    assert!(stdout(&o).contains("fixture://greeting"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        stdout(&o).contains("fixture://greeting"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let o = h.run(&["prompt", "fx", "greet", "--args", r#"{"name":"Ada"}"#]);
     assert!(stdout(&o).contains("Ada"));
     // Elicitation: declined headless, answered with defaults when asked to.
@@ -114,9 +146,18 @@ fn tools_and_call_reach_a_real_server() {
 fn children_of(pid: u32) -> Vec<u32> {
     let mut out = vec![];
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else { continue };
-        let f: Vec<&str> = stat.rsplit_once(") ").map(|x| x.1).unwrap_or("").split_whitespace().collect();
+        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        let f: Vec<&str> = stat
+            .rsplit_once(") ")
+            .map(|x| x.1)
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
         if f.get(1).and_then(|x| x.parse::<u32>().ok()) == Some(pid) {
             out.push(p);
         }
@@ -127,7 +168,12 @@ fn children_of(pid: u32) -> Vec<u32> {
 #[test]
 fn sigterm_to_the_cli_leaves_no_server_behind() {
     let h = Home::new(json!({ "fx": { "command": fixture(), "args": ["--name", "fx"] } }));
-    let mut child = h.cmd(&["logs", "fx", "--follow"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = h
+        .cmd(&["logs", "fx", "--follow"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let cli = child.id();
     let until = Instant::now() + Duration::from_secs(20);
     let servers = loop {

@@ -22,12 +22,19 @@ fn run(home: &Path, args: &[&str]) -> Output {
 }
 
 fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "failed: {}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "failed: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8_lossy(&o.stdout).to_string()
 }
 
 fn fixture() -> String {
-    switchboard_tests::fixture_server_path().to_string_lossy().to_string()
+    switchboard_tests::fixture_server_path()
+        .to_string_lossy()
+        .to_string()
 }
 
 fn status(home: &Path) -> Value {
@@ -35,13 +42,21 @@ fn status(home: &Path) -> Value {
 }
 
 fn state_of<'a>(v: &'a Value, name: &str) -> Option<&'a str> {
-    v["servers"].as_array().unwrap().iter().find(|s| s["name"] == name).and_then(|s| s["status"]["state"].as_str())
+    v["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .and_then(|s| s["status"]["state"].as_str())
 }
 
 #[test]
 fn add_then_status_finds_the_server_running() {
     let dir = tempfile::tempdir().unwrap();
-    let out = ok(&run(dir.path(), &["add", "fx", "--", &fixture(), "--name", "fx"]));
+    let out = ok(&run(
+        dir.path(),
+        &["add", "fx", "--", &fixture(), "--name", "fx"],
+    ));
     assert!(out.starts_with("Added \"fx\" to "), "{out}");
     assert_eq!(state_of(&status(dir.path()), "fx"), Some("connected"));
 }
@@ -68,16 +83,38 @@ fn a_trusted_folder_s_changed_server_is_held_until_approved() {
     std::fs::write(&file, servers(&["--tool", "extra"])).unwrap();
     let table = ok(&run(home, &["discover"]));
     assert!(table.contains("held: changed since you trusted this folder; approve the change to run it (switchboard project approve DIR p)"), "{table}");
-    assert!(table.contains("args: --name p → --name p --tool extra"), "{table}");
-    assert_eq!(state_of(&status(home), "p"), None, "a held server is not started");
+    assert!(
+        table.contains("args: --name p → --name p --tool extra"),
+        "{table}"
+    );
+    assert_eq!(
+        state_of(&status(home), "p"),
+        None,
+        "a held server is not started"
+    );
 
-    let out = ok(&run(home, &["project", "approve", project.to_str().unwrap(), "p"]));
+    let out = ok(&run(
+        home,
+        &["project", "approve", project.to_str().unwrap(), "p"],
+    ));
     assert_eq!(out.trim(), format!("Approved \"p\" in {}", p.display()));
     assert_eq!(state_of(&status(home), "p"), Some("connected"));
-    let out = ok(&run(home, &["project", "approve", project.to_str().unwrap()]));
+    let out = ok(&run(
+        home,
+        &["project", "approve", project.to_str().unwrap()],
+    ));
     assert_eq!(out.trim(), format!("Nothing is held in {}", p.display()));
 
-    let o = run(home, &["project", "approve", project.to_str().unwrap(), "nope"]);
+    let o = run(
+        home,
+        &["project", "approve", project.to_str().unwrap(), "nope"],
+    );
     assert!(!o.status.success());
-    assert_eq!(String::from_utf8_lossy(&o.stderr).trim(), format!("switchboard: Server \"nope\" was not found in {}", p.display()));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr).trim(),
+        format!(
+            "switchboard: Server \"nope\" was not found in {}",
+            p.display()
+        )
+    );
 }

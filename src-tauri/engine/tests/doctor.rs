@@ -11,11 +11,20 @@ use switchboard_engine::manager::{Manager, ManagerOptions, ServerState, Wanted};
 use switchboard_tests::fixture_server_path;
 
 fn opts() -> ManagerOptions {
-    ManagerOptions { grace: Duration::from_millis(200), default_timeout: Duration::from_secs(10), ..ManagerOptions::default() }
+    ManagerOptions {
+        grace: Duration::from_millis(200),
+        default_timeout: Duration::from_secs(10),
+        ..ManagerOptions::default()
+    }
 }
 
 fn wanted(mut def: ServerDef) -> Wanted {
-    def.restart_policy = Some(RestartPolicy { initial_delay_ms: 50, max_delay_ms: 100, backoff_multiplier: 1.0, max_restart_attempts: 1 });
+    def.restart_policy = Some(RestartPolicy {
+        initial_delay_ms: 50,
+        max_delay_ms: 100,
+        backoff_multiplier: 1.0,
+        max_restart_attempts: 1,
+    });
     Wanted::new(def)
 }
 
@@ -27,11 +36,19 @@ async fn settle(def: ServerDef) -> ServerState {
     let end = Instant::now() + Duration::from_secs(30);
     loop {
         let st = m.state(&name).unwrap();
-        if matches!(st.status, ServerStatus::Failed { .. } | ServerStatus::NeedsAuth { .. }) && st.diagnosis.is_some() {
+        if matches!(
+            st.status,
+            ServerStatus::Failed { .. } | ServerStatus::NeedsAuth { .. }
+        ) && st.diagnosis.is_some()
+        {
             m.shutdown().await;
             return st;
         }
-        assert!(Instant::now() < end, "{name} did not settle: {:?}", st.status);
+        assert!(
+            Instant::now() < end,
+            "{name} did not settle: {:?}",
+            st.status
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -48,7 +65,11 @@ async fn a_command_that_does_not_exist_says_which_runtime_and_is_never_restarted
     let st2 = settle(ServerDef::stdio("gone2", "mcp-doctor-no-such-command", &[])).await;
     let d2 = st2.diagnosis.unwrap();
     assert_eq!(d2.class, FailureClass::CommandNotFound, "{d2:?}");
-    assert!(d2.detail.contains("was not found") && d2.detail.contains("Searched:"), "{}", d2.detail);
+    assert!(
+        d2.detail.contains("was not found") && d2.detail.contains("Searched:"),
+        "{}",
+        d2.detail
+    );
     assert_eq!(st2.restarts, 0, "not found is not retried");
     if d.class == FailureClass::CommandNotFound {
         assert!(d.summary.contains("install uv"), "{}", d.summary);
@@ -70,38 +91,73 @@ async fn a_file_that_is_not_executable() {
 
 #[tokio::test]
 async fn an_instant_exit_quotes_what_it_said() {
-    let st = settle(sh("quits", "echo 'starting up' >&2; echo 'Error: BRAVE_API_KEY is required' >&2; exit 3")).await;
+    let st = settle(sh(
+        "quits",
+        "echo 'starting up' >&2; echo 'Error: BRAVE_API_KEY is required' >&2; exit 3",
+    ))
+    .await;
     let d = st.diagnosis.unwrap();
     assert_eq!(d.class, FailureClass::ExitedAtOnce, "{d:?}");
-    assert_eq!(d.summary, "exited at once: Error: BRAVE_API_KEY is required");
-    assert!(d.detail.contains("BRAVE_API_KEY is required"), "{}", d.detail);
-    assert_eq!(st.restarts, 1, "it may heal (a network blip): the policy's restarts are tried");
+    assert_eq!(
+        d.summary,
+        "exited at once: Error: BRAVE_API_KEY is required"
+    );
+    assert!(
+        d.detail.contains("BRAVE_API_KEY is required"),
+        "{}",
+        d.detail
+    );
+    assert_eq!(
+        st.restarts, 1,
+        "it may heal (a network blip): the policy's restarts are tried"
+    );
 }
 
 #[tokio::test]
 async fn a_variable_that_is_not_set() {
-    let mut def = sh("needs-env", "test -n \"$TOKEN\" || { echo 'TOKEN missing' >&2; exit 1; }; sleep 30");
-    def.env.insert("TOKEN".into(), "${SB_DOCTOR_DEFINITELY_UNSET}".into());
+    let mut def = sh(
+        "needs-env",
+        "test -n \"$TOKEN\" || { echo 'TOKEN missing' >&2; exit 1; }; sleep 30",
+    );
+    def.env
+        .insert("TOKEN".into(), "${SB_DOCTOR_DEFINITELY_UNSET}".into());
     let st = settle(def).await;
     let d = st.diagnosis.unwrap();
-    assert_eq!(d.class, FailureClass::MissingValue, "{d:?} warnings {:?}", st.warnings);
+    assert_eq!(
+        d.class,
+        FailureClass::MissingValue,
+        "{d:?} warnings {:?}",
+        st.warnings
+    );
     assert!(d.summary.contains("TOKEN"), "{}", d.summary);
 }
 
 #[tokio::test]
 async fn a_working_folder_that_does_not_exist() {
-    let mut def = ServerDef::stdio("nocwd", fixture_server_path().to_str().unwrap(), &["--name", "nocwd"]);
+    let mut def = ServerDef::stdio(
+        "nocwd",
+        fixture_server_path().to_str().unwrap(),
+        &["--name", "nocwd"],
+    );
     def.cwd = Some("/nonexistent/switchboard-doctor".into());
     let st = settle(def).await;
     let d = st.diagnosis.unwrap();
     assert_eq!(d.class, FailureClass::BadFolder, "{d:?}");
-    assert!(d.detail.contains("/nonexistent/switchboard-doctor") && d.detail.contains("cwd"), "{}", d.detail);
+    assert!(
+        d.detail.contains("/nonexistent/switchboard-doctor") && d.detail.contains("cwd"),
+        "{}",
+        d.detail
+    );
     assert_eq!(st.restarts, 0);
 }
 
 #[tokio::test]
 async fn a_slow_handshake_names_the_timeout() {
-    let mut def = ServerDef::stdio("slow", fixture_server_path().to_str().unwrap(), &["--name", "slow", "--init-delay-ms", "5000"]);
+    let mut def = ServerDef::stdio(
+        "slow",
+        fixture_server_path().to_str().unwrap(),
+        &["--name", "slow", "--init-delay-ms", "5000"],
+    );
     def.timeout = Some(500);
     let st = settle(def).await;
     let d = st.diagnosis.unwrap();
@@ -112,12 +168,20 @@ async fn a_slow_handshake_names_the_timeout() {
 
 #[tokio::test]
 async fn text_on_stdout_is_not_mcp() {
-    let mut def = sh("chatty", "echo 'Server listening on http://localhost:3000'; sleep 30");
+    let mut def = sh(
+        "chatty",
+        "echo 'Server listening on http://localhost:3000'; sleep 30",
+    );
     def.timeout = Some(1000);
     let st = settle(def).await;
     let d = st.diagnosis.unwrap();
     assert_eq!(d.class, FailureClass::NotMcp, "{d:?}");
-    assert!(d.detail.contains("Server listening on http://localhost:3000"), "{}", d.detail);
+    assert!(
+        d.detail
+            .contains("Server listening on http://localhost:3000"),
+        "{}",
+        d.detail
+    );
 }
 
 #[tokio::test]
@@ -126,7 +190,11 @@ async fn a_port_where_nothing_listens() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let def = ServerDef::remote("refused", Transport::Http, &format!("http://127.0.0.1:{port}/mcp"));
+    let def = ServerDef::remote(
+        "refused",
+        Transport::Http,
+        &format!("http://127.0.0.1:{port}/mcp"),
+    );
     let st = settle(def).await;
     let d = st.diagnosis.unwrap();
     assert_eq!(d.class, FailureClass::ConnectionRefused, "{d:?}");
@@ -147,9 +215,17 @@ async fn a_server_that_answers_401() {
             });
         }
     });
-    let def = ServerDef::remote("locked", Transport::Http, &format!("http://127.0.0.1:{port}/mcp"));
+    let def = ServerDef::remote(
+        "locked",
+        Transport::Http,
+        &format!("http://127.0.0.1:{port}/mcp"),
+    );
     let st = settle(def).await;
-    assert!(matches!(st.status, ServerStatus::NeedsAuth { .. }), "{:?}", st.status);
+    assert!(
+        matches!(st.status, ServerStatus::NeedsAuth { .. }),
+        "{:?}",
+        st.status
+    );
     let d = st.diagnosis.unwrap();
     assert_eq!(d.class, FailureClass::Unauthorized, "{d:?}");
     assert_eq!(d.summary, "sign-in needed");
@@ -157,9 +233,13 @@ async fn a_server_that_answers_401() {
 
 #[tokio::test]
 async fn the_diagnostic_report_explains_and_holds_no_secret() {
-    let mut def = sh("leaky", "echo \"Error: key $API_KEY was rejected\" >&2; exit 1");
+    let mut def = sh(
+        "leaky",
+        "echo \"Error: key $API_KEY was rejected\" >&2; exit 1",
+    );
     def.args.push("--token=sk-doctor-secret-123".into());
-    def.env.insert("API_KEY".into(), "sk-doctor-secret-123".into());
+    def.env
+        .insert("API_KEY".into(), "sk-doctor-secret-123".into());
     let name = def.name.clone();
     let m = Manager::new(opts());
     m.start(vec![wanted(def)]).await;
@@ -170,8 +250,20 @@ async fn the_diagnostic_report_explains_and_holds_no_secret() {
     }
     let report = m.diagnostic_report(&name).unwrap();
     m.shutdown().await;
-    assert!(report.contains("Server: leaky") && report.contains("[exited at once]"), "{report}");
-    assert!(report.contains("Environment variables (values not shown): API_KEY"), "{report}");
-    assert!(report.contains("was rejected"), "its stderr is in the report: {report}");
-    assert!(!report.contains("sk-doctor-secret-123"), "a secret in the report:\n{report}");
+    assert!(
+        report.contains("Server: leaky") && report.contains("[exited at once]"),
+        "{report}"
+    );
+    assert!(
+        report.contains("Environment variables (values not shown): API_KEY"),
+        "{report}"
+    );
+    assert!(
+        report.contains("was rejected"),
+        "its stderr is in the report: {report}"
+    );
+    assert!(
+        !report.contains("sk-doctor-secret-123"),
+        "a secret in the report:\n{report}"
+    );
 }

@@ -40,7 +40,9 @@ async fn until(what: &str, mut f: impl FnMut() -> bool) {
 async fn an_edit_returns_while_another_server_is_still_shaking_hands() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let home = dir.path().to_path_buf();
-    let bin = switchboard_tests::fixture_server_path().to_string_lossy().to_string();
+    let bin = switchboard_tests::fixture_server_path()
+        .to_string_lossy()
+        .to_string();
     let own = home.join(".config/switchboard/servers.json");
     let cursor = home.join(".cursor/mcp.json");
     std::fs::create_dir_all(own.parent().unwrap())?;
@@ -50,10 +52,27 @@ async fn an_edit_returns_while_another_server_is_still_shaking_hands() -> anyhow
         args.extend(extra.iter().map(|s| s.to_string()));
         json!({ "command": bin, "args": args })
     };
-    std::fs::write(&own, servers_file(json!({ "slow": fixture("slow", &[]), "quick": fixture("quick", &[]) })))?;
-    std::fs::write(&cursor, servers_file(json!({ "other": fixture("other", &[]) })))?;
-    let host = Host { os: Os::Linux, home: home.clone(), vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(), system_root: home.join("sys") };
-    let opts = ManagerOptions { cache_path: None, home: home.clone(), grace: Duration::from_millis(200), default_timeout: Duration::from_secs(60), ..ManagerOptions::default() };
+    std::fs::write(
+        &own,
+        servers_file(json!({ "slow": fixture("slow", &[]), "quick": fixture("quick", &[]) })),
+    )?;
+    std::fs::write(
+        &cursor,
+        servers_file(json!({ "other": fixture("other", &[]) })),
+    )?;
+    let host = Host {
+        os: Os::Linux,
+        home: home.clone(),
+        vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(),
+        system_root: home.join("sys"),
+    };
+    let opts = ManagerOptions {
+        cache_path: None,
+        home: home.clone(),
+        grace: Duration::from_millis(200),
+        default_timeout: Duration::from_secs(60),
+        ..ManagerOptions::default()
+    };
     let engine = Arc::new(Engine::new(host, opts, vec![]));
     let mut events = engine.manager().subscribe();
     engine.start().await;
@@ -63,47 +82,108 @@ async fn an_edit_returns_while_another_server_is_still_shaking_hands() -> anyhow
 
     // Another program makes `slow` answer `initialize` only after 20 s: the
     // watcher restarts it, and its new handshake is under way.
-    save_atomic(&own, &servers_file(json!({ "slow": fixture("slow", &["--init-delay-ms", "20000"]), "quick": fixture("quick", &[]) })));
-    until("slow to be reconnecting", || engine.manager().status("slow") == Some(ServerStatus::Connecting)).await;
+    save_atomic(
+        &own,
+        &servers_file(
+            json!({ "slow": fixture("slow", &["--init-delay-ms", "20000"]), "quick": fixture("quick", &[]) }),
+        ),
+    );
+    until("slow to be reconnecting", || {
+        engine.manager().status("slow") == Some(ServerStatus::Connecting)
+    })
+    .await;
     let slow_started = Instant::now();
 
     // An edit of `quick` returns at once, with the server list already new.
     let mut def = ServerDef::stdio("quick", &bin, &["--name", "quick", "--tool", "extra"]);
     def.enabled = true;
     let t = Instant::now();
-    engine.edit("switchboard", ServerEdit::Update { name: "quick".into(), def }).await?;
+    engine
+        .edit(
+            "switchboard",
+            ServerEdit::Update {
+                name: "quick".into(),
+                def,
+            },
+        )
+        .await?;
     let took = t.elapsed();
-    println!("edit of quick returned in {} ms while slow's handshake had {} ms to go", took.as_millis(), 20_000u128.saturating_sub(slow_started.elapsed().as_millis()));
-    assert!(took < EDIT_BOUND, "the edit waited {took:?} (for slow's handshake?)");
+    println!(
+        "edit of quick returned in {} ms while slow's handshake had {} ms to go",
+        took.as_millis(),
+        20_000u128.saturating_sub(slow_started.elapsed().as_millis())
+    );
     assert!(
-        engine.snapshot().server("quick").unwrap().winner.def.args.contains(&"extra".to_string()),
+        took < EDIT_BOUND,
+        "the edit waited {took:?} (for slow's handshake?)"
+    );
+    assert!(
+        engine
+            .snapshot()
+            .server("quick")
+            .unwrap()
+            .winner
+            .def
+            .args
+            .contains(&"extra".to_string()),
         "the server list follows the edit when it returns"
     );
     // The restart happens in the background and is reported when done.
-    until("quick's new tool", || engine.manager().tools().get("mcp_quick_extra").is_some()).await;
-    assert_ne!(pid("quick"), Some(pid_quick), "quick runs its new definition");
+    until("quick's new tool", || {
+        engine.manager().tools().get("mcp_quick_extra").is_some()
+    })
+    .await;
+    assert_ne!(
+        pid("quick"),
+        Some(pid_quick),
+        "quick runs its new definition"
+    );
     let end = tokio::time::Instant::now() + WAIT;
     loop {
-        match tokio::time::timeout_at(end, events.recv()).await.expect("a Reconciled event for the edit")? {
-            EngineEvent::Reconciled { report } if report.updated.contains(&"quick".to_string()) => break,
+        match tokio::time::timeout_at(end, events.recv())
+            .await
+            .expect("a Reconciled event for the edit")?
+        {
+            EngineEvent::Reconciled { report } if report.updated.contains(&"quick".to_string()) => {
+                break
+            }
             _ => {}
         }
     }
 
     // Meanwhile the watcher still takes other programs' changes.
-    save_atomic(&cursor, &servers_file(json!({ "other": fixture("other", &[]), "ext": fixture("ext", &[]) })));
+    save_atomic(
+        &cursor,
+        &servers_file(json!({ "other": fixture("other", &[]), "ext": fixture("ext", &[]) })),
+    );
     until("ext to appear and connect", || {
-        engine.servers().iter().any(|s| s.discovered.name() == "ext") && engine.manager().status("ext") == Some(ServerStatus::Connected)
+        engine
+            .servers()
+            .iter()
+            .any(|s| s.discovered.name() == "ext")
+            && engine.manager().status("ext") == Some(ServerStatus::Connected)
     })
     .await;
-    assert_eq!(engine.manager().status("slow"), Some(ServerStatus::Connecting), "all of this happened during slow's handshake");
+    assert_eq!(
+        engine.manager().status("slow"),
+        Some(ServerStatus::Connecting),
+        "all of this happened during slow's handshake"
+    );
     assert!(slow_started.elapsed() < Duration::from_secs(20));
-    assert_eq!(pid("other"), Some(pid_other), "an untouched server kept its process");
+    assert_eq!(
+        pid("other"),
+        Some(pid_other),
+        "an untouched server kept its process"
+    );
 
     // Shutting down does not wait for the handshake either.
     let t = Instant::now();
     engine.shutdown().await;
     println!("shutdown took {} ms", t.elapsed().as_millis());
-    assert!(t.elapsed() < Duration::from_secs(10), "shutdown waited {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "shutdown waited {:?}",
+        t.elapsed()
+    );
     Ok(())
 }

@@ -44,13 +44,27 @@ fn machine() -> Machine {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
-    let host = Host { os: Os::Linux, home, vars, system_root: dir.path().join("system") };
-    Machine { _dir: dir, host, project, out }
+    let host = Host {
+        os: Os::Linux,
+        home,
+        vars,
+        system_root: dir.path().join("system"),
+    };
+    Machine {
+        _dir: dir,
+        host,
+        project,
+        out,
+    }
 }
 
 impl Machine {
     fn user_path(&self, id: &str) -> PathBuf {
-        user_sources(&self.host).into_iter().find(|s| s.id == id).unwrap().path
+        user_sources(&self.host)
+            .into_iter()
+            .find(|s| s.id == id)
+            .unwrap()
+            .path
     }
     fn write(&self, path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -58,7 +72,13 @@ impl Machine {
     }
     fn discover(&self) -> Discovery {
         let settings = Settings::load(&self.host).0;
-        discover(&self.host, &settings, &DiscoverOptions { extra_projects: vec![self.project.clone()] })
+        discover(
+            &self.host,
+            &settings,
+            &DiscoverOptions {
+                extra_projects: vec![self.project.clone()],
+            },
+        )
     }
     /// `sh -c` that writes its environment to `out/<name>.env`, then becomes
     /// the fixture server. No `$` in it: Gemini would expand one.
@@ -76,12 +96,23 @@ impl Machine {
         vec!["-c".into(), script]
     }
     fn child_env(&self, name: &str) -> HashMap<String, String> {
-        let text = std::fs::read_to_string(self.out.join(format!("{name}.env"))).unwrap_or_else(|e| panic!("{name} wrote no environment: {e}"));
-        let launches = std::fs::read_to_string(self.out.join(format!("{name}.launches"))).unwrap_or_default().lines().count();
+        let text = std::fs::read_to_string(self.out.join(format!("{name}.env")))
+            .unwrap_or_else(|e| panic!("{name} wrote no environment: {e}"));
+        let launches = std::fs::read_to_string(self.out.join(format!("{name}.launches")))
+            .unwrap_or_default()
+            .lines()
+            .count();
         assert_eq!(launches, 1, "{name} was started {launches} times");
-        let env: HashMap<String, String> = text.lines().filter_map(|l| l.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let env: HashMap<String, String> = text
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         // The marker every server gets tells that this is the whole environment.
-        assert!(env.contains_key("SWITCHBOARD_OWNER"), "{name}'s environment is incomplete:\n{text}");
+        assert!(
+            env.contains_key("SWITCHBOARD_OWNER"),
+            "{name}'s environment is incomplete:\n{text}"
+        );
         env
     }
 }
@@ -93,7 +124,12 @@ fn json_server(m: &Machine, name: &str, env: serde_json::Value) -> serde_json::V
 
 fn write_configs(m: &Machine) {
     // Codex: interpolates nothing.
-    let args = m.env_dumping_args("codex-lit").iter().map(|a| format!("{a:?}")).collect::<Vec<_>>().join(", ");
+    let args = m
+        .env_dumping_args("codex-lit")
+        .iter()
+        .map(|a| format!("{a:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     m.write(
         &m.user_path("codex-user"),
         &format!(
@@ -105,7 +141,11 @@ env = {{ PASSWORD = "!echo pwned", TOKEN = "API_KEY", BRACED = "${{API_KEY}}", P
         ),
     );
     // Claude Code, project `.mcp.json`: `${VAR}` and `${VAR:-default}` only.
-    let mcp_json = project_sources(&m.host, &m.project).into_iter().find(|s| s.id.starts_with("claude-code-project")).unwrap().path;
+    let mcp_json = project_sources(&m.host, &m.project)
+        .into_iter()
+        .find(|s| s.id.starts_with("claude-code-project"))
+        .unwrap()
+        .path;
     let cc = json!({ "mcpServers": { "cc-vars": json_server(m, "cc-vars", json!({
         "DEFAULTED": "${SB_UNSET_EXP:-x}",
         "SET": "${SB_EXP_VAR}",
@@ -115,7 +155,10 @@ env = {{ PASSWORD = "!echo pwned", TOKEN = "API_KEY", BRACED = "${{API_KEY}}", P
     })) } });
     m.write(&mcp_json, &cc.to_string());
     // Approved in Claude Code, which runs a project's `.mcp.json` servers only then.
-    m.write(&m.project.join(".claude/settings.local.json"), r#"{"enabledMcpjsonServers": ["cc-vars"]}"#);
+    m.write(
+        &m.project.join(".claude/settings.local.json"),
+        r#"{"enabledMcpjsonServers": ["cc-vars"]}"#,
+    );
     // VS Code: `${env:VAR}`, `${userHome}`, … but no bare `${VAR}`.
     let vs = json!({ "servers": { "vscode-vars": json_server(m, "vscode-vars", json!({
         "FROM_ENV": "${env:SB_EXP_VAR}",
@@ -150,9 +193,19 @@ async fn each_child_gets_what_its_own_client_would_give_it() -> anyhow::Result<(
     write_configs(&m);
     let d = m.discover();
     let wanted = Wanted::from_discovery(&d);
-    let names = ["codex-lit", "cc-vars", "vscode-vars", "gemini-vars", "sb-vars"];
+    let names = [
+        "codex-lit",
+        "cc-vars",
+        "vscode-vars",
+        "gemini-vars",
+        "sb-vars",
+    ];
     for n in names {
-        assert!(wanted.iter().any(|w| w.def.name == n), "{n} not discovered: {:?}", d.errors);
+        assert!(
+            wanted.iter().any(|w| w.def.name == n),
+            "{n} not discovered: {:?}",
+            d.errors
+        );
     }
     let manager = Manager::new(ManagerOptions {
         cache_path: None,
@@ -164,30 +217,63 @@ async fn each_child_gets_what_its_own_client_would_give_it() -> anyhow::Result<(
     manager.settle().await;
     for n in names {
         let st = manager.state(n).unwrap();
-        assert_eq!(st.status, ServerStatus::Connected, "{n}: {:?} {:?}", st.last_error, st.warnings);
+        assert_eq!(
+            st.status,
+            ServerStatus::Connected,
+            "{n}: {:?} {:?}",
+            st.last_error,
+            st.warnings
+        );
     }
 
     let codex = m.child_env("codex-lit");
-    assert_eq!(codex["PASSWORD"], "!echo pwned", "Codex: `!cmd` is a literal password, never run");
-    assert_eq!(codex["TOKEN"], "API_KEY", "Codex: a variable's name is a literal");
+    assert_eq!(
+        codex["PASSWORD"], "!echo pwned",
+        "Codex: `!cmd` is a literal password, never run"
+    );
+    assert_eq!(
+        codex["TOKEN"], "API_KEY",
+        "Codex: a variable's name is a literal"
+    );
     assert_eq!(codex["BRACED"], "${API_KEY}", "Codex interpolates nothing");
-    assert_eq!(codex["PREFIXED"], "${env:API_KEY}", "Codex interpolates nothing");
+    assert_eq!(
+        codex["PREFIXED"], "${env:API_KEY}",
+        "Codex interpolates nothing"
+    );
 
     let cc = m.child_env("cc-vars");
     assert_eq!(cc["DEFAULTED"], "x", "Claude Code: ${{VAR:-default}}");
     assert_eq!(cc["SET"], "from-env", "Claude Code: ${{VAR}}");
-    assert_eq!(cc["PASSWORD"], "!echo pwned", "Claude Code does not run commands");
-    assert_eq!(cc["TOKEN"], "API_KEY", "Claude Code does not resolve bare names");
+    assert_eq!(
+        cc["PASSWORD"], "!echo pwned",
+        "Claude Code does not run commands"
+    );
+    assert_eq!(
+        cc["TOKEN"], "API_KEY",
+        "Claude Code does not resolve bare names"
+    );
     // Claude Code reads `${env:SB_EXP_VAR}` as a variable named
     // `env:SB_EXP_VAR`, which is not set: left out, with a warning.
     assert!(!cc.contains_key("PREFIXED"), "{:?}", cc.get("PREFIXED"));
     let cc_warnings = manager.state("cc-vars").unwrap().warnings;
-    assert!(cc_warnings.iter().any(|w| w.contains("env PREFIXED resolved to nothing")), "{cc_warnings:?}");
+    assert!(
+        cc_warnings
+            .iter()
+            .any(|w| w.contains("env PREFIXED resolved to nothing")),
+        "{cc_warnings:?}"
+    );
 
     let vs = m.child_env("vscode-vars");
     assert_eq!(vs["FROM_ENV"], "from-env", "VS Code: ${{env:VAR}}");
-    assert_eq!(vs["BRACED"], "${SB_EXP_VAR}", "VS Code has no bare ${{VAR}}");
-    assert_eq!(vs["HOME_DIR"], m.host.home.to_str().unwrap(), "VS Code: ${{userHome}}");
+    assert_eq!(
+        vs["BRACED"], "${SB_EXP_VAR}",
+        "VS Code has no bare ${{VAR}}"
+    );
+    assert_eq!(
+        vs["HOME_DIR"],
+        m.host.home.to_str().unwrap(),
+        "VS Code: ${{userHome}}"
+    );
     assert_eq!(vs["PASSWORD"], "!echo pwned");
     assert_eq!(vs["TOKEN"], "API_KEY");
 
@@ -198,7 +284,10 @@ async fn each_child_gets_what_its_own_client_would_give_it() -> anyhow::Result<(
 
     let sb = m.child_env("sb-vars");
     assert_eq!(sb["RAN"], "ran", "Switchboard's own file runs `!cmd`");
-    assert_eq!(sb["NAMED"], "sk-from-env", "Switchboard's own file resolves a bare variable name");
+    assert_eq!(
+        sb["NAMED"], "sk-from-env",
+        "Switchboard's own file resolves a bare variable name"
+    );
     assert_eq!(sb["DEFAULTED"], "x");
     assert_eq!(sb["PREFIXED"], "from-env");
     assert_eq!(sb["BRACED"], "from-env");
@@ -225,23 +314,46 @@ env_http_headers = { "X-From-Env" = "API_KEY", "X-Unset" = "SB_UNSET_EXP" }
     let d = m.discover();
     let figma = &d.server("figma").unwrap().winner;
     assert_eq!(figma.expansion, Client::Codex.expansion());
-    let cx = VarContext { env: m.host.vars.clone(), expansion: figma.expansion, ..Default::default() };
-    let (headers, warnings) = SecretResolver::with_env(m.host.vars.clone()).resolve_map_in("header", &figma.def.headers, &cx).await;
-    assert_eq!(headers["X-Api-Key"], "API_KEY", "a variable's name in http_headers is a literal");
+    let cx = VarContext {
+        env: m.host.vars.clone(),
+        expansion: figma.expansion,
+        ..Default::default()
+    };
+    let (headers, warnings) = SecretResolver::with_env(m.host.vars.clone())
+        .resolve_map_in("header", &figma.def.headers, &cx)
+        .await;
+    assert_eq!(
+        headers["X-Api-Key"], "API_KEY",
+        "a variable's name in http_headers is a literal"
+    );
     assert_eq!(headers["X-Pass"], "!echo pwned", "never run");
-    assert_eq!(headers["X-Lit"], "Bearer ${SB_EXP_VAR}", "http_headers are sent as written");
-    assert_eq!(headers["X-From-Env"], "sk-from-env", "env_http_headers name a variable");
-    assert_eq!(headers["Authorization"], "Bearer from-env", "bearer_token_env_var names a variable");
+    assert_eq!(
+        headers["X-Lit"], "Bearer ${SB_EXP_VAR}",
+        "http_headers are sent as written"
+    );
+    assert_eq!(
+        headers["X-From-Env"], "sk-from-env",
+        "env_http_headers name a variable"
+    );
+    assert_eq!(
+        headers["Authorization"], "Bearer from-env",
+        "bearer_token_env_var names a variable"
+    );
     assert!(!headers.contains_key("X-Unset"));
-    assert_eq!(warnings, ["header X-Unset resolved to nothing (unresolved ${SB_UNSET_EXP})"]);
+    assert_eq!(
+        warnings,
+        ["header X-Unset resolved to nothing (unresolved ${SB_UNSET_EXP})"]
+    );
     Ok(())
 }
 
 /// The same raw headers under each client's rules.
 #[tokio::test]
 async fn header_values_per_client() -> anyhow::Result<()> {
-    let env: HashMap<String, String> =
-        [("API_KEY", "sk-from-env"), ("TOKEN", "t0k")].into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let env: HashMap<String, String> = [("API_KEY", "sk-from-env"), ("TOKEN", "t0k")]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     let r = SecretResolver::with_env(env.clone());
     let raw: IndexMap<String, String> = [
         ("X-Named", "API_KEY"),
@@ -253,20 +365,55 @@ async fn header_values_per_client() -> anyhow::Result<()> {
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     let resolve = |e: Expansion| {
-        let cx = VarContext { env: env.clone(), expansion: e, ..Default::default() };
+        let cx = VarContext {
+            env: env.clone(),
+            expansion: e,
+            ..Default::default()
+        };
         let r = &r;
         let raw = &raw;
         async move { r.resolve_map_in("header", raw, &cx).await }
     };
     let (h, _) = resolve(Expansion::SWITCHBOARD).await;
-    assert_eq!((&h["X-Named"][..], &h["X-Cmd"][..], &h["X-Braced"][..], &h["X-Env"][..]), ("sk-from-env", "pwned", "Bearer t0k", "Bearer t0k"));
+    assert_eq!(
+        (
+            &h["X-Named"][..],
+            &h["X-Cmd"][..],
+            &h["X-Braced"][..],
+            &h["X-Env"][..]
+        ),
+        ("sk-from-env", "pwned", "Bearer t0k", "Bearer t0k")
+    );
     let (h, w) = resolve(Client::ClaudeCode.expansion()).await;
-    assert_eq!((&h["X-Named"][..], &h["X-Cmd"][..], &h["X-Braced"][..]), ("API_KEY", "!echo pwned", "Bearer t0k"));
-    assert!(!h.contains_key("X-Env") && w == ["header X-Env resolved to nothing (unresolved ${env:TOKEN})"], "{w:?}");
+    assert_eq!(
+        (&h["X-Named"][..], &h["X-Cmd"][..], &h["X-Braced"][..]),
+        ("API_KEY", "!echo pwned", "Bearer t0k")
+    );
+    assert!(
+        !h.contains_key("X-Env")
+            && w == ["header X-Env resolved to nothing (unresolved ${env:TOKEN})"],
+        "{w:?}"
+    );
     let (h, w) = resolve(Client::Cursor.expansion()).await;
-    assert_eq!((&h["X-Named"][..], &h["X-Cmd"][..], &h["X-Braced"][..], &h["X-Env"][..]), ("API_KEY", "!echo pwned", "Bearer ${TOKEN}", "Bearer t0k"));
+    assert_eq!(
+        (
+            &h["X-Named"][..],
+            &h["X-Cmd"][..],
+            &h["X-Braced"][..],
+            &h["X-Env"][..]
+        ),
+        ("API_KEY", "!echo pwned", "Bearer ${TOKEN}", "Bearer t0k")
+    );
     assert!(w.is_empty(), "{w:?}");
-    for client in [Client::ClaudeDesktop, Client::Zed, Client::Cline, Client::Goose, Client::Lmstudio, Client::Continue, Client::Fallback] {
+    for client in [
+        Client::ClaudeDesktop,
+        Client::Zed,
+        Client::Cline,
+        Client::Goose,
+        Client::Lmstudio,
+        Client::Continue,
+        Client::Fallback,
+    ] {
         let (h, w) = resolve(client.expansion()).await;
         assert_eq!(h, raw, "{client:?} expands nothing");
         assert!(w.is_empty(), "{client:?}: {w:?}");
@@ -288,13 +435,26 @@ async fn vscode_inputs_are_reported_as_needing_input() -> anyhow::Result<()> {
     let w = &d.server("needs-key").unwrap().winner;
     assert_eq!(w.warnings.len(), 2, "{:?}", w.warnings);
     for warning in &w.warnings {
-        assert!(warning.contains("${input:api-key} needs input") && !warning.contains("not set"), "{warning}");
+        assert!(
+            warning.contains("${input:api-key} needs input") && !warning.contains("not set"),
+            "{warning}"
+        );
     }
-    let cx = VarContext { env: m.host.vars.clone(), expansion: w.expansion, ..Default::default() };
-    let (env, warnings) = SecretResolver::with_env(m.host.vars.clone()).resolve_map_in("env", &w.def.env, &cx).await;
+    let cx = VarContext {
+        env: m.host.vars.clone(),
+        expansion: w.expansion,
+        ..Default::default()
+    };
+    let (env, warnings) = SecretResolver::with_env(m.host.vars.clone())
+        .resolve_map_in("env", &w.def.env, &cx)
+        .await;
     assert!(env.is_empty(), "the placeholder is not sent as the key");
     assert_eq!(warnings.len(), 1);
-    assert!(warnings[0].starts_with("env KEY resolved to nothing (${input:api-key} needs input"), "{}", warnings[0]);
+    assert!(
+        warnings[0].starts_with("env KEY resolved to nothing (${input:api-key} needs input"),
+        "{}",
+        warnings[0]
+    );
     Ok(())
 }
 
@@ -304,12 +464,25 @@ async fn vscode_inputs_are_reported_as_needing_input() -> anyhow::Result<()> {
 fn a_definition_is_tested_with_its_target_clients_rules() {
     let m = machine();
     write_configs(&m);
-    let engine = switchboard_engine::engine::Engine::new(m.host.clone(), ManagerOptions::default(), vec![]);
+    let engine =
+        switchboard_engine::engine::Engine::new(m.host.clone(), ManagerOptions::default(), vec![]);
     engine.rediscover();
     let def = switchboard_engine::config::ServerDef::stdio("probe", "true", &[]);
-    assert_eq!(engine.wanted_for(def.clone(), Some("codex-user")).expansion, Client::Codex.expansion());
+    assert_eq!(
+        engine.wanted_for(def.clone(), Some("codex-user")).expansion,
+        Client::Codex.expansion()
+    );
     let codex = engine.wanted_for(def.clone(), Some("codex-user")).expansion;
-    assert!(!codex.commands && !codex.env_names && !codex.braced, "Codex runs no !cmd and expands no ${{VAR}}: {codex:?}");
-    assert_eq!(engine.wanted_for(def.clone(), None).expansion, Expansion::SWITCHBOARD);
-    assert_eq!(engine.wanted_for(def, Some("no-such-source")).expansion, Expansion::SWITCHBOARD);
+    assert!(
+        !codex.commands && !codex.env_names && !codex.braced,
+        "Codex runs no !cmd and expands no ${{VAR}}: {codex:?}"
+    );
+    assert_eq!(
+        engine.wanted_for(def.clone(), None).expansion,
+        Expansion::SWITCHBOARD
+    );
+    assert_eq!(
+        engine.wanted_for(def, Some("no-such-source")).expansion,
+        Expansion::SWITCHBOARD
+    );
 }

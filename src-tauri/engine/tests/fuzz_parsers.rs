@@ -11,14 +11,36 @@ use switchboard_engine::sources::read::parse;
 use switchboard_engine::sources::{Client, Dialect};
 
 const CLIENTS: [Client; 15] = [
-    Client::Switchboard, Client::ClaudeDesktop, Client::ClaudeCode, Client::Cursor, Client::Vscode,
-    Client::Windsurf, Client::Zed, Client::Cline, Client::Roo, Client::Gemini, Client::Codex,
-    Client::Goose, Client::Lmstudio, Client::Continue, Client::Fallback,
+    Client::Switchboard,
+    Client::ClaudeDesktop,
+    Client::ClaudeCode,
+    Client::Cursor,
+    Client::Vscode,
+    Client::Windsurf,
+    Client::Zed,
+    Client::Cline,
+    Client::Roo,
+    Client::Gemini,
+    Client::Codex,
+    Client::Goose,
+    Client::Lmstudio,
+    Client::Continue,
+    Client::Fallback,
 ];
 
 const DIALECTS: [Dialect; 12] = [
-    Dialect::Switchboard, Dialect::Standard, Dialect::ClaudeCode, Dialect::Vscode, Dialect::Windsurf, Dialect::Zed,
-    Dialect::Cline, Dialect::Roo, Dialect::Gemini, Dialect::Codex, Dialect::Goose, Dialect::Continue,
+    Dialect::Switchboard,
+    Dialect::Standard,
+    Dialect::ClaudeCode,
+    Dialect::Vscode,
+    Dialect::Windsurf,
+    Dialect::Zed,
+    Dialect::Cline,
+    Dialect::Roo,
+    Dialect::Gemini,
+    Dialect::Codex,
+    Dialect::Goose,
+    Dialect::Continue,
 ];
 
 fn json_value() -> impl Strategy<Value = Value> {
@@ -31,8 +53,24 @@ fn json_value() -> impl Strategy<Value = Value> {
     leaf.prop_recursive(3, 24, 6, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::vec((prop_oneof![Just("command".to_string()), Just("url".to_string()), Just("type".to_string()), Just("args".to_string()), Just("env".to_string()), Just("timeout".to_string()), Just("enabled".to_string()), Just("disabled".to_string()), "[a-zA-Z]{1,8}".prop_map(String::from)], inner), 0..6)
-                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            prop::collection::vec(
+                (
+                    prop_oneof![
+                        Just("command".to_string()),
+                        Just("url".to_string()),
+                        Just("type".to_string()),
+                        Just("args".to_string()),
+                        Just("env".to_string()),
+                        Just("timeout".to_string()),
+                        Just("enabled".to_string()),
+                        Just("disabled".to_string()),
+                        "[a-zA-Z]{1,8}".prop_map(String::from)
+                    ],
+                    inner
+                ),
+                0..6
+            )
+            .prop_map(|kv| Value::Object(kv.into_iter().collect())),
         ]
     })
 }
@@ -41,11 +79,23 @@ fn json_value() -> impl Strategy<Value = Value> {
 fn config_like() -> impl Strategy<Value = String> {
     prop::collection::vec(
         prop_oneof![
-            Just("{".to_string()), Just("}".to_string()), Just("[".to_string()), Just("]".to_string()),
-            Just("\"mcpServers\"".to_string()), Just(":".to_string()), Just(",".to_string()), Just("\n".to_string()),
-            Just("// c\n".to_string()), Just("/* c */".to_string()), Just("[mcp_servers.x]\n".to_string()),
-            Just("command = \"npx\"\n".to_string()), Just("- name: x\n".to_string()), Just("  cmd: y\n".to_string()),
-            Just("\"\\u12".to_string()), Just("'".to_string()), "[ -~]{0,6}".prop_map(String::from),
+            Just("{".to_string()),
+            Just("}".to_string()),
+            Just("[".to_string()),
+            Just("]".to_string()),
+            Just("\"mcpServers\"".to_string()),
+            Just(":".to_string()),
+            Just(",".to_string()),
+            Just("\n".to_string()),
+            Just("// c\n".to_string()),
+            Just("/* c */".to_string()),
+            Just("[mcp_servers.x]\n".to_string()),
+            Just("command = \"npx\"\n".to_string()),
+            Just("- name: x\n".to_string()),
+            Just("  cmd: y\n".to_string()),
+            Just("\"\\u12".to_string()),
+            Just("'".to_string()),
+            "[ -~]{0,6}".prop_map(String::from),
         ],
         0..40,
     )

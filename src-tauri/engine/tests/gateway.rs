@@ -54,7 +54,10 @@ impl Home {
         if std::env::var_os("GATEWAY_TEST_STDERR").is_none() {
             cmd.stderr(std::process::Stdio::null());
         }
-        tokio::time::timeout(T, client.serve(TokioChildProcess::new(cmd).unwrap())).await.expect("initialize in time").expect("initialize")
+        tokio::time::timeout(T, client.serve(TokioChildProcess::new(cmd).unwrap()))
+            .await
+            .expect("initialize in time")
+            .expect("initialize")
     }
 
     /// `switchboard serve --http 127.0.0.1:0 ARGS`: the process and its URL.
@@ -62,15 +65,24 @@ impl Home {
         let mut a = vec!["serve", "--http", "127.0.0.1:0"];
         a.extend_from_slice(args);
         let mut cmd = self.command(&a);
-        cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::null()).stdin(std::process::Stdio::null());
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .stdin(std::process::Stdio::null());
         let mut child = cmd.spawn().unwrap();
         let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
-        tokio::time::timeout(T, out.read_line(&mut line)).await.expect("listening line in time").unwrap();
-        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not one JSON line: {line:?}: {e}"));
+        tokio::time::timeout(T, out.read_line(&mut line))
+            .await
+            .expect("listening line in time")
+            .unwrap();
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not one JSON line: {line:?}: {e}"));
         assert_eq!(v["pid"].as_u64(), child.id().map(u64::from), "{line}");
         let url = v["url"].as_str().unwrap().to_string();
-        assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+        assert!(
+            url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+            "{url}"
+        );
         // Nothing else is printed on stdout.
         let mut rest = String::new();
         let more = tokio::time::timeout(Duration::from_millis(200), out.read_line(&mut rest)).await;
@@ -79,7 +91,10 @@ impl Home {
     }
 
     async fn run(&self, args: &[&str]) -> std::process::Output {
-        tokio::time::timeout(T, self.command(args).output()).await.expect("in time").unwrap()
+        tokio::time::timeout(T, self.command(args).output())
+            .await
+            .expect("in time")
+            .unwrap()
     }
 }
 
@@ -99,7 +114,11 @@ impl Client {
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
-        let caps: ClientCapabilities = if self.elicitation { serde_json::from_value(json!({ "elicitation": { "form": {} } })).unwrap() } else { Default::default() };
+        let caps: ClientCapabilities = if self.elicitation {
+            serde_json::from_value(json!({ "elicitation": { "form": {} } })).unwrap()
+        } else {
+            Default::default()
+        };
         ClientConfig::new(caps, Implementation::new("gateway-test", "1.0"))
     }
     async fn on_tool_list_changed(&self, _cx: NotificationContext<RoleClient>) {
@@ -108,15 +127,30 @@ impl ClientHandler for Client {
     async fn on_resource_list_changed(&self, _cx: NotificationContext<RoleClient>) {
         let _ = self.tx.send("resources changed".into());
     }
-    async fn on_resource_updated(&self, p: ResourceUpdatedNotificationParam, _cx: NotificationContext<RoleClient>) {
+    async fn on_resource_updated(
+        &self,
+        p: ResourceUpdatedNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
         let _ = self.tx.send(format!("updated {}", p.uri));
     }
-    async fn on_progress(&self, p: ProgressNotificationParam, _cx: NotificationContext<RoleClient>) {
+    async fn on_progress(
+        &self,
+        p: ProgressNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
         let _ = self.tx.send(format!("progress {:?}", p.progress_token));
     }
-    async fn create_elicitation(&self, request: ElicitRequestParams, _cx: RequestContext<RoleClient>) -> Result<ElicitResult, rmcp::ErrorData> {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _cx: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
         let v = serde_json::to_value(&request).unwrap();
-        let _ = self.tx.send(format!("elicitation {}", v["message"].as_str().unwrap_or_default()));
+        let _ = self.tx.send(format!(
+            "elicitation {}",
+            v["message"].as_str().unwrap_or_default()
+        ));
         Ok(ElicitResult::new(ElicitationAction::Accept).with_content(json!({ "name": "Ada" })))
     }
 }
@@ -137,7 +171,9 @@ async fn wait_for(rx: &mut mpsc::UnboundedReceiver<String>, want: &str) {
 async fn direct(args: &[&str]) -> RunningService<RoleClient, ()> {
     let mut cmd = tokio::process::Command::new(switchboard_tests::fixture_server_path());
     cmd.args(args).stderr(std::process::Stdio::null());
-    ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap()
+    ().serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .unwrap()
 }
 
 fn call(name: &str, args: Value) -> CallToolRequestParams {
@@ -147,39 +183,78 @@ fn call(name: &str, args: Value) -> CallToolRequestParams {
 }
 
 fn text(r: &CallToolResult) -> String {
-    r.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("\n")
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Tools, calls (arguments, an error result, an unknown tool), resources,
 /// templates and prompts through `peer`, against the fixture directly.
 /// `name(tool)` and `uri(u)` say how the gateway names them.
-async fn same_as_direct(peer: &rmcp::Peer<RoleClient>, name: &dyn Fn(&str) -> String, uri: &dyn Fn(&str) -> String) {
+async fn same_as_direct(
+    peer: &rmcp::Peer<RoleClient>,
+    name: &dyn Fn(&str) -> String,
+    uri: &dyn Fn(&str) -> String,
+) {
     let fx = direct(&["--name", "fx", "--resources"]).await;
     // Tools: every tool of fx, each definition as fx gave it but the name.
     let through = peer.list_all_tools().await.unwrap();
     for t in fx.list_all_tools().await.unwrap() {
-        let g = through.iter().find(|g| g.name == name(&t.name)).unwrap_or_else(|| panic!("{} missing from the gateway's list", name(&t.name)));
+        let g = through
+            .iter()
+            .find(|g| g.name == name(&t.name))
+            .unwrap_or_else(|| panic!("{} missing from the gateway's list", name(&t.name)));
         let mut g = g.clone();
         g.name = t.name.clone();
-        assert_eq!(serde_json::to_value(&g).unwrap(), serde_json::to_value(&t).unwrap(), "definition of {}", t.name);
+        assert_eq!(
+            serde_json::to_value(&g).unwrap(),
+            serde_json::to_value(&t).unwrap(),
+            "definition of {}",
+            t.name
+        );
     }
     // Calls: the same result.
-    for (tool, args) in [("add", json!({"a": 2, "b": 40})), ("echo", json!({"text": "hi there"})), ("fail", json!({}))] {
+    for (tool, args) in [
+        ("add", json!({"a": 2, "b": 40})),
+        ("echo", json!({"text": "hi there"})),
+        ("fail", json!({})),
+    ] {
         let want = fx.call_tool(call(tool, args.clone())).await.unwrap();
         let got = peer.call_tool(call(&name(tool), args)).await.unwrap();
-        assert_eq!(serde_json::to_value(&got).unwrap(), serde_json::to_value(&want).unwrap(), "{tool}");
+        assert_eq!(
+            serde_json::to_value(&got).unwrap(),
+            serde_json::to_value(&want).unwrap(),
+            "{tool}"
+        );
     }
     // An upstream protocol error comes through as it is.
-    let want = fx.call_tool(call("sleep", json!({}))).await.unwrap_err().to_string();
-    let got = peer.call_tool(call(&name("sleep"), json!({}))).await.unwrap_err().to_string();
+    let want = fx
+        .call_tool(call("sleep", json!({})))
+        .await
+        .unwrap_err()
+        .to_string();
+    let got = peer
+        .call_tool(call(&name("sleep"), json!({})))
+        .await
+        .unwrap_err()
+        .to_string();
     assert_eq!(got, want);
-    let unknown = peer.call_tool(call(&name("no_such_tool"), json!({}))).await.unwrap_err().to_string();
+    let unknown = peer
+        .call_tool(call(&name("no_such_tool"), json!({})))
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(unknown.contains("Unknown tool"), "{unknown}");
     // Resources: listed, read and templated under the gateway's URIs.
     let want = fx.list_all_resources().await.unwrap();
     let got = peer.list_all_resources().await.unwrap();
     for r in &want {
-        let g = got.iter().find(|g| g.uri == uri(&r.uri)).unwrap_or_else(|| panic!("{} missing", uri(&r.uri)));
+        let g = got
+            .iter()
+            .find(|g| g.uri == uri(&r.uri))
+            .unwrap_or_else(|| panic!("{} missing", uri(&r.uri)));
         assert_eq!(g.name, r.name);
     }
     let read = |u: String| ReadResourceRequestParams::new(u);
@@ -191,22 +266,47 @@ async fn same_as_direct(peer: &rmcp::Peer<RoleClient>, name: &dyn Fn(&str) -> St
         got["contents"][0]["uri"] = json!(u);
         assert_eq!(got, serde_json::to_value(&want).unwrap(), "{u}");
     }
-    let missing = peer.read_resource(read(uri("fixture://nothing"))).await.unwrap_err().to_string();
-    assert!(missing.contains("no resource fixture://nothing"), "{missing}");
+    let missing = peer
+        .read_resource(read(uri("fixture://nothing")))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        missing.contains("no resource fixture://nothing"),
+        "{missing}"
+    );
     // Subscriptions: an update of the server's resource reaches this client
     // under the gateway's URI (checked by the callers that record them).
-    peer.subscribe(SubscribeRequestParams::new(uri("fixture://counter"))).await.unwrap();
-    peer.call_tool(call(&name("bump_counter"), json!({}))).await.unwrap();
+    peer.subscribe(SubscribeRequestParams::new(uri("fixture://counter")))
+        .await
+        .unwrap();
+    peer.call_tool(call(&name("bump_counter"), json!({})))
+        .await
+        .unwrap();
     let templates = peer.list_all_resource_templates().await.unwrap();
-    assert!(templates.iter().any(|t| t.uri_template == uri("fixture://item/{id}")), "{templates:?}");
+    assert!(
+        templates
+            .iter()
+            .any(|t| t.uri_template == uri("fixture://item/{id}")),
+        "{templates:?}"
+    );
     // Prompts.
     let prompts = peer.list_all_prompts().await.unwrap();
     let greet = name("greet");
     assert!(prompts.iter().any(|p| p.name == greet), "{prompts:?}");
     let args = || Some(json!({"name": "Ada"}).as_object().unwrap().clone());
-    let want = fx.get_prompt(GetPromptRequestParams::new("greet").with_arguments(args().unwrap())).await.unwrap();
-    let got = peer.get_prompt(GetPromptRequestParams::new(greet).with_arguments(args().unwrap())).await.unwrap();
-    assert_eq!(serde_json::to_value(&got).unwrap(), serde_json::to_value(&want).unwrap());
+    let want = fx
+        .get_prompt(GetPromptRequestParams::new("greet").with_arguments(args().unwrap()))
+        .await
+        .unwrap();
+    let got = peer
+        .get_prompt(GetPromptRequestParams::new(greet).with_arguments(args().unwrap()))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&got).unwrap(),
+        serde_json::to_value(&want).unwrap()
+    );
     fx.cancel().await.unwrap();
 }
 
@@ -228,7 +328,11 @@ async fn stdio_gateway_answers_like_the_server_itself() {
     assert!(info.capabilities.tools.as_ref().unwrap().list_changed == Some(true));
     let tools = client.list_all_tools().await.unwrap();
     // Both servers, under their gateway names.
-    assert!(tools.iter().any(|t| t.name == "mcp_other_echo"), "{:?}", tools.iter().map(|t| &t.name).collect::<Vec<_>>());
+    assert!(
+        tools.iter().any(|t| t.name == "mcp_other_echo"),
+        "{:?}",
+        tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
     same_as_direct(client.peer(), &aggregate_name, &aggregate_uri).await;
     wait_for(&mut rx, "updated switchboard://fx/fixture://counter").await;
     client.cancel().await.unwrap();
@@ -239,9 +343,21 @@ async fn one_server_alone_keeps_its_own_names() {
     let home = Home::new(&[("fx", &["--resources"]), ("other", &[])]);
     let (c, mut rx) = Client::new(false);
     let client = home.stdio(&["--server", "fx"], c).await;
-    assert_eq!(client.peer_info().unwrap().server_info.as_ref().unwrap().name, "switchboard/fx");
+    assert_eq!(
+        client
+            .peer_info()
+            .unwrap()
+            .server_info
+            .as_ref()
+            .unwrap()
+            .name,
+        "switchboard/fx"
+    );
     let tools = client.list_all_tools().await.unwrap();
-    assert!(tools.iter().all(|t| !t.name.starts_with("mcp_")), "{tools:?}");
+    assert!(
+        tools.iter().all(|t| !t.name.starts_with("mcp_")),
+        "{tools:?}"
+    );
     same_as_direct(client.peer(), &|t| t.to_string(), &|u| u.to_string()).await;
     wait_for(&mut rx, "updated fixture://counter").await;
     client.cancel().await.unwrap();
@@ -256,13 +372,26 @@ async fn cancellation_and_elicitation_are_forwarded() {
     let (c, mut rx) = Client::new(true);
     let client = home.stdio(&[], c).await;
     // Cancelling a call through the gateway cancels it at the server.
-    let req = ClientRequest::CallToolRequest(CallToolRequest::new(call("mcp_fx_sleep", json!({"ms": 60000}))));
-    let handle = client.peer().send_cancellable_request(req, rmcp::service::PeerRequestOptions::no_options()).await.unwrap();
+    let req = ClientRequest::CallToolRequest(CallToolRequest::new(call(
+        "mcp_fx_sleep",
+        json!({"ms": 60000}),
+    )));
+    let handle = client
+        .peer()
+        .send_cancellable_request(req, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap();
     // The call has reached the server once stats counts it.
     let deadline = tokio::time::Instant::now() + T;
     let stats = |c: &RunningService<RoleClient, Client>| {
         let p = c.peer().clone();
-        async move { p.call_tool(call("mcp_fx_stats", json!({}))).await.unwrap().structured_content.unwrap() }
+        async move {
+            p.call_tool(call("mcp_fx_stats", json!({})))
+                .await
+                .unwrap()
+                .structured_content
+                .unwrap()
+        }
     };
     // `calls` counts every call, these stats calls too.
     let mut asked = 0;
@@ -271,7 +400,10 @@ async fn cancellation_and_elicitation_are_forwarded() {
         if stats(&client).await["calls"].as_u64().unwrap() > asked {
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "the sleep call never reached the server");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the sleep call never reached the server"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     handle.cancel(Some("test".into())).await.unwrap();
@@ -279,18 +411,31 @@ async fn cancellation_and_elicitation_are_forwarded() {
         if stats(&client).await["cancelled"] == json!(1) {
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "the server never saw the cancellation");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server never saw the cancellation"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // Elicitation: the server's question reaches this client, its answer the server.
-    let r = client.call_tool(call("mcp_fx_elicit", json!({}))).await.unwrap();
-    assert!(text(&r).contains("\"accept\"") && text(&r).contains("Ada"), "{}", text(&r));
+    let r = client
+        .call_tool(call("mcp_fx_elicit", json!({})))
+        .await
+        .unwrap();
+    assert!(
+        text(&r).contains("\"accept\"") && text(&r).contains("Ada"),
+        "{}",
+        text(&r)
+    );
     wait_for(&mut rx, "elicitation What is your name?").await;
     client.cancel().await.unwrap();
     // A client that cannot answer: declined as without a gateway.
     let (c, _rx) = Client::new(false);
     let client = home.stdio(&[], c).await;
-    let r = client.call_tool(call("mcp_fx_elicit", json!({}))).await.unwrap();
+    let r = client
+        .call_tool(call("mcp_fx_elicit", json!({})))
+        .await
+        .unwrap();
     assert!(text(&r).contains("\"decline\""), "{}", text(&r));
     client.cancel().await.unwrap();
 }
@@ -302,11 +447,22 @@ async fn a_switched_off_tool_leaves_an_open_session() {
     let client = home.stdio(&[], c).await;
     let names = |c: &RunningService<RoleClient, Client>| {
         let p = c.peer().clone();
-        async move { p.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect::<Vec<_>>() }
+        async move {
+            p.list_all_tools()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|t| t.name.to_string())
+                .collect::<Vec<_>>()
+        }
     };
     assert!(names(&client).await.contains(&"mcp_fx_echo".to_string()));
     let off = home.run(&["tool", "off", "mcp_fx_echo", "fx/add"]).await;
-    assert!(off.status.success(), "{}", String::from_utf8_lossy(&off.stderr));
+    assert!(
+        off.status.success(),
+        "{}",
+        String::from_utf8_lossy(&off.stderr)
+    );
     assert_eq!(
         String::from_utf8_lossy(&off.stdout),
         "Switched off mcp_fx_echo (fx/echo): the gateway no longer offers it\nSwitched off fx/add (fx/add): the gateway no longer offers it\n"
@@ -322,11 +478,22 @@ async fn a_switched_off_tool_leaves_an_open_session() {
     assert!(!now.contains(&"mcp_fx_add".to_string()), "{now:?}");
     assert!(now.contains(&"mcp_fx_sleep".to_string()));
     // A switched-off tool cannot be called either.
-    let e = client.call_tool(call("mcp_fx_echo", json!({"text": "x"}))).await.unwrap_err().to_string();
+    let e = client
+        .call_tool(call("mcp_fx_echo", json!({"text": "x"})))
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("Unknown tool \"mcp_fx_echo\""), "{e}");
-    let settings: Value = serde_json::from_str(&std::fs::read_to_string(home.path().join(".config/switchboard/settings.json")).unwrap()).unwrap();
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.path().join(".config/switchboard/settings.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(settings["disabledTools"], json!({"fx": ["add", "echo"]}));
-    assert!(home.run(&["tool", "on", "mcp_fx_echo"]).await.status.success());
+    assert!(home
+        .run(&["tool", "on", "mcp_fx_echo"])
+        .await
+        .status
+        .success());
     loop {
         wait_for(&mut rx, "tools changed").await;
         if names(&client).await.contains(&"mcp_fx_echo".to_string()) {
@@ -335,7 +502,11 @@ async fn a_switched_off_tool_leaves_an_open_session() {
     }
     let unknown = home.run(&["tool", "off", "mcp_fx_nope"]).await;
     assert!(!unknown.status.success());
-    assert!(String::from_utf8_lossy(&unknown.stderr).contains("Unknown tool \"mcp_fx_nope\""), "{}", String::from_utf8_lossy(&unknown.stderr));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains("Unknown tool \"mcp_fx_nope\""),
+        "{}",
+        String::from_utf8_lossy(&unknown.stderr)
+    );
     client.cancel().await.unwrap();
 }
 
@@ -346,10 +517,21 @@ async fn a_crashed_server_comes_back_with_list_changed_both_times() {
     let client = home.stdio(&[], c).await;
     let has_fx = |c: &RunningService<RoleClient, Client>| {
         let p = c.peer().clone();
-        async move { p.list_all_tools().await.unwrap().iter().any(|t| t.name == "mcp_fx_echo") }
+        async move {
+            p.list_all_tools()
+                .await
+                .unwrap()
+                .iter()
+                .any(|t| t.name == "mcp_fx_echo")
+        }
     };
     assert!(has_fx(&client).await);
-    let pid = text(&client.call_tool(call("mcp_fx_pid", json!({}))).await.unwrap());
+    let pid = text(
+        &client
+            .call_tool(call("mcp_fx_pid", json!({})))
+            .await
+            .unwrap(),
+    );
     // The server dies mid-session (its call never answers: an error, not a replay).
     let r = client.call_tool(call("mcp_fx_crash", json!({}))).await;
     let failed = match &r {
@@ -365,14 +547,27 @@ async fn a_crashed_server_comes_back_with_list_changed_both_times() {
             break;
         }
     }
-    assert!(client.list_all_tools().await.unwrap().iter().any(|t| t.name == "mcp_other_echo"), "other servers stay");
+    assert!(
+        client
+            .list_all_tools()
+            .await
+            .unwrap()
+            .iter()
+            .any(|t| t.name == "mcp_other_echo"),
+        "other servers stay"
+    );
     loop {
         wait_for(&mut rx, "tools changed").await;
         if has_fx(&client).await {
             break;
         }
     }
-    let again = text(&client.call_tool(call("mcp_fx_pid", json!({}))).await.unwrap());
+    let again = text(
+        &client
+            .call_tool(call("mcp_fx_pid", json!({})))
+            .await
+            .unwrap(),
+    );
     assert_ne!(pid, again, "a new process");
     client.cancel().await.unwrap();
 }
@@ -383,23 +578,55 @@ async fn tool_search_mode_offers_two_tools() {
     let (c, _rx) = Client::new(false);
     let client = home.stdio(&["--tool-search"], c).await;
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>(), vec!["search_tools", "call_tool"]);
-    let found = client.call_tool(call("search_tools", json!({"query": "add two numbers", "limit": 3}))).await.unwrap();
-    let list = found.structured_content.unwrap()["tools"].as_array().unwrap().clone();
+    assert_eq!(
+        tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>(),
+        vec!["search_tools", "call_tool"]
+    );
+    let found = client
+        .call_tool(call(
+            "search_tools",
+            json!({"query": "add two numbers", "limit": 3}),
+        ))
+        .await
+        .unwrap();
+    let list = found.structured_content.unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .clone();
     assert_eq!(list[0]["name"], "mcp_fx_add", "{list:?}");
     assert!(list[0]["inputSchema"]["properties"]["a"].is_object());
-    let r = client.call_tool(call("call_tool", json!({"name": "mcp_fx_add", "arguments": {"a": 1, "b": 2}}))).await.unwrap();
+    let r = client
+        .call_tool(call(
+            "call_tool",
+            json!({"name": "mcp_fx_add", "arguments": {"a": 1, "b": 2}}),
+        ))
+        .await
+        .unwrap();
     assert_eq!(text(&r), "3");
-    let e = client.call_tool(call("mcp_fx_add", json!({}))).await.unwrap_err().to_string();
-    assert!(e.contains("this gateway offers search_tools and call_tool"), "{e}");
+    let e = client
+        .call_tool(call("mcp_fx_add", json!({})))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("this gateway offers search_tools and call_tool"),
+        "{e}"
+    );
     client.cancel().await.unwrap();
 }
 
 /// An rmcp client of the HTTP gateway with the token.
 async fn http_client(url: &str, token: &str) -> RunningService<RoleClient, Client> {
     let (c, _rx) = Client::new(false);
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token.to_string());
-    tokio::time::timeout(T, c.serve(StreamableHttpClientTransport::from_config(config))).await.expect("in time").expect("initialize")
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
+        .auth_header(token.to_string());
+    tokio::time::timeout(
+        T,
+        c.serve(StreamableHttpClientTransport::from_config(config)),
+    )
+    .await
+    .expect("in time")
+    .expect("initialize")
 }
 
 #[tokio::test]
@@ -409,7 +636,10 @@ async fn http_gateway_needs_the_token_and_this_machine() {
     let http = reqwest::Client::new();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}});
     let post = |auth: Option<&str>, extra: &[(&str, &str)]| {
-        let mut r = http.post(&url).header("Accept", "application/json, text/event-stream").json(&init);
+        let mut r = http
+            .post(&url)
+            .header("Accept", "application/json, text/event-stream")
+            .json(&init);
         if let Some(a) = auth {
             r = r.header("Authorization", a);
         }
@@ -421,11 +651,38 @@ async fn http_gateway_needs_the_token_and_this_machine() {
     let bearer = format!("Bearer {TOKEN}");
     let no_token = post(None, &[]).await.unwrap();
     assert_eq!(no_token.status(), 401);
-    assert_eq!(no_token.headers()["www-authenticate"], "Bearer realm=\"Switchboard gateway\"");
-    assert_eq!(post(Some("Bearer wrong-token-of-some-length"), &[]).await.unwrap().status(), 401);
-    assert_eq!(post(Some(&bearer), &[("Origin", "http://evil.example")]).await.unwrap().status(), 403);
-    assert_eq!(post(Some(&bearer), &[("Host", "evil.example")]).await.unwrap().status(), 403);
-    assert_eq!(post(Some(&bearer), &[("Origin", "http://localhost:5173")]).await.unwrap().status(), 200);
+    assert_eq!(
+        no_token.headers()["www-authenticate"],
+        "Bearer realm=\"Switchboard gateway\""
+    );
+    assert_eq!(
+        post(Some("Bearer wrong-token-of-some-length"), &[])
+            .await
+            .unwrap()
+            .status(),
+        401
+    );
+    assert_eq!(
+        post(Some(&bearer), &[("Origin", "http://evil.example")])
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+    assert_eq!(
+        post(Some(&bearer), &[("Host", "evil.example")])
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+    assert_eq!(
+        post(Some(&bearer), &[("Origin", "http://localhost:5173")])
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
     let unknown = http
         .post(&url)
         .header("Authorization", &bearer)
@@ -437,11 +694,25 @@ async fn http_gateway_needs_the_token_and_this_machine() {
         .await
         .unwrap();
     assert_eq!(unknown.status(), 404);
-    let other = http.get(url.replace("/mcp", "/elsewhere")).header("Authorization", &bearer).timeout(T).send().await.unwrap();
+    let other = http
+        .get(url.replace("/mcp", "/elsewhere"))
+        .header("Authorization", &bearer)
+        .timeout(T)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(other.status(), 404);
     let not_served = post(Some(&bearer), &[]).await.unwrap();
     assert_eq!(not_served.status(), 200);
-    let missing = http.post(format!("{url}/nope")).header("Authorization", &bearer).header("Accept", "application/json, text/event-stream").json(&init).timeout(T).send().await.unwrap();
+    let missing = http
+        .post(format!("{url}/nope"))
+        .header("Authorization", &bearer)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&init)
+        .timeout(T)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(missing.status(), 404);
 }
 
@@ -454,7 +725,16 @@ async fn http_gateway_answers_like_the_server_itself() {
     client.cancel().await.unwrap();
     // One server alone, at /mcp/<server>, same token.
     let client = http_client(&format!("{url}/fx"), TOKEN).await;
-    assert_eq!(client.peer_info().unwrap().server_info.as_ref().unwrap().name, "switchboard/fx");
+    assert_eq!(
+        client
+            .peer_info()
+            .unwrap()
+            .server_info
+            .as_ref()
+            .unwrap()
+            .name,
+        "switchboard/fx"
+    );
     same_as_direct(client.peer(), &|t| t.to_string(), &|u| u.to_string()).await;
     client.cancel().await.unwrap();
 }
@@ -484,14 +764,29 @@ async fn the_first_list_waits_at_most_the_startup_gate() {
     let (c, mut rx) = Client::new(false);
     let started = std::time::Instant::now();
     let client = home.stdio(&[], c).await;
-    let first: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
-    assert!(started.elapsed() < Duration::from_secs(3), "the first list took {:?}", started.elapsed());
-    assert!(!first.iter().any(|n| n.starts_with("mcp_slow_")), "{first:?}");
+    let first: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the first list took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        !first.iter().any(|n| n.starts_with("mcp_slow_")),
+        "{first:?}"
+    );
     // Then list_changed brings it.
     loop {
         wait_for(&mut rx, "tools changed").await;
         let now = client.list_all_tools().await.unwrap();
-        if now.iter().any(|t| t.name == "mcp_slow_echo") && now.iter().any(|t| t.name == "mcp_fx_echo") {
+        if now.iter().any(|t| t.name == "mcp_slow_echo")
+            && now.iter().any(|t| t.name == "mcp_fx_echo")
+        {
             break;
         }
     }
@@ -521,9 +816,21 @@ async fn the_first_list_has_the_cached_tools_of_a_server_still_starting() {
     for run in 0..3 {
         let (c, _rx) = Client::new(false);
         let client = home.stdio(&[], c).await;
-        let first: Vec<String> = client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
-        assert!(first.iter().any(|n| n == "mcp_slow_echo"), "run {run}: the cached tools of the server still starting: {first:?}");
-        assert!(first.iter().any(|n| n == "mcp_fx_echo"), "run {run}: {first:?}");
+        let first: Vec<String> = client
+            .list_all_tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        assert!(
+            first.iter().any(|n| n == "mcp_slow_echo"),
+            "run {run}: the cached tools of the server still starting: {first:?}"
+        );
+        assert!(
+            first.iter().any(|n| n == "mcp_fx_echo"),
+            "run {run}: {first:?}"
+        );
         client.cancel().await.unwrap();
     }
 }

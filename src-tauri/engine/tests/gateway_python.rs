@@ -29,9 +29,15 @@ fn python(test: &str) -> Option<PathBuf> {
         return Some(py);
     }
     if std::env::var_os("CI").is_some() {
-        panic!("{test}: {} is missing; .ci/test must run tests/python/setup.sh", py.display());
+        panic!(
+            "{test}: {} is missing; .ci/test must run tests/python/setup.sh",
+            py.display()
+        );
     }
-    eprintln!("SKIPPED {test}: {} is missing; run tests/python/setup.sh", py.display());
+    eprintln!(
+        "SKIPPED {test}: {} is missing; run tests/python/setup.sh",
+        py.display()
+    );
     None
 }
 
@@ -47,7 +53,10 @@ impl Home {
     }
 
     fn env(&self, c: &mut tokio::process::Command) {
-        c.env_clear().envs(self.0.vars()).env("SWITCHBOARD_GATEWAY_TOKEN", TOKEN).kill_on_drop(true);
+        c.env_clear()
+            .envs(self.0.vars())
+            .env("SWITCHBOARD_GATEWAY_TOKEN", TOKEN)
+            .kill_on_drop(true);
     }
 
     async fn http(&self) -> (tokio::process::Child, String) {
@@ -58,7 +67,10 @@ impl Home {
         let mut child = c.spawn().unwrap();
         let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
-        tokio::time::timeout(T, out.read_line(&mut line)).await.unwrap().unwrap();
+        tokio::time::timeout(T, out.read_line(&mut line))
+            .await
+            .unwrap()
+            .unwrap();
         let v: Value = serde_json::from_str(&line).unwrap();
         (child, v["url"].as_str().unwrap().to_string())
     }
@@ -68,48 +80,102 @@ impl Home {
         let mut c = tokio::process::Command::new(py);
         c.arg(python_dir().join("gateway_client.py")).args(args);
         self.env(&mut c);
-        let o = tokio::time::timeout(T, c.output()).await.expect("the Python client finished in time").unwrap();
-        assert!(o.status.success(), "python {args:?} failed:\n{}", String::from_utf8_lossy(&o.stderr));
-        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
+        let o = tokio::time::timeout(T, c.output())
+            .await
+            .expect("the Python client finished in time")
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "python {args:?} failed:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)))
     }
 }
 
-const AGGREGATE: [&str; 6] = ["--tool-prefix", "mcp_fx_", "--uri-prefix", "switchboard://fx/", "--prompt-prefix", "mcp_fx_"];
+const AGGREGATE: [&str; 6] = [
+    "--tool-prefix",
+    "mcp_fx_",
+    "--uri-prefix",
+    "switchboard://fx/",
+    "--prompt-prefix",
+    "mcp_fx_",
+];
 
 fn same(mut through: Value, mut direct: Value, what: &str) {
     let name = through.as_object_mut().unwrap().remove("serverName");
     direct.as_object_mut().unwrap().remove("serverName");
     assert_eq!(through, direct, "{what} ({name:?})");
-    assert_eq!(direct["cancelled"], 1, "the direct run saw its cancellation");
+    assert_eq!(
+        direct["cancelled"], 1,
+        "the direct run saw its cancellation"
+    );
     assert_eq!(direct["tools"].as_array().unwrap().len(), 5);
 }
 
 #[tokio::test]
 async fn python_sdk_through_stdio_gets_what_it_gets_directly() {
-    let Some(py) = python("python_sdk_through_stdio_gets_what_it_gets_directly") else { return };
+    let Some(py) = python("python_sdk_through_stdio_gets_what_it_gets_directly") else {
+        return;
+    };
     let home = Home::new();
     let fixture = switchboard_tests::fixture_server_path();
-    let direct = home.client(&py, &["stdio", fixture.to_str().unwrap(), "--name", "fx", "--resources"]).await;
+    let direct = home
+        .client(
+            &py,
+            &[
+                "stdio",
+                fixture.to_str().unwrap(),
+                "--name",
+                "fx",
+                "--resources",
+            ],
+        )
+        .await;
     let mut args = AGGREGATE.to_vec();
     args.extend(["stdio", BIN, "serve"]);
     let through = home.client(&py, &args).await;
     assert_eq!(through["serverName"], "switchboard");
     same(through, direct.clone(), "aggregate over stdio");
-    let alone = home.client(&py, &["stdio", BIN, "serve", "--server", "fx"]).await;
+    let alone = home
+        .client(&py, &["stdio", BIN, "serve", "--server", "fx"])
+        .await;
     assert_eq!(alone["serverName"], "switchboard/fx");
     same(alone, direct, "serve --server fx");
 }
 
 #[tokio::test]
 async fn python_sdk_through_http_gets_what_it_gets_directly() {
-    let Some(py) = python("python_sdk_through_http_gets_what_it_gets_directly") else { return };
+    let Some(py) = python("python_sdk_through_http_gets_what_it_gets_directly") else {
+        return;
+    };
     let home = Home::new();
     let fixture = switchboard_tests::fixture_server_path();
-    let direct = home.client(&py, &["stdio", fixture.to_str().unwrap(), "--name", "fx", "--resources"]).await;
+    let direct = home
+        .client(
+            &py,
+            &[
+                "stdio",
+                fixture.to_str().unwrap(),
+                "--name",
+                "fx",
+                "--resources",
+            ],
+        )
+        .await;
     let (_gateway, url) = home.http().await;
     let mut args = AGGREGATE.to_vec();
     args.extend(["http", &url, TOKEN]);
-    same(home.client(&py, &args).await, direct.clone(), "aggregate over HTTP");
+    same(
+        home.client(&py, &args).await,
+        direct.clone(),
+        "aggregate over HTTP",
+    );
     let one = format!("{url}/fx");
-    same(home.client(&py, &["http", &one, TOKEN]).await, direct, "/mcp/fx over HTTP");
+    same(
+        home.client(&py, &["http", &one, TOKEN]).await,
+        direct,
+        "/mcp/fx over HTTP",
+    );
 }

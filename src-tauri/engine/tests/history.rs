@@ -12,12 +12,22 @@ use switchboard_engine::writer::edit::{read_def, ServerEdit, Writer};
 use switchboard_engine::writer::history::{History, UndoError, UndoState, MAX_ENTRIES};
 
 fn spec(f: &FixtureHome, id: &str) -> SourceSpec {
-    f.discover_untrusted().source(id).unwrap_or_else(|| panic!("source {id}")).spec.clone().unwrap()
+    f.discover_untrusted()
+        .source(id)
+        .unwrap_or_else(|| panic!("source {id}"))
+        .spec
+        .clone()
+        .unwrap()
 }
 
 /// Edit `name` in source `id` the way the form does: the fields changed by
 /// `change`, checked against the file as discovery read it.
-fn edit(f: &FixtureHome, id: &str, name: &str, change: impl FnOnce(&mut switchboard_engine::config::ServerDef)) {
+fn edit(
+    f: &FixtureHome,
+    id: &str,
+    name: &str,
+    change: impl FnOnce(&mut switchboard_engine::config::ServerDef),
+) {
     let d = f.discover_untrusted();
     let s = d.source(id).unwrap().spec.clone().unwrap();
     let mut settings = f.settings();
@@ -25,7 +35,16 @@ fn edit(f: &FixtureHome, id: &str, name: &str, change: impl FnOnce(&mut switchbo
     let mut def = original.clone();
     change(&mut def);
     let patch = ServerPatch::between(&original, &def);
-    Writer::new(&f.host, &mut settings).apply(&s, ServerEdit::Patch { name: name.into(), patch }, d.source(id).unwrap().hash).unwrap();
+    Writer::new(&f.host, &mut settings)
+        .apply(
+            &s,
+            ServerEdit::Patch {
+                name: name.into(),
+                patch,
+            },
+            d.source(id).unwrap().hash,
+        )
+        .unwrap();
 }
 
 #[test]
@@ -33,7 +52,9 @@ fn an_edit_is_recorded_with_its_file_server_summary_and_diff() {
     let f = fixture_home();
     let cursor = spec(&f, "cursor-user");
     let before = std::fs::read(&cursor.path).unwrap();
-    edit(&f, "cursor-user", "cursor-user-only", |d| d.args.push("--verbose".into()));
+    edit(&f, "cursor-user", "cursor-user-only", |d| {
+        d.args.push("--verbose".into())
+    });
     let after = std::fs::read(&cursor.path).unwrap();
 
     let list = History::for_host(&f.host).list();
@@ -44,17 +65,52 @@ fn an_edit_is_recorded_with_its_file_server_summary_and_diff() {
     assert_eq!(e.state, UndoState::Ready);
     assert_eq!(e.files.len(), 1);
     assert_eq!(e.files[0].path, cursor.path);
-    let added: Vec<&str> = e.files[0].diff.iter().filter(|l| l.kind == LineKind::Added).map(|l| l.text.as_str()).collect();
-    let removed: Vec<&str> = e.files[0].diff.iter().filter(|l| l.kind == LineKind::Removed).map(|l| l.text.as_str()).collect();
-    assert!(added.iter().any(|l| l.contains("--verbose")), "the new argument is an added line: {:#?}", e.files[0].diff);
+    let added: Vec<&str> = e.files[0]
+        .diff
+        .iter()
+        .filter(|l| l.kind == LineKind::Added)
+        .map(|l| l.text.as_str())
+        .collect();
+    let removed: Vec<&str> = e.files[0]
+        .diff
+        .iter()
+        .filter(|l| l.kind == LineKind::Removed)
+        .map(|l| l.text.as_str())
+        .collect();
+    assert!(
+        added.iter().any(|l| l.contains("--verbose")),
+        "the new argument is an added line: {:#?}",
+        e.files[0].diff
+    );
     assert!(!removed.is_empty(), "the old args line is a removed line");
-    assert!(e.at > 1_600_000_000_000, "the time is milliseconds since the epoch: {}", e.at);
+    assert!(
+        e.at > 1_600_000_000_000,
+        "the time is milliseconds since the epoch: {}",
+        e.at
+    );
 
     // What is kept for undo is the exact bytes.
-    let content = std::fs::read_to_string(History::for_host(&f.host).dir().join(format!("{}.content.json", e.id))).unwrap();
+    let content = std::fs::read_to_string(
+        History::for_host(&f.host)
+            .dir()
+            .join(format!("{}.content.json", e.id)),
+    )
+    .unwrap();
     let stored: serde_json::Value = serde_json::from_str(&content).unwrap();
-    assert_eq!(stored["files"][0]["before"]["text"].as_str().unwrap().as_bytes(), &before[..]);
-    assert_eq!(stored["files"][0]["after"]["text"].as_str().unwrap().as_bytes(), &after[..]);
+    assert_eq!(
+        stored["files"][0]["before"]["text"]
+            .as_str()
+            .unwrap()
+            .as_bytes(),
+        &before[..]
+    );
+    assert_eq!(
+        stored["files"][0]["after"]["text"]
+            .as_str()
+            .unwrap()
+            .as_bytes(),
+        &after[..]
+    );
 }
 
 #[test]
@@ -62,7 +118,9 @@ fn undo_restores_the_file_byte_for_byte_and_is_itself_an_entry_that_can_be_undon
     let f = fixture_home();
     let cursor = spec(&f, "cursor-user");
     let before = std::fs::read(&cursor.path).unwrap();
-    edit(&f, "cursor-user", "filesystem", |d| d.args[2] = "/srv/shared".into());
+    edit(&f, "cursor-user", "filesystem", |d| {
+        d.args[2] = "/srv/shared".into()
+    });
     let after = std::fs::read(&cursor.path).unwrap();
     assert_ne!(before, after);
 
@@ -70,19 +128,32 @@ fn undo_restores_the_file_byte_for_byte_and_is_itself_an_entry_that_can_be_undon
     let report = history.undo(None).unwrap();
     assert_eq!(report.undone, 1);
     assert_eq!(report.restored, vec![cursor.path.clone()]);
-    assert_eq!(std::fs::read(&cursor.path).unwrap(), before, "undo gives back the exact bytes");
+    assert_eq!(
+        std::fs::read(&cursor.path).unwrap(),
+        before,
+        "undo gives back the exact bytes"
+    );
 
     let list = history.list();
     assert_eq!(list.len(), 2, "the undo is recorded too");
     assert_eq!(list[0].id, report.recorded_as.unwrap());
     assert_eq!(list[0].undo_of, Some(1));
-    assert_eq!(list[0].summary, "undo #1: update \"filesystem\" in Cursor (args)");
+    assert_eq!(
+        list[0].summary,
+        "undo #1: update \"filesystem\" in Cursor (args)"
+    );
     assert_eq!(list[0].server.as_deref(), Some("filesystem"));
     assert_eq!(list[1].state, UndoState::Undone, "the edit shows as undone");
 
     let again = history.undo(Some(1)).unwrap_err();
     assert_eq!(again.code(), "already-undone");
-    assert_eq!(again.to_string(), format!("Change #1 is already undone: {} has the content from before it", cursor.path.display()));
+    assert_eq!(
+        again.to_string(),
+        format!(
+            "Change #1 is already undone: {} has the content from before it",
+            cursor.path.display()
+        )
+    );
 
     // Undoing the undo is a redo.
     history.undo(None).unwrap();
@@ -93,18 +164,36 @@ fn undo_restores_the_file_byte_for_byte_and_is_itself_an_entry_that_can_be_undon
 fn undo_after_an_external_change_refuses_with_the_conflict_and_writes_nothing() {
     let f = fixture_home();
     let cursor = spec(&f, "cursor-user");
-    edit(&f, "cursor-user", "cursor-user-only", |d| d.args.push("--verbose".into()));
+    edit(&f, "cursor-user", "cursor-user-only", |d| {
+        d.args.push("--verbose".into())
+    });
     // The user edits the file in Cursor afterwards.
-    let theirs = std::fs::read_to_string(&cursor.path).unwrap().replace("context7-mcp", "context7-mcp@2");
+    let theirs = std::fs::read_to_string(&cursor.path)
+        .unwrap()
+        .replace("context7-mcp", "context7-mcp@2");
     std::fs::write(&cursor.path, &theirs).unwrap();
 
     let history = History::for_host(&f.host);
-    assert_eq!(history.list()[0].state, UndoState::Changed, "the list says undo would conflict");
+    assert_eq!(
+        history.list()[0].state,
+        UndoState::Changed,
+        "the list says undo would conflict"
+    );
     let err = history.undo(None).unwrap_err();
     assert!(matches!(err, UndoError::Conflict { .. }), "{err:?}");
     assert_eq!(err.code(), "conflict");
-    assert_eq!(err.to_string(), format!("{} changed since Switchboard wrote it; undo would overwrite those changes", cursor.path.display()));
-    assert_eq!(std::fs::read_to_string(&cursor.path).unwrap(), theirs, "the user's change is untouched");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{} changed since Switchboard wrote it; undo would overwrite those changes",
+            cursor.path.display()
+        )
+    );
+    assert_eq!(
+        std::fs::read_to_string(&cursor.path).unwrap(),
+        theirs,
+        "the user's change is untouched"
+    );
     assert_eq!(history.list().len(), 1, "a refused undo records nothing");
 }
 
@@ -114,11 +203,26 @@ fn a_disable_that_parks_the_entry_is_one_entry_for_both_files_and_undo_restores_
     let cursor = spec(&f, "cursor-user");
     let settings_path = switchboard_engine::settings::settings_path(&f.host);
     let cursor_before = std::fs::read(&cursor.path).unwrap();
-    assert!(!settings_path.exists(), "the fixture has no settings.json yet");
+    assert!(
+        !settings_path.exists(),
+        "the fixture has no settings.json yet"
+    );
 
     let mut settings = f.settings();
-    Writer::new(&f.host, &mut settings).apply(&cursor, ServerEdit::SetEnabled { name: "cursor-user-only".into(), enabled: false }, None).unwrap();
-    assert!(settings_path.exists(), "the entry is parked in Switchboard's settings");
+    Writer::new(&f.host, &mut settings)
+        .apply(
+            &cursor,
+            ServerEdit::SetEnabled {
+                name: "cursor-user-only".into(),
+                enabled: false,
+            },
+            None,
+        )
+        .unwrap();
+    assert!(
+        settings_path.exists(),
+        "the entry is parked in Switchboard's settings"
+    );
 
     let history = History::for_host(&f.host);
     let list = history.list();
@@ -131,8 +235,15 @@ fn a_disable_that_parks_the_entry_is_one_entry_for_both_files_and_undo_restores_
     assert_eq!(paths, want);
 
     history.undo(Some(list[0].id)).unwrap();
-    assert_eq!(std::fs::read(&cursor.path).unwrap(), cursor_before, "Cursor's file has the server back, byte for byte");
-    assert!(!settings_path.exists(), "settings.json did not exist before, so undo removes it");
+    assert_eq!(
+        std::fs::read(&cursor.path).unwrap(),
+        cursor_before,
+        "Cursor's file has the server back, byte for byte"
+    );
+    assert!(
+        !settings_path.exists(),
+        "settings.json did not exist before, so undo removes it"
+    );
 }
 
 #[test]
@@ -145,14 +256,24 @@ fn settings_changes_are_recorded_too() {
     assert_eq!(list.len(), 1);
     assert_eq!(list[0].summary, "change source priority");
     assert_eq!(list[0].server, None);
-    assert_eq!(list[0].files[0].path, switchboard_engine::settings::settings_path(&f.host));
+    assert_eq!(
+        list[0].files[0].path,
+        switchboard_engine::settings::settings_path(&f.host)
+    );
 
     let mut s = f.settings();
     s.priority = vec!["claude-desktop".into()];
-    s.projects.push(switchboard_engine::settings::ProjectFolder { path: f.project.clone(), trusted: false });
+    s.projects
+        .push(switchboard_engine::settings::ProjectFolder {
+            path: f.project.clone(),
+            trusted: false,
+        });
     s.save(&f.host).unwrap();
     let list = History::for_host(&f.host).list();
-    assert_eq!(list[0].summary, "update Switchboard settings (source priority, project folders)", "keys named as people say them");
+    assert_eq!(
+        list[0].summary, "update Switchboard settings (source priority, project folders)",
+        "keys named as people say them"
+    );
 }
 
 #[test]
@@ -161,16 +282,35 @@ fn diffs_mask_env_and_header_values_but_undo_keeps_the_real_bytes() {
     let own = spec(&f, "switchboard");
     let before = std::fs::read(&own.path).unwrap();
     edit(&f, "switchboard", "github", |d| {
-        d.env.insert("GITHUB_PERSONAL_ACCESS_TOKEN".into(), "ghp_literal_secret_123".into());
+        d.env.insert(
+            "GITHUB_PERSONAL_ACCESS_TOKEN".into(),
+            "ghp_literal_secret_123".into(),
+        );
     });
     let history = History::for_host(&f.host);
     let e = &history.list()[0];
-    let shown: String = e.files[0].diff.iter().map(|l| format!("{}\n", l.text)).collect();
-    assert!(!shown.contains("ghp_literal_secret_123"), "the token is not in the diff:\n{shown}");
-    assert!(!shown.contains("${GITHUB_TOKEN}"), "nor the old value:\n{shown}");
-    assert!(shown.contains("\"GITHUB_PERSONAL_ACCESS_TOKEN\": \"•••\""), "{shown}");
+    let shown: String = e.files[0]
+        .diff
+        .iter()
+        .map(|l| format!("{}\n", l.text))
+        .collect();
+    assert!(
+        !shown.contains("ghp_literal_secret_123"),
+        "the token is not in the diff:\n{shown}"
+    );
+    assert!(
+        !shown.contains("${GITHUB_TOKEN}"),
+        "nor the old value:\n{shown}"
+    );
+    assert!(
+        shown.contains("\"GITHUB_PERSONAL_ACCESS_TOKEN\": \"•••\""),
+        "{shown}"
+    );
     let meta = std::fs::read_to_string(history.dir().join(format!("{}.json", e.id))).unwrap();
-    assert!(!meta.contains("ghp_literal_secret_123"), "the listing file holds no secret");
+    assert!(
+        !meta.contains("ghp_literal_secret_123"),
+        "the listing file holds no secret"
+    );
 
     history.undo(None).unwrap();
     assert_eq!(std::fs::read(&own.path).unwrap(), before);
@@ -181,12 +321,22 @@ fn diffs_mask_env_and_header_values_but_undo_keeps_the_real_bytes() {
 fn the_history_folder_is_0700_and_its_files_0600() {
     use std::os::unix::fs::PermissionsExt;
     let f = fixture_home();
-    edit(&f, "cursor-user", "cursor-user-only", |d| d.args.push("--verbose".into()));
+    edit(&f, "cursor-user", "cursor-user-only", |d| {
+        d.args.push("--verbose".into())
+    });
     let dir = History::for_host(&f.host).dir().to_path_buf();
-    assert_eq!(dir, f.home.join(".local/share/switchboard/history"), "the data folder, not the config folder");
+    assert_eq!(
+        dir,
+        f.home.join(".local/share/switchboard/history"),
+        "the data folder, not the config folder"
+    );
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&dir), 0o700, "{}", dir.display());
-    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     assert_eq!(files.len(), 2, "{files:?}");
     for p in files {
         assert_eq!(mode(&p), 0o600, "{}", p.display());
@@ -203,13 +353,24 @@ fn at_most_200_entries_are_kept_and_the_oldest_go_first() {
         let args = vec!["-y".to_string(), format!("pkg-{i}")];
         let mut def = read_def(&settings, &cursor, "cursor-user-only").unwrap();
         def.args = args;
-        Writer::new(&f.host, &mut settings).apply(&cursor, ServerEdit::Update { name: "cursor-user-only".into(), def }, None).unwrap();
+        Writer::new(&f.host, &mut settings)
+            .apply(
+                &cursor,
+                ServerEdit::Update {
+                    name: "cursor-user-only".into(),
+                    def,
+                },
+                None,
+            )
+            .unwrap();
     }
     let list = History::for_host(&f.host).list();
     assert_eq!(list.len(), MAX_ENTRIES);
     assert_eq!(list.first().unwrap().id, total as u64, "the newest is kept");
     assert_eq!(list.last().unwrap().id, 6, "entries 1 to 5 were dropped");
-    let files = std::fs::read_dir(History::for_host(&f.host).dir()).unwrap().count();
+    let files = std::fs::read_dir(History::for_host(&f.host).dir())
+        .unwrap()
+        .count();
     assert_eq!(files, 2 * MAX_ENTRIES, "their files are gone too");
 }
 
@@ -219,15 +380,22 @@ fn at_most_20_mb_are_kept_and_the_newest_always_stays() {
     let own = spec(&f, "switchboard");
     // A 3 MB file (a key Switchboard does not know, kept as it is): each
     // entry holds it twice, so the 20 MB bound keeps three of five.
-    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&own.path).unwrap()).unwrap();
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&own.path).unwrap()).unwrap();
     doc["notes"] = serde_json::Value::String("x".repeat(3 << 20));
     std::fs::write(&own.path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
     for i in 0..5 {
-        edit(&f, "switchboard", "github", |d| d.args.push(format!("--n={i}")));
+        edit(&f, "switchboard", "github", |d| {
+            d.args.push(format!("--n={i}"))
+        });
     }
     let history = History::for_host(&f.host);
     let ids: Vec<u64> = history.list().iter().map(|e| e.id).collect();
     assert_eq!(ids, vec![5, 4, 3], "the two oldest were dropped");
-    let bytes: u64 = std::fs::read_dir(history.dir()).unwrap().flatten().map(|e| e.metadata().unwrap().len()).sum();
+    let bytes: u64 = std::fs::read_dir(history.dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.metadata().unwrap().len())
+        .sum();
     assert!(bytes <= 20 << 20, "{bytes} bytes kept");
 }

@@ -19,7 +19,11 @@ use tokio::sync::broadcast::error::RecvError;
 
 fn rss_kib() -> u64 {
     let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse().ok()).unwrap_or(0)
+    s.lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 fn fixture(name: &str, args: &[&str]) -> Wanted {
@@ -32,14 +36,22 @@ fn fixture(name: &str, args: &[&str]) -> Wanted {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "soak: minutes long; run by hand with --ignored"]
 async fn twenty_servers_beside_hostile_ones() -> anyhow::Result<()> {
-    let secs: u64 = std::env::var("SOAK_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(600);
-    let m = Manager::new(ManagerOptions { call_timeout: Duration::from_secs(2), grace: Duration::from_millis(300), ..ManagerOptions::default() });
+    let secs: u64 = std::env::var("SOAK_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(600);
+    let m = Manager::new(ManagerOptions {
+        call_timeout: Duration::from_secs(2),
+        grace: Duration::from_millis(300),
+        ..ManagerOptions::default()
+    });
     let normal: Vec<String> = (0..20).map(|i| format!("normal{i}")).collect();
     let mut wanted: Vec<Wanted> = normal.iter().map(|n| fixture(n, &[])).collect();
     // SOAK_WITHOUT=huge,storm leaves hostile servers out (to see what each costs).
     let without = std::env::var("SOAK_WITHOUT").unwrap_or_default();
     // SOAK_HUGE_ARGS replaces the big server's flags (to see what its size costs).
-    let huge_args = std::env::var("SOAK_HUGE_ARGS").unwrap_or_else(|_| "--tools 10000 --description-bytes 10240 --page-size 100".into());
+    let huge_args = std::env::var("SOAK_HUGE_ARGS")
+        .unwrap_or_else(|_| "--tools 10000 --description-bytes 10240 --page-size 100".into());
     let hostile = [
         ("garbage", vec!["--stderr-garbage"]),
         ("storm", vec!["--list-changed-burst", "500"]),
@@ -85,11 +97,31 @@ async fn twenty_servers_beside_hostile_ones() -> anyhow::Result<()> {
         // A hung call per round: each ends at the call timeout, never piles up.
         if on("hung") {
             let hung = m.clone();
-            tokio::spawn(async move { hung.call_raw("hung", "echo", Some(json!({"text": "x"}).as_object().unwrap().clone()), None).await });
+            tokio::spawn(async move {
+                hung.call_raw(
+                    "hung",
+                    "echo",
+                    Some(json!({"text": "x"}).as_object().unwrap().clone()),
+                    None,
+                )
+                .await
+            });
         }
         for n in &normal {
-            let out = m.call_raw(n, "echo", Some(json!({"text": n}).as_object().unwrap().clone()), None).await;
-            assert_eq!(out.map(|o| o.text).map_err(|e| e.to_string()), Ok(n.clone()), "{n} answered at {}s", t0.elapsed().as_secs());
+            let out = m
+                .call_raw(
+                    n,
+                    "echo",
+                    Some(json!({"text": n}).as_object().unwrap().clone()),
+                    None,
+                )
+                .await;
+            assert_eq!(
+                out.map(|o| o.text).map_err(|e| e.to_string()),
+                Ok(n.clone()),
+                "{n} answered at {}s",
+                t0.elapsed().as_secs()
+            );
             calls += 1;
         }
         max_rss = max_rss.max(rss_kib());
@@ -99,7 +131,11 @@ async fn twenty_servers_beside_hostile_ones() -> anyhow::Result<()> {
     let garbage_restarts = m.state("garbage").map(|s| s.restarts).unwrap_or(0);
     m.shutdown().await;
     drop(m);
-    let (events, lagged) = tokio::time::timeout(Duration::from_secs(10), consumer).await.ok().and_then(|r| r.ok()).unwrap_or_default();
+    let (events, lagged) = tokio::time::timeout(Duration::from_secs(10), consumer)
+        .await
+        .ok()
+        .and_then(|r| r.ok())
+        .unwrap_or_default();
     println!("soak: {secs} s, {calls} normal calls answered, peak RSS {} MiB, {events} events consumed ({lagged} lagged), normal restarts {restarts}, garbage-server restarts {garbage_restarts}", max_rss / 1024);
     assert_eq!(restarts, 0, "no normal server restarted");
     assert!(max_rss < 60 * 1024, "peak RSS {} KiB", max_rss);

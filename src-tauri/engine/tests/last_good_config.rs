@@ -19,7 +19,9 @@ use tokio::sync::broadcast;
 const WAIT: Duration = Duration::from_secs(20);
 
 fn fixture() -> String {
-    switchboard_tests::fixture_server_path().to_string_lossy().to_string()
+    switchboard_tests::fixture_server_path()
+        .to_string_lossy()
+        .to_string()
 }
 
 fn config(servers: &[(&str, &[&str])]) -> String {
@@ -37,20 +39,38 @@ fn config(servers: &[(&str, &[&str])]) -> String {
 /// A save that truncates the file and then writes it (no rename).
 fn save_in_place(path: &Path, text: &str) {
     use std::io::Write;
-    let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(path).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .open(path)
+        .unwrap();
     f.write_all(text.as_bytes()).unwrap();
 }
 
 fn engine(home: &Path) -> Arc<Engine> {
-    let host = Host { os: Os::Linux, home: home.to_path_buf(), vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(), system_root: home.join("sys") };
-    let opts = ManagerOptions { cache_path: None, home: home.to_path_buf(), grace: Duration::from_millis(200), ..ManagerOptions::default() };
+    let host = Host {
+        os: Os::Linux,
+        home: home.to_path_buf(),
+        vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(),
+        system_root: home.join("sys"),
+    };
+    let opts = ManagerOptions {
+        cache_path: None,
+        home: home.to_path_buf(),
+        grace: Duration::from_millis(200),
+        ..ManagerOptions::default()
+    };
     Arc::new(Engine::new(host, opts, vec![]))
 }
 
 async fn next_reconcile(rx: &mut broadcast::Receiver<EngineEvent>) -> ReconcileReport {
     let end = tokio::time::Instant::now() + WAIT;
     loop {
-        match tokio::time::timeout_at(end, rx.recv()).await.expect("a reconcile within the timeout").unwrap() {
+        match tokio::time::timeout_at(end, rx.recv())
+            .await
+            .expect("a reconcile within the timeout")
+            .unwrap()
+        {
             EngineEvent::Reconciled { report } => return report,
             _ => continue,
         }
@@ -66,17 +86,25 @@ fn sorted(v: &[String]) -> Vec<String> {
 async fn until(what: &str, mut f: impl FnMut() -> bool) {
     let end = tokio::time::Instant::now() + WAIT;
     while !f() {
-        assert!(tokio::time::Instant::now() < end, "timed out waiting for {what}");
+        assert!(
+            tokio::time::Instant::now() < end,
+            "timed out waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
 fn pids(e: &Engine) -> HashMap<String, u32> {
-    e.manager().states().into_iter().filter_map(|s| Some((s.name.clone(), s.pid?))).collect()
+    e.manager()
+        .states()
+        .into_iter()
+        .filter_map(|s| Some((s.name.clone(), s.pid?)))
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_broken_save_keeps_the_last_good_servers_and_only_changed_ones_restart() -> anyhow::Result<()> {
+async fn a_broken_save_keeps_the_last_good_servers_and_only_changed_ones_restart(
+) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let home = dir.path().to_path_buf();
     let file = home.join(".cursor/mcp.json");
@@ -93,19 +121,48 @@ async fn a_broken_save_keeps_the_last_good_servers_and_only_changed_ones_restart
     let next = config(&[("a", &[]), ("b", &["--tools", "2"]), ("c", &[])]);
     save_in_place(&file, &next[..next.len() / 2]);
     let rep = next_reconcile(&mut rx).await;
-    assert_eq!((sorted(&rep.kept), rep.stopped.clone(), rep.updated.clone()), (vec!["a".to_string(), "b".into(), "c".into()], vec![], vec![]), "{rep:?}");
+    assert_eq!(
+        (sorted(&rep.kept), rep.stopped.clone(), rep.updated.clone()),
+        (
+            vec!["a".to_string(), "b".into(), "c".into()],
+            vec![],
+            vec![]
+        ),
+        "{rep:?}"
+    );
     assert_eq!(pids(&e), before, "nothing restarted");
     let d = e.snapshot();
     let src = d.source("cursor-user").unwrap();
-    let err = src.parse_error.as_ref().expect("the source says it does not parse");
-    assert!(err.message.starts_with(&format!("{}:", file.display())), "{err:?}");
-    assert!(err.line.is_some() && err.column.is_some(), "line and column: {err:?}");
+    let err = src
+        .parse_error
+        .as_ref()
+        .expect("the source says it does not parse");
+    assert!(
+        err.message.starts_with(&format!("{}:", file.display())),
+        "{err:?}"
+    );
+    assert!(
+        err.line.is_some() && err.column.is_some(),
+        "line and column: {err:?}"
+    );
     let saved_at = err.last_good_at.expect("the last good version's time");
-    assert!(src.warnings.iter().any(|w| w.contains("its servers keep running from the last good version")), "{:?}", src.warnings);
+    assert!(
+        src.warnings
+            .iter()
+            .any(|w| w.contains("its servers keep running from the last good version")),
+        "{:?}",
+        src.warnings
+    );
     assert_eq!(src.server_count, 3);
     for name in ["a", "b", "c"] {
-        let s = d.server(name).unwrap_or_else(|| panic!("{name} is still listed"));
-        assert_eq!(s.winner.last_good_at, Some(saved_at), "{name} runs from the last good version");
+        let s = d
+            .server(name)
+            .unwrap_or_else(|| panic!("{name} is still listed"));
+        assert_eq!(
+            s.winner.last_good_at,
+            Some(saved_at),
+            "{name} runs from the last good version"
+        );
     }
 
     // Emptied (a save between truncating and writing): still the last good version.
@@ -113,18 +170,48 @@ async fn a_broken_save_keeps_the_last_good_servers_and_only_changed_ones_restart
     let rep = next_reconcile(&mut rx).await;
     assert!(rep.stopped.is_empty() && rep.updated.is_empty(), "{rep:?}");
     let d = e.snapshot();
-    let err = d.source("cursor-user").unwrap().parse_error.clone().expect("an empty file counts as a save in progress");
+    let err = d
+        .source("cursor-user")
+        .unwrap()
+        .parse_error
+        .clone()
+        .expect("an empty file counts as a save in progress");
     assert!(err.message.contains("the file is empty"), "{err:?}");
-    assert_eq!(err.last_good_at, Some(saved_at), "still the same last good version");
+    assert_eq!(
+        err.last_good_at,
+        Some(saved_at),
+        "still the same last good version"
+    );
     assert_eq!(pids(&e), before);
 
     // The save completes: only b, whose definition changed, restarts.
     save_in_place(&file, &next);
     let rep = next_reconcile(&mut rx).await;
-    assert_eq!((sorted(&rep.kept), rep.updated.clone(), rep.stopped.clone(), rep.started.clone()), (vec!["a".to_string(), "c".into()], vec!["b".to_string()], vec![], vec![]), "{rep:?}");
-    until("b to reconnect", || e.manager().status("b") == Some(ServerStatus::Connected) && pids(&e).contains_key("b")).await;
+    assert_eq!(
+        (
+            sorted(&rep.kept),
+            rep.updated.clone(),
+            rep.stopped.clone(),
+            rep.started.clone()
+        ),
+        (
+            vec!["a".to_string(), "c".into()],
+            vec!["b".to_string()],
+            vec![],
+            vec![]
+        ),
+        "{rep:?}"
+    );
+    until("b to reconnect", || {
+        e.manager().status("b") == Some(ServerStatus::Connected) && pids(&e).contains_key("b")
+    })
+    .await;
     let after = pids(&e);
-    assert_eq!((after["a"], after["c"]), (before["a"], before["c"]), "a and c kept their processes");
+    assert_eq!(
+        (after["a"], after["c"]),
+        (before["a"], before["c"]),
+        "a and c kept their processes"
+    );
     assert_ne!(after["b"], before["b"], "b restarted");
     let d = e.snapshot();
     assert!(d.source("cursor-user").unwrap().parse_error.is_none());
@@ -139,14 +226,24 @@ async fn a_file_broken_at_start_has_no_last_good_version_and_says_so() -> anyhow
     let home = dir.path().to_path_buf();
     let file = home.join(".cursor/mcp.json");
     std::fs::create_dir_all(file.parent().unwrap())?;
-    std::fs::write(&file, "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",,}\n")?;
+    std::fs::write(
+        &file,
+        "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",,}\n",
+    )?;
     let e = engine(&home);
     e.start().await;
     let _w = e.watch().await?;
     let d = e.snapshot();
     let src = d.source("cursor-user").unwrap();
-    let err = src.parse_error.as_ref().expect("the source says it does not parse");
-    assert_eq!((err.line, err.column, err.last_good_at), (Some(3), Some(26), None), "{err:?}");
+    let err = src
+        .parse_error
+        .as_ref()
+        .expect("the source says it does not parse");
+    assert_eq!(
+        (err.line, err.column, err.last_good_at),
+        (Some(3), Some(26), None),
+        "{err:?}"
+    );
     assert!(
         src.warnings.iter().any(|w| w.starts_with(&format!("{}:3: cannot parse", file.display()))
             && w.contains("there is no last good version (it did not parse since Switchboard started), so none of its servers run until it parses")),
@@ -157,8 +254,16 @@ async fn a_file_broken_at_start_has_no_last_good_version_and_says_so() -> anyhow
 
     // Fixed: its servers start.
     std::fs::write(&file, config(&[("a", &[])]))?;
-    until("a to connect", || e.manager().status("a") == Some(ServerStatus::Connected)).await;
-    assert!(e.snapshot().source("cursor-user").unwrap().parse_error.is_none());
+    until("a to connect", || {
+        e.manager().status("a") == Some(ServerStatus::Connected)
+    })
+    .await;
+    assert!(e
+        .snapshot()
+        .source("cursor-user")
+        .unwrap()
+        .parse_error
+        .is_none());
     e.shutdown().await;
     Ok(())
 }

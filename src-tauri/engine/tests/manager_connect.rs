@@ -59,22 +59,43 @@ async fn servers_connect_in_parallel_and_failures_stay_isolated() -> anyhow::Res
             fixture("beta", &["--init-delay-ms", "600"]),
             fixture("broken", &["--fail-start"]),
             hung,
-            Wanted::new(ServerDef { enabled: false, ..ServerDef::stdio("off", "nothing", &[]) }),
+            Wanted::new(ServerDef {
+                enabled: false,
+                ..ServerDef::stdio("off", "nothing", &[])
+            }),
         ])
         .await;
     let elapsed = t0.elapsed();
-    assert!(report.connected.contains(&"alpha".to_string()) && report.connected.contains(&"beta".to_string()), "{report:?}");
+    assert!(
+        report.connected.contains(&"alpha".to_string())
+            && report.connected.contains(&"beta".to_string()),
+        "{report:?}"
+    );
     // Two 600 ms servers in parallel take well under their 1.2 s sum.
-    assert!(elapsed < Duration::from_millis(1150) || report.connected.len() == 2, "elapsed {elapsed:?}");
-    let broken = report.failed.iter().find(|e| e.server == "broken").expect("broken reported");
+    assert!(
+        elapsed < Duration::from_millis(1150) || report.connected.len() == 2,
+        "elapsed {elapsed:?}"
+    );
+    let broken = report
+        .failed
+        .iter()
+        .find(|e| e.server == "broken")
+        .expect("broken reported");
     assert!(!broken.error.is_empty());
-    let hung = report.failed.iter().find(|e| e.server == "hung").expect("hung reported");
+    let hung = report
+        .failed
+        .iter()
+        .find(|e| e.server == "hung")
+        .expect("hung reported");
     assert!(hung.error.contains("timed out"), "{}", hung.error);
     assert_eq!(m.status("off"), Some(ServerStatus::Disabled));
     assert_eq!(m.status("alpha"), Some(ServerStatus::Connected));
     let tools = m.tools();
     assert!(tools.get("mcp_alpha_echo").is_some() && tools.get("mcp_beta_echo").is_some());
-    assert!(tools.tools.iter().all(|t| t.server != "broken" && t.server != "hung"));
+    assert!(tools
+        .tools
+        .iter()
+        .all(|t| t.server != "broken" && t.server != "hung"));
     m.shutdown().await;
     Ok(())
 }
@@ -89,7 +110,11 @@ async fn the_gate_uses_cached_tools_and_deferred_calls_wait_for_the_server() -> 
     let m = Manager::new(opts(Some(cache.clone())));
     let r = m.start(vec![slow()]).await;
     assert_eq!(r.connected, ["slow"]);
-    assert!(r.elapsed_ms >= 1400, "without a cache the gate waits ({} ms)", r.elapsed_ms);
+    assert!(
+        r.elapsed_ms >= 1400,
+        "without a cache the gate waits ({} ms)",
+        r.elapsed_ms
+    );
     m.shutdown().await;
     let cached = std::fs::read_to_string(&cache)?;
     assert!(cached.contains("\"echo\""), "tools were cached");
@@ -98,14 +123,27 @@ async fn the_gate_uses_cached_tools_and_deferred_calls_wait_for_the_server() -> 
     let m = Manager::new(opts(Some(cache.clone())));
     let r = m.start(vec![slow()]).await;
     assert_eq!(r.deferred, ["slow"], "{r:?}");
-    assert!(r.elapsed_ms < 1000, "gate with a warm cache took {} ms", r.elapsed_ms);
+    assert!(
+        r.elapsed_ms < 1000,
+        "gate with a warm cache took {} ms",
+        r.elapsed_ms
+    );
     let t = m.tools();
     let echo = t.get("mcp_slow_echo").expect("cached tool listed");
     assert!(echo.deferred);
     // A deferred call waits for the connection, then runs.
-    let out = m.call_tool("mcp_slow_echo", Some(json!({"text": "hi"}).as_object().unwrap().clone()), None).await?;
+    let out = m
+        .call_tool(
+            "mcp_slow_echo",
+            Some(json!({"text": "hi"}).as_object().unwrap().clone()),
+            None,
+        )
+        .await?;
     assert_eq!(out.text, "hi");
-    assert!(!m.tools().get("mcp_slow_echo").unwrap().deferred, "the live list replaced the cached one");
+    assert!(
+        !m.tools().get("mcp_slow_echo").unwrap().deferred,
+        "the live list replaced the cached one"
+    );
     m.shutdown().await;
     Ok(())
 }
@@ -115,11 +153,20 @@ async fn a_changed_config_does_not_use_a_stale_cache_entry() -> anyhow::Result<(
     let dir = tempfile::tempdir()?;
     let cache = dir.path().join("tool-cache.json");
     let m = Manager::new(opts(Some(cache.clone())));
-    m.start(vec![fixture("s", &["--init-delay-ms", "800"])]).await;
+    m.start(vec![fixture("s", &["--init-delay-ms", "800"])])
+        .await;
     m.shutdown().await;
     let m = Manager::new(opts(Some(cache)));
-    let r = m.start(vec![fixture("s", &["--init-delay-ms", "800", "--tools", "3"])]).await;
-    assert!(r.deferred.is_empty(), "a different definition must not reuse the entry");
+    let r = m
+        .start(vec![fixture(
+            "s",
+            &["--init-delay-ms", "800", "--tools", "3"],
+        )])
+        .await;
+    assert!(
+        r.deferred.is_empty(),
+        "a different definition must not reuse the entry"
+    );
     assert_eq!(r.connected, ["s"]);
     m.shutdown().await;
     Ok(())
@@ -130,14 +177,25 @@ async fn calls_flatten_results_and_report_errors_with_the_spec_texts() -> anyhow
     let m = Manager::new(opts(None));
     m.start(vec![fixture("calc", &[])]).await;
     let args = |v: serde_json::Value| v.as_object().cloned();
-    let sum = m.call_tool("mcp_calc_add", args(json!({"a": 2, "b": 3})), None).await?;
-    assert_eq!(sum.structured_content.as_ref().and_then(|s| s["sum"].as_f64()), Some(5.0), "{sum:?}");
+    let sum = m
+        .call_tool("mcp_calc_add", args(json!({"a": 2, "b": 3})), None)
+        .await?;
+    assert_eq!(
+        sum.structured_content
+            .as_ref()
+            .and_then(|s| s["sum"].as_f64()),
+        Some(5.0),
+        "{sum:?}"
+    );
     assert!(!sum.is_error);
     assert_eq!((sum.server.as_str(), sum.tool.as_str()), ("calc", "add"));
     let fail = m.call_tool("mcp_calc_fail", None, None).await?;
     assert!(fail.is_error);
     assert_eq!(fail.text, "Error: deliberate failure");
-    assert_eq!(m.call_tool("mcp_nope_x", None, None).await.unwrap_err(), CallError::UnknownTool("mcp_nope_x".into()));
+    assert_eq!(
+        m.call_tool("mcp_nope_x", None, None).await.unwrap_err(),
+        CallError::UnknownTool("mcp_nope_x".into())
+    );
     // A crash mid-call is an MCP error, never replayed.
     let crash = m.call_tool("mcp_calc_crash", None, None).await.unwrap_err();
     assert!(matches!(crash, CallError::Mcp(_)), "{crash:?}");
@@ -156,15 +214,29 @@ async fn cancelling_a_call_aborts_it_and_tells_the_server() -> anyhow::Result<()
         tokio::time::sleep(Duration::from_millis(200)).await;
         c2.cancel();
     });
-    let r = m.call_tool("mcp_slp_sleep", json!({"ms": 30000}).as_object().cloned(), Some(cancel)).await;
+    let r = m
+        .call_tool(
+            "mcp_slp_sleep",
+            json!({"ms": 30000}).as_object().cloned(),
+            Some(cancel),
+        )
+        .await;
     assert_eq!(r.unwrap_err(), CallError::Aborted);
     let until = Instant::now() + Duration::from_secs(5);
     loop {
         let stats = m.call_tool("mcp_slp_stats", None, None).await?;
-        if stats.structured_content.as_ref().and_then(|s| s["cancelled"].as_u64()) == Some(1) {
+        if stats
+            .structured_content
+            .as_ref()
+            .and_then(|s| s["cancelled"].as_u64())
+            == Some(1)
+        {
             break;
         }
-        assert!(Instant::now() < until, "the server never saw notifications/cancelled: {stats:?}");
+        assert!(
+            Instant::now() < until,
+            "the server never saw notifications/cancelled: {stats:?}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     m.shutdown().await;
@@ -174,14 +246,25 @@ async fn cancelling_a_call_aborts_it_and_tells_the_server() -> anyhow::Result<()
 #[tokio::test]
 async fn colliding_names_stay_reachable_and_are_reported() -> anyhow::Result<()> {
     let m = Manager::new(opts(None));
-    m.start(vec![fixture("my-server", &[]), fixture("my.server", &[])]).await;
+    m.start(vec![fixture("my-server", &[]), fixture("my.server", &[])])
+        .await;
     let t = m.tools();
     let echoes: Vec<_> = t.tools.iter().filter(|x| x.tool == "echo").collect();
     assert_eq!(echoes.len(), 2);
     assert_ne!(echoes[0].name, echoes[1].name, "both stay reachable");
-    assert!(t.collisions.iter().any(|c| c.name == "mcp_my_server_echo"), "{:?}", t.collisions);
+    assert!(
+        t.collisions.iter().any(|c| c.name == "mcp_my_server_echo"),
+        "{:?}",
+        t.collisions
+    );
     for e in echoes {
-        let out = m.call_tool(&e.name, json!({"text": e.server.clone()}).as_object().cloned(), None).await?;
+        let out = m
+            .call_tool(
+                &e.name,
+                json!({"text": e.server.clone()}).as_object().cloned(),
+                None,
+            )
+            .await?;
         assert_eq!(out.server, e.server, "each name reaches its own server");
     }
     m.shutdown().await;
@@ -191,7 +274,11 @@ async fn colliding_names_stay_reachable_and_are_reported() -> anyhow::Result<()>
 #[tokio::test]
 async fn ten_thousand_paged_tools_are_listed() -> anyhow::Result<()> {
     let m = Manager::new(opts(None));
-    m.start(vec![fixture("big", &["--tools", "10000", "--page-size", "500"])]).await;
+    m.start(vec![fixture(
+        "big",
+        &["--tools", "10000", "--page-size", "500"],
+    )])
+    .await;
     let t = m.tools();
     assert!(t.tools.len() >= 10_000, "{}", t.tools.len());
     let mut names: Vec<&str> = t.tools.iter().map(|x| x.name.as_str()).collect();
@@ -206,15 +293,28 @@ async fn ten_thousand_paged_tools_are_listed() -> anyhow::Result<()> {
 #[tokio::test]
 async fn disconnect_kills_the_whole_process_group_and_removes_tools() -> anyhow::Result<()> {
     let m = Manager::new(opts(None));
-    m.start(vec![fixture("grp", &[]), fixture("other", &[])]).await;
+    m.start(vec![fixture("grp", &[]), fixture("other", &[])])
+        .await;
     let pid = m.state("grp").unwrap().pid.expect("stdio pid");
-    let child: u32 = m.call_tool("mcp_grp_spawn_child", None, None).await?.text.trim().parse()?;
+    let child: u32 = m
+        .call_tool("mcp_grp_spawn_child", None, None)
+        .await?
+        .text
+        .trim()
+        .parse()?;
     assert!(pid_alive(pid) && pid_alive(child));
     assert!(m.disconnect("grp").await);
     assert!(wait_gone(pid).await, "server {pid} still running");
     assert!(wait_gone(child).await, "grandchild {child} orphaned");
-    assert!(m.tools().tools.iter().all(|t| t.server != "grp"), "its tools are gone");
-    assert_eq!(m.status("other"), Some(ServerStatus::Connected), "the other server is untouched");
+    assert!(
+        m.tools().tools.iter().all(|t| t.server != "grp"),
+        "its tools are gone"
+    );
+    assert_eq!(
+        m.status("other"),
+        Some(ServerStatus::Connected),
+        "the other server is untouched"
+    );
     let other = m.state("other").unwrap().pid.unwrap();
     m.shutdown().await;
     assert!(wait_gone(other).await);
@@ -224,12 +324,20 @@ async fn disconnect_kills_the_whole_process_group_and_removes_tools() -> anyhow:
 #[tokio::test]
 async fn stderr_is_captured_into_a_bounded_log() -> anyhow::Result<()> {
     let m = Manager::new(opts(None));
-    let r = m.start(vec![fixture("noisy", &["--stderr-flood", "5000"])]).await;
-    assert_eq!(r.connected, ["noisy"], "a flood of stderr does not block the handshake");
+    let r = m
+        .start(vec![fixture("noisy", &["--stderr-flood", "5000"])])
+        .await;
+    assert_eq!(
+        r.connected,
+        ["noisy"],
+        "a flood of stderr does not block the handshake"
+    );
     let logs = m.logs("noisy").unwrap();
     assert!(logs.len() <= 2000, "bounded: {}", logs.len());
     assert!(logs.iter().any(|l| l.kind == "stderr"));
-    assert!(logs.iter().any(|l| l.kind == "lifecycle" && l.text == "connected"));
+    assert!(logs
+        .iter()
+        .any(|l| l.kind == "lifecycle" && l.text == "connected"));
     m.shutdown().await;
     Ok(())
 }
@@ -238,11 +346,26 @@ async fn stderr_is_captured_into_a_bounded_log() -> anyhow::Result<()> {
 async fn streamable_http_servers_connect_and_answer() -> anyhow::Result<()> {
     let fx = spawn_http_fixture(&["--name", "web"]).await?;
     let m = Manager::new(opts(None));
-    let r = m.start(vec![Wanted::new(ServerDef::remote("web", Transport::Http, &fx.url))]).await;
+    let r = m
+        .start(vec![Wanted::new(ServerDef::remote(
+            "web",
+            Transport::Http,
+            &fx.url,
+        ))])
+        .await;
     assert_eq!(r.connected, ["web"], "{r:?}");
-    let out = m.call_tool("mcp_web_echo", json!({"text": "over http"}).as_object().cloned(), None).await?;
+    let out = m
+        .call_tool(
+            "mcp_web_echo",
+            json!({"text": "over http"}).as_object().cloned(),
+            None,
+        )
+        .await?;
     assert_eq!(out.text, "over http");
-    assert_eq!(m.state("web").unwrap().transport_used, Some("streamable-http"));
+    assert_eq!(
+        m.state("web").unwrap().transport_used,
+        Some("streamable-http")
+    );
     m.shutdown().await;
     fx.kill().await?;
     Ok(())
@@ -251,9 +374,19 @@ async fn streamable_http_servers_connect_and_answer() -> anyhow::Result<()> {
 #[tokio::test]
 async fn a_missing_command_fails_with_the_path_searched() -> anyhow::Result<()> {
     let m = Manager::new(opts(None));
-    let r = m.start(vec![Wanted::new(ServerDef::stdio("ghost", "definitely-not-a-command-xyz", &[]))]).await;
+    let r = m
+        .start(vec![Wanted::new(ServerDef::stdio(
+            "ghost",
+            "definitely-not-a-command-xyz",
+            &[],
+        ))])
+        .await;
     assert_eq!(r.failed[0].server, "ghost");
-    assert!(r.failed[0].error.contains("definitely-not-a-command-xyz"), "{}", r.failed[0].error);
+    assert!(
+        r.failed[0].error.contains("definitely-not-a-command-xyz"),
+        "{}",
+        r.failed[0].error
+    );
     Ok(())
 }
 
@@ -261,10 +394,22 @@ async fn a_missing_command_fails_with_the_path_searched() -> anyhow::Result<()> 
 async fn sse_servers_fall_back_to_the_legacy_transport() -> anyhow::Result<()> {
     let fx = switchboard_tests::spawn_sse_fixture(&["--name", "old"]).await?;
     let m = Manager::new(opts(None));
-    let r = m.start(vec![Wanted::new(ServerDef::remote("old", Transport::Sse, &fx.url))]).await;
+    let r = m
+        .start(vec![Wanted::new(ServerDef::remote(
+            "old",
+            Transport::Sse,
+            &fx.url,
+        ))])
+        .await;
     assert_eq!(r.connected, ["old"], "{r:?}");
     assert_eq!(m.state("old").unwrap().transport_used, Some("sse"));
-    let out = m.call_tool("mcp_old_echo", json!({"text": "legacy"}).as_object().cloned(), None).await?;
+    let out = m
+        .call_tool(
+            "mcp_old_echo",
+            json!({"text": "legacy"}).as_object().cloned(),
+            None,
+        )
+        .await?;
     assert_eq!(out.text, "legacy");
     m.shutdown().await;
     fx.kill().await?;
@@ -278,8 +423,15 @@ async fn a_dead_http_server_says_the_connection_was_refused() -> anyhow::Result<
     // Port 1 (tcpmux): nothing listens there. A port freed just before
     // could be taken by another test's server meanwhile (seen: a 403).
     let port = 1;
-    let mut def = ServerDef::remote("nowhere", Transport::Http, &format!("http://127.0.0.1:{port}/mcp"));
-    def.restart_policy = Some(switchboard_engine::config::RestartPolicy { max_restart_attempts: 0, ..Default::default() });
+    let mut def = ServerDef::remote(
+        "nowhere",
+        Transport::Http,
+        &format!("http://127.0.0.1:{port}/mcp"),
+    );
+    def.restart_policy = Some(switchboard_engine::config::RestartPolicy {
+        max_restart_attempts: 0,
+        ..Default::default()
+    });
     let m = Manager::new(opts(None));
     m.start(vec![Wanted::new(def)]).await;
     m.settle().await;

@@ -3,7 +3,9 @@
 use std::collections::HashSet;
 
 use serde_json::json;
-use switchboard_engine::naming::{assign_names, patch_schema, sanitize_part, tool_name, ToolRef, MAX_TOOL_NAME_LEN};
+use switchboard_engine::naming::{
+    assign_names, patch_schema, sanitize_part, tool_name, ToolRef, MAX_TOOL_NAME_LEN,
+};
 
 fn refs(pairs: &[(&str, &str)]) -> Vec<ToolRef> {
     pairs.iter().map(|(s, t)| ToolRef::new(*s, *t)).collect()
@@ -15,8 +17,14 @@ fn assert_all_unique(names: &[String]) {
 }
 
 fn assert_well_formed(name: &str) {
-    assert!(name.len() <= MAX_TOOL_NAME_LEN, "{name:?} is longer than {MAX_TOOL_NAME_LEN}");
-    assert!(name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{name:?} has characters outside [a-z_]");
+    assert!(
+        name.len() <= MAX_TOOL_NAME_LEN,
+        "{name:?} is longer than {MAX_TOOL_NAME_LEN}"
+    );
+    assert!(
+        name.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+        "{name:?} has characters outside [a-z_]"
+    );
     assert!(!name.contains("__"), "{name:?} has a run of underscores");
 }
 
@@ -47,7 +55,10 @@ fn unicode_is_lowercased_then_replaced() {
 
 #[test]
 fn builds_mcp_server_tool() {
-    assert_eq!(tool_name("filesystem", "read_file"), "mcp_filesystem_read_file");
+    assert_eq!(
+        tool_name("filesystem", "read_file"),
+        "mcp_filesystem_read_file"
+    );
     assert_eq!(tool_name("My Server", "Do.Thing"), "mcp_my_server_do_thing");
     // Parts starting or ending with `_` do not leave a double underscore.
     assert_eq!(tool_name("x-", "-y"), "mcp_x_y");
@@ -55,9 +66,18 @@ fn builds_mcp_server_tool() {
 
 #[test]
 fn server_prefix_is_removed_once() {
-    assert_eq!(tool_name("github", "github_create_issue"), "mcp_github_create_issue");
-    assert_eq!(tool_name("github", "github_github_x"), "mcp_github_github_x");
-    assert_eq!(tool_name("GitHub", "github-create-issue"), "mcp_github_create_issue");
+    assert_eq!(
+        tool_name("github", "github_create_issue"),
+        "mcp_github_create_issue"
+    );
+    assert_eq!(
+        tool_name("github", "github_github_x"),
+        "mcp_github_github_x"
+    );
+    assert_eq!(
+        tool_name("GitHub", "github-create-issue"),
+        "mcp_github_create_issue"
+    );
     // Only a whole `<server>_` prefix counts, and the tool must keep a name.
     assert_eq!(tool_name("git", "github_search"), "mcp_git_github_search");
     assert_eq!(tool_name("github", "github_"), "mcp_github_github_");
@@ -78,7 +98,10 @@ fn long_names_are_capped_with_a_stable_hash() {
     assert_eq!(&a[..57], &b[..57]);
     // Stable across calls and runs: pinned value.
     assert_eq!(a, tool_name(server, tool_a));
-    assert_eq!(a, PINNED_LONG_NAME, "the hash of a cut name changed; it must be stable across releases");
+    assert_eq!(
+        a, PINNED_LONG_NAME,
+        "the hash of a cut name changed; it must be stable across releases"
+    );
 }
 
 const PINNED_LONG_NAME: &str = "mcp_a_server_with_a_rather_long_name_and_a_tool_whose_nam_vwojyi";
@@ -97,7 +120,11 @@ fn seed_collision_keeps_both_tools_and_reports_it() {
     assert_all_unique(&naming.names);
     // `my-server` < `my.server` as raw strings, so it keeps the plain name.
     assert_eq!(naming.names[0], "mcp_my_server_search");
-    assert!(naming.names[1].starts_with("mcp_my_server_search_"), "{:?}", naming.names);
+    assert!(
+        naming.names[1].starts_with("mcp_my_server_search_"),
+        "{:?}",
+        naming.names
+    );
     assert_eq!(naming.names[1].len(), "mcp_my_server_search_".len() + 4);
     assert_well_formed(&naming.names[1]);
 
@@ -132,7 +159,10 @@ fn names_do_not_depend_on_input_order() {
     let backward = assign_names(&reversed);
     for (i, t) in tools.iter().enumerate() {
         let j = reversed.iter().position(|r| r == t).unwrap();
-        assert_eq!(forward.names[i], backward.names[j], "{t:?} got a different name after reordering");
+        assert_eq!(
+            forward.names[i], backward.names[j],
+            "{t:?} got a different name after reordering"
+        );
     }
     assert_eq!(forward.collisions, backward.collisions);
     assert_all_unique(&forward.names);
@@ -147,8 +177,15 @@ fn suffix_never_takes_another_tools_plain_name() {
     let tools = refs(&[("a", "x"), ("a.", "x"), ("a", &tool)]);
     let naming = assign_names(&tools);
     assert_all_unique(&naming.names);
-    assert_eq!(naming.names[2], suffixed, "the real name wins over a collision suffix");
-    assert!(naming.names[1].starts_with(&suffixed) && naming.names[1].len() == suffixed.len() + 1, "{:?}", naming.names);
+    assert_eq!(
+        naming.names[2], suffixed,
+        "the real name wins over a collision suffix"
+    );
+    assert!(
+        naming.names[1].starts_with(&suffixed) && naming.names[1].len() == suffixed.len() + 1,
+        "{:?}",
+        naming.names
+    );
 }
 
 #[test]
@@ -160,7 +197,9 @@ fn identical_duplicates_still_get_distinct_names() {
 
 #[test]
 fn ten_thousand_tools_that_sanitize_alike_get_unique_names() {
-    let tools: Vec<ToolRef> = (0..10_000).map(|i| ToolRef::new("srv", format!("tool_{i}"))).collect();
+    let tools: Vec<ToolRef> = (0..10_000)
+        .map(|i| ToolRef::new("srv", format!("tool_{i}")))
+        .collect();
     let naming = assign_names(&tools);
     assert_eq!(naming.names.len(), 10_000);
     assert_all_unique(&naming.names);
@@ -183,10 +222,17 @@ fn long_colliding_names_stay_within_the_cap() {
 
 #[test]
 fn patch_schema_adds_missing_properties_only() {
-    assert_eq!(patch_schema(json!({"type": "object"})), json!({"type": "object", "properties": {}}));
-    let full = json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+    assert_eq!(
+        patch_schema(json!({"type": "object"})),
+        json!({"type": "object", "properties": {}})
+    );
+    let full =
+        json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
     assert_eq!(patch_schema(full.clone()), full);
-    assert_eq!(patch_schema(json!({"type": "string"})), json!({"type": "string"}));
+    assert_eq!(
+        patch_schema(json!({"type": "string"})),
+        json!({"type": "string"})
+    );
     assert_eq!(patch_schema(json!(true)), json!(true));
     assert_eq!(patch_schema(json!({})), json!({}));
 }

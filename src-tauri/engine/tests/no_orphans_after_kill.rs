@@ -18,7 +18,11 @@ const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 fn stat(pid: u32) -> Option<(char, u32, u64)> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let f: Vec<&str> = s.rsplit_once(") ")?.1.split_whitespace().collect();
-    Some((f.first()?.chars().next()?, f.get(1)?.parse().ok()?, f.get(19)?.parse().ok()?))
+    Some((
+        f.first()?.chars().next()?,
+        f.get(1)?.parse().ok()?,
+        f.get(19)?.parse().ok()?,
+    ))
 }
 
 /// Still running code: present and neither a zombie nor dead. (Orphans are
@@ -29,7 +33,10 @@ fn running(pid: u32, start: u64) -> bool {
 }
 
 fn comm(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string()
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }
 
 /// Every process below `root`, with its start time (so a reused pid is not mistaken for it).
@@ -43,7 +50,11 @@ fn descendants(root: u32) -> Vec<(u32, u64)> {
     let mut found = vec![];
     let mut parents = HashSet::from([root]);
     loop {
-        let next: Vec<(u32, u64)> = all.iter().filter(|(p, pp, _)| parents.contains(pp) && !found.iter().any(|(f, _)| f == p)).map(|(p, _, s)| (*p, *s)).collect();
+        let next: Vec<(u32, u64)> = all
+            .iter()
+            .filter(|(p, pp, _)| parents.contains(pp) && !found.iter().any(|(f, _)| f == p))
+            .map(|(p, _, s)| (*p, *s))
+            .collect();
         if next.is_empty() {
             return found;
         }
@@ -72,21 +83,39 @@ fn servers(fixture: &Path) -> Value {
     let mut servers = serde_json::Map::new();
     let mut add = |name: &str, v: Value| servers.insert(name.to_string(), v);
     for i in 0..5 {
-        add(&format!("plain{i}"), json!({ "command": fx, "args": ["--name", format!("plain{i}")] }));
+        add(
+            &format!("plain{i}"),
+            json!({ "command": fx, "args": ["--name", format!("plain{i}")] }),
+        );
     }
     // Outlives end of input on stdin and ignores SIGTERM (the leader itself;
     // stderr on /dev/null, or its "staying alive" line would die of EPIPE
     // once Switchboard, the reader, is gone).
     let stubborn = "exec \"$0\" \"$@\" 2>/dev/null";
-    add("stubborn", json!({ "command": "sh", "args": ["-c", stubborn, fx, "--name", "stubborn", "--ignore-sigterm", "--ignore-stdin-eof"] }));
+    add(
+        "stubborn",
+        json!({ "command": "sh", "args": ["-c", stubborn, fx, "--name", "stubborn", "--ignore-sigterm", "--ignore-stdin-eof"] }),
+    );
     // The same, with a `sleep` grandchild in its group.
-    add("stubborn-forks", json!({ "command": "sh", "args": ["-c", stubborn, fx, "--name", "stubborn-forks", "--ignore-sigterm", "--ignore-stdin-eof", "--spawn-grandchild"] }));
-    add("forks", json!({ "command": fx, "args": ["--name", "forks", "--spawn-grandchild"] }));
+    add(
+        "stubborn-forks",
+        json!({ "command": "sh", "args": ["-c", stubborn, fx, "--name", "stubborn-forks", "--ignore-sigterm", "--ignore-stdin-eof", "--spawn-grandchild"] }),
+    );
+    add(
+        "forks",
+        json!({ "command": fx, "args": ["--name", "forks", "--spawn-grandchild"] }),
+    );
     // A shell that starts a sleep beside the server, then becomes the server.
-    add("sh-forks", json!({ "command": "sh", "args": ["-c", "sleep 1000 >/dev/null 2>&1 & exec \"$0\" --name sh-forks", fx] }));
+    add(
+        "sh-forks",
+        json!({ "command": "sh", "args": ["-c", "sleep 1000 >/dev/null 2>&1 & exec \"$0\" --name sh-forks", fx] }),
+    );
     // The server itself a grandchild (npx style), its shell waiting on a
     // sleep. (A background job's stdin is /dev/null unless passed by hand.)
-    add("wrapped", json!({ "command": "sh", "args": ["-c", "exec 3<&0; \"$0\" --name wrapped <&3 3<&- & exec 3<&-; sleep 1000; wait", fx] }));
+    add(
+        "wrapped",
+        json!({ "command": "sh", "args": ["-c", "exec 3<&0; \"$0\" --name wrapped <&3 3<&- & exec 3<&-; sleep 1000; wait", fx] }),
+    );
     Value::Object(servers)
 }
 
@@ -98,7 +127,10 @@ fn kill_dash_nine_of_watch_leaves_no_server_process() -> anyhow::Result<()> {
     let config = servers(&switchboard_tests::fixture_server_path());
     let names: HashSet<String> = config.as_object().unwrap().keys().cloned().collect();
     assert_eq!(names.len(), 10);
-    std::fs::write(&own, serde_json::to_string_pretty(&json!({ "mcpServers": config }))?)?;
+    std::fs::write(
+        &own,
+        serde_json::to_string_pretty(&json!({ "mcpServers": config }))?,
+    )?;
 
     let mut cli = Command::new(BIN)
         .args(["watch", "--json"])
@@ -116,7 +148,10 @@ fn kill_dash_nine_of_watch_leaves_no_server_process() -> anyhow::Result<()> {
     let (tx, rx) = std::sync::mpsc::channel();
     let stdout = cli.stdout.take().unwrap();
     std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
             if tx.send(line).is_err() {
                 return;
             }
@@ -126,10 +161,18 @@ fn kill_dash_nine_of_watch_leaves_no_server_process() -> anyhow::Result<()> {
     let until = Instant::now() + Duration::from_secs(60);
     while connected != names {
         let left = until.saturating_duration_since(Instant::now());
-        let line = rx.recv_timeout(left).map_err(|_| anyhow::anyhow!("only {connected:?} connected within 60 s"))?;
+        let line = rx
+            .recv_timeout(left)
+            .map_err(|_| anyhow::anyhow!("only {connected:?} connected within 60 s"))?;
         let v: Value = serde_json::from_str(&line)?;
         match v["type"].as_str() {
-            Some("started") => connected.extend(v["report"]["connected"].as_array().unwrap().iter().filter_map(|n| n.as_str().map(String::from))),
+            Some("started") => connected.extend(
+                v["report"]["connected"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|n| n.as_str().map(String::from)),
+            ),
             Some("status") if v["status"]["state"] == "connected" => {
                 connected.insert(v["server"].as_str().unwrap().to_string());
             }
@@ -144,10 +187,17 @@ fn kill_dash_nine_of_watch_leaves_no_server_process() -> anyhow::Result<()> {
         if d.iter().filter(|(p, _)| comm(*p) == "sleep").count() >= 4 {
             break d;
         }
-        assert!(Instant::now() < until, "the sleeps beside the servers never started: {:?}", d.iter().map(|(p, _)| comm(*p)).collect::<Vec<_>>());
+        assert!(
+            Instant::now() < until,
+            "the sleeps beside the servers never started: {:?}",
+            d.iter().map(|(p, _)| comm(*p)).collect::<Vec<_>>()
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert!(procs.len() >= 16, "ten leaders, four sleeps, a server under a shell and the watchdog: {procs:?}");
+    assert!(
+        procs.len() >= 16,
+        "ten leaders, four sleeps, a server under a shell and the watchdog: {procs:?}"
+    );
 
     unsafe {
         libc::kill(pid as i32, libc::SIGKILL);
@@ -156,13 +206,24 @@ fn kill_dash_nine_of_watch_leaves_no_server_process() -> anyhow::Result<()> {
     cli.wait()?;
     let deadline = killed_at + Duration::from_secs(5);
     loop {
-        let left: Vec<String> = procs.iter().filter(|(p, s)| running(*p, *s)).map(|(p, _)| format!("{p} ({})", comm(*p))).collect();
+        let left: Vec<String> = procs
+            .iter()
+            .filter(|(p, s)| running(*p, *s))
+            .map(|(p, _)| format!("{p} ({})", comm(*p)))
+            .collect();
         if left.is_empty() {
             break;
         }
-        assert!(Instant::now() < deadline, "5 s after kill -9 of the CLI these still run: {left:?}");
+        assert!(
+            Instant::now() < deadline,
+            "5 s after kill -9 of the CLI these still run: {left:?}"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
-    eprintln!("all {} server processes gone {} ms after kill -9", procs.len(), killed_at.elapsed().as_millis());
+    eprintln!(
+        "all {} server processes gone {} ms after kill -9",
+        procs.len(),
+        killed_at.elapsed().as_millis()
+    );
     Ok(())
 }

@@ -13,24 +13,50 @@ use switchboard_engine::manager::{Manager, ManagerOptions, Wanted};
 #[tokio::test]
 async fn a_run_records_its_groups_and_a_clean_exit_removes_the_record() -> anyhow::Result<()> {
     let records = tempfile::tempdir()?;
-    let m = Manager::new(ManagerOptions { process_records: Some(records.path().to_path_buf()), grace: Duration::from_millis(300), ..ManagerOptions::default() });
+    let m = Manager::new(ManagerOptions {
+        process_records: Some(records.path().to_path_buf()),
+        grace: Duration::from_millis(300),
+        ..ManagerOptions::default()
+    });
     let bin = switchboard_tests::fixture_server_path();
-    m.start(vec![Wanted::new(ServerDef::stdio("fx", bin.to_str().unwrap(), &["--name", "fx"]))]).await;
+    m.start(vec![Wanted::new(ServerDef::stdio(
+        "fx",
+        bin.to_str().unwrap(),
+        &["--name", "fx"],
+    ))])
+    .await;
     let until = Instant::now() + Duration::from_secs(20);
     while m.status("fx") != Some(ServerStatus::Connected) {
-        assert!(Instant::now() < until, "fx never connected: {:?}", m.status("fx"));
+        assert!(
+            Instant::now() < until,
+            "fx never connected: {:?}",
+            m.status("fx")
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let pid = m.state("fx").and_then(|s| s.pid).expect("a stdio server has a pid");
-    let leader = ProcessId { pid, start: proc_stat(pid).expect("server runs").start };
+    let pid = m
+        .state("fx")
+        .and_then(|s| s.pid)
+        .expect("a stdio server has a pid");
+    let leader = ProcessId {
+        pid,
+        start: proc_stat(pid).expect("server runs").start,
+    };
 
     let file = records.path().join(Record::file_name(this_owner()));
     let record = Record::parse(&std::fs::read_to_string(&file)?).expect("a record");
     assert_eq!(record.owner, this_owner());
-    assert_eq!(record.groups, vec![leader], "the record lists the server's group with its leader's start time");
+    assert_eq!(
+        record.groups,
+        vec![leader],
+        "the record lists the server's group with its leader's start time"
+    );
     let environ = std::fs::read(format!("/proc/{pid}/environ"))?;
     let marker = format!("{OWNER_VAR}={}", this_owner());
-    assert!(environ.split(|b| *b == 0).any(|v| v == marker.as_bytes()), "the server carries {marker}");
+    assert!(
+        environ.split(|b| *b == 0).any(|v| v == marker.as_bytes()),
+        "the server carries {marker}"
+    );
 
     m.shutdown().await;
     assert!(!file.exists(), "a clean shutdown removes the record");

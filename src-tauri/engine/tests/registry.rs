@@ -12,14 +12,19 @@ use indexmap::IndexMap;
 use switchboard_engine::auth::secrets::{Resolution, SecretResolver};
 use switchboard_engine::auth::vault::{MemoryBackend, Vault};
 use switchboard_engine::config::vars::{Expansion, VarContext};
-use switchboard_engine::registry::client::{check_base_url, choose_base_url, RegistryClient, RegistryError, DEFAULT_REGISTRY};
+use switchboard_engine::registry::client::{
+    check_base_url, choose_base_url, RegistryClient, RegistryError, DEFAULT_REGISTRY,
+};
 use switchboard_engine::registry::install::{self, Choice, Secrets};
 use switchboard_engine::registry::{ServerJson, ServerResponse};
 use switchboard_tests::spawn_registry_server;
 
 fn fixture(file: &str) -> ServerResponse {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/registry").join(file);
-    serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/registry")
+        .join(file);
+    serde_json::from_slice(&std::fs::read(&p).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 fn server(file: &str) -> ServerJson {
@@ -27,14 +32,20 @@ fn server(file: &str) -> ServerJson {
 }
 
 fn vals(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 /// What a definition runs or reaches, for the table.
 fn line(def: &switchboard_engine::config::ServerDef) -> String {
     match &def.url {
         Some(u) => format!("{} {u}", def.transport.as_str()),
-        None => std::iter::once(def.command.clone().unwrap_or_default()).chain(def.args.iter().cloned()).collect::<Vec<_>>().join(" | "),
+        None => std::iter::once(def.command.clone().unwrap_or_default())
+            .chain(def.args.iter().cloned())
+            .collect::<Vec<_>>()
+            .join(" | "),
     }
 }
 
@@ -182,14 +193,31 @@ fn every_package_type_and_field_maps_to_a_pinned_definition() {
         match (&r.expect, got) {
             (Ok(want), Ok(b)) => {
                 assert_eq!(line(&b.def), *want, "row {i} ({} {:?})", r.file, r.choice);
-                let env: IndexMap<String, String> = r.env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+                let env: IndexMap<String, String> = r
+                    .env
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
                 assert_eq!(b.def.env, env, "row {i}: env");
-                let headers: IndexMap<String, String> = r.headers.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+                let headers: IndexMap<String, String> = r
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
                 assert_eq!(b.def.headers, headers, "row {i}: headers");
-                assert!(b.secrets.is_empty(), "row {i}: Plain keeps nothing in the keychain");
+                assert!(
+                    b.secrets.is_empty(),
+                    "row {i}: Plain keeps nothing in the keychain"
+                );
             }
-            (Err(want), Err(e)) => assert!(e.to_string().contains(want), "row {i}: error {e} should contain {want}"),
-            (want, got) => panic!("row {i} ({} {:?}): wanted {want:?}, got {got:?}", r.file, r.choice),
+            (Err(want), Err(e)) => assert!(
+                e.to_string().contains(want),
+                "row {i}: error {e} should contain {want}"
+            ),
+            (want, got) => panic!(
+                "row {i} ({} {:?}): wanted {want:?}, got {got:?}",
+                r.file, r.choice
+            ),
         }
     }
 }
@@ -204,36 +232,101 @@ fn forms_describe_every_field_and_why_a_package_cannot_be_installed() {
     assert_eq!(npm.suggested_name, "weather");
     let ids: Vec<&str> = npm.fields.iter().map(|f| f.id.as_str()).collect();
     // The fixed `--require-env` argument is not a field; order is the command line's.
-    assert_eq!(ids, ["arg:--name", "arg:data_dir", "env:WEATHER_API_KEY", "env:WEATHER_UNITS"]);
-    let key = npm.fields.iter().find(|f| f.id == "env:WEATHER_API_KEY").unwrap();
+    assert_eq!(
+        ids,
+        [
+            "arg:--name",
+            "arg:data_dir",
+            "env:WEATHER_API_KEY",
+            "env:WEATHER_UNITS"
+        ]
+    );
+    let key = npm
+        .fields
+        .iter()
+        .find(|f| f.id == "env:WEATHER_API_KEY")
+        .unwrap();
     assert!(key.required && key.secret);
     let name = &npm.fields[0];
     assert_eq!(name.choices, ["weather-fast", "weather-slow"]);
     let dir = &npm.fields[1];
-    assert_eq!((dir.format.as_str(), dir.placeholder.as_deref()), ("filepath", Some("/path/to/data")));
+    assert_eq!(
+        (dir.format.as_str(), dir.placeholder.as_deref()),
+        ("filepath", Some("/path/to/data"))
+    );
     let units = &npm.fields[3];
     assert_eq!(units.default.as_deref(), Some("metric"));
     let remote = &forms[2];
     assert_eq!(remote.runtime, None);
     assert_eq!(remote.fields[0].id, "header:Authorization/token");
-    assert_eq!(remote.fields[0].variable_of.as_deref(), Some("Authorization"));
+    assert_eq!(
+        remote.fields[0].variable_of.as_deref(),
+        Some("Authorization")
+    );
     let toolbox = install::forms(&server("toolbox-2.0.1.json"));
-    assert!(toolbox[2].not_installable.as_deref().unwrap().contains("cannot install yet"), "mcpb says why");
+    assert!(
+        toolbox[2]
+            .not_installable
+            .as_deref()
+            .unwrap()
+            .contains("cannot install yet"),
+        "mcpb says why"
+    );
     assert!(toolbox[1].fields[0].repeated);
-    assert_eq!(install::suggested_name("io.github.someone/My Server!"), "My-Server-");
+    assert_eq!(
+        install::suggested_name("io.github.someone/My Server!"),
+        "My-Server-"
+    );
 }
 
 #[test]
 fn secrets_become_keychain_references_for_switchboards_own_file() {
     let s = server("weather-1.2.0.json");
-    let b = install::build(&s, Choice::Package { index: 0 }, "wx", &vals(&[("env:WEATHER_API_KEY", "k-123"), ("arg:--name", "weather-fast"), ("arg:data_dir", "/d")]), &Secrets::Keychain { server: "wx".into() }).unwrap();
-    assert_eq!(b.def.env["WEATHER_API_KEY"], "${keychain:wx.WEATHER_API_KEY}");
-    assert_eq!(b.def.env["WEATHER_UNITS"], "metric", "not secret: written as given");
+    let b = install::build(
+        &s,
+        Choice::Package { index: 0 },
+        "wx",
+        &vals(&[
+            ("env:WEATHER_API_KEY", "k-123"),
+            ("arg:--name", "weather-fast"),
+            ("arg:data_dir", "/d"),
+        ]),
+        &Secrets::Keychain {
+            server: "wx".into(),
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        b.def.env["WEATHER_API_KEY"],
+        "${keychain:wx.WEATHER_API_KEY}"
+    );
+    assert_eq!(
+        b.def.env["WEATHER_UNITS"], "metric",
+        "not secret: written as given"
+    );
     assert_eq!(b.secrets.len(), 1);
-    assert_eq!((b.secrets[0].name.as_str(), b.secrets[0].value.as_str()), ("wx.WEATHER_API_KEY", "k-123"));
-    assert!(!format!("{b:?}").contains("k-123"), "Debug redacts kept secrets");
-    let r = install::build(&s, Choice::Remote { index: 0 }, "wx", &vals(&[("header:Authorization/token", "tok")]), &Secrets::Keychain { server: "wx".into() }).unwrap();
-    assert_eq!(r.def.headers["Authorization"], "Bearer ${keychain:wx.Authorization.token}");
+    assert_eq!(
+        (b.secrets[0].name.as_str(), b.secrets[0].value.as_str()),
+        ("wx.WEATHER_API_KEY", "k-123")
+    );
+    assert!(
+        !format!("{b:?}").contains("k-123"),
+        "Debug redacts kept secrets"
+    );
+    let r = install::build(
+        &s,
+        Choice::Remote { index: 0 },
+        "wx",
+        &vals(&[("header:Authorization/token", "tok")]),
+        &Secrets::Keychain {
+            server: "wx".into(),
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        r.def.headers["Authorization"],
+        "Bearer ${keychain:wx.Authorization.token}"
+    );
 }
 
 #[tokio::test]
@@ -243,28 +336,65 @@ async fn keychain_references_resolve_at_launch_and_are_never_run() -> anyhow::Re
     vault.put_secret("wx.cmd", "!echo pwned")?;
     let r = SecretResolver::with_env(HashMap::new());
     r.set_keychain(Some(vault));
-    assert_eq!(r.resolve("Bearer ${keychain:wx.token}").await, Resolution::Value("Bearer tok-1".into()));
-    assert_eq!(r.resolve("${keychain:wx.cmd}").await, Resolution::Value("!echo pwned".into()), "a kept value is used as it is");
+    assert_eq!(
+        r.resolve("Bearer ${keychain:wx.token}").await,
+        Resolution::Value("Bearer tok-1".into())
+    );
+    assert_eq!(
+        r.resolve("${keychain:wx.cmd}").await,
+        Resolution::Value("!echo pwned".into()),
+        "a kept value is used as it is"
+    );
     match r.resolve("${keychain:wx.gone}").await {
-        Resolution::Unresolved { reason } => assert!(reason.contains("wx.gone") && reason.contains("not in the keychain"), "{reason}"),
+        Resolution::Unresolved { reason } => assert!(
+            reason.contains("wx.gone") && reason.contains("not in the keychain"),
+            "{reason}"
+        ),
         v => panic!("{v:?}"),
     }
     // Another client's file does not know the form: it is left alone.
-    let cx = VarContext { expansion: Expansion::NONE, ..Default::default() };
-    assert_eq!(r.resolve_keychain_refs("${keychain:wx.token}", &cx).await, None);
+    let cx = VarContext {
+        expansion: Expansion::NONE,
+        ..Default::default()
+    };
+    assert_eq!(
+        r.resolve_keychain_refs("${keychain:wx.token}", &cx).await,
+        None
+    );
     Ok(())
 }
 
 #[test]
 fn registry_url_comes_from_flag_env_settings_then_the_default() {
-    assert_eq!(choose_base_url(Some("https://a.example"), Some("https://b.example"), Some("https://c.example")), "https://a.example");
-    assert_eq!(choose_base_url(None, Some("https://b.example"), Some("https://c.example")), "https://b.example");
-    assert_eq!(choose_base_url(None, Some(" "), Some("https://c.example")), "https://c.example");
+    assert_eq!(
+        choose_base_url(
+            Some("https://a.example"),
+            Some("https://b.example"),
+            Some("https://c.example")
+        ),
+        "https://a.example"
+    );
+    assert_eq!(
+        choose_base_url(None, Some("https://b.example"), Some("https://c.example")),
+        "https://b.example"
+    );
+    assert_eq!(
+        choose_base_url(None, Some(" "), Some("https://c.example")),
+        "https://c.example"
+    );
     assert_eq!(choose_base_url(None, None, None), DEFAULT_REGISTRY);
-    assert!(check_base_url("http://registry.corp.example").unwrap_err().to_string().contains("use https"));
+    assert!(check_base_url("http://registry.corp.example")
+        .unwrap_err()
+        .to_string()
+        .contains("use https"));
     assert!(check_base_url("file:///etc").is_err());
     assert!(check_base_url("https://u:p@registry.example").is_err());
-    assert_eq!(check_base_url("https://registry.example/sub/v0.1/").unwrap().as_str(), "https://registry.example/sub");
+    assert_eq!(
+        check_base_url("https://registry.example/sub/v0.1/")
+            .unwrap()
+            .as_str(),
+        "https://registry.example/sub"
+    );
     assert!(check_base_url("http://127.0.0.1:9/").is_ok());
 }
 
@@ -279,7 +409,11 @@ async fn search_follows_cursors_hides_deleted_and_marks_deprecated() -> anyhow::
         let page = c.search("", cursor.as_deref(), 2).await?.value;
         pages += 1;
         assert!(page.servers.len() <= 2);
-        names.extend(page.servers.iter().map(|s| (s.server.name.clone(), s.official().status)));
+        names.extend(
+            page.servers
+                .iter()
+                .map(|s| (s.server.name.clone(), s.official().status)),
+        );
         match page.next_cursor {
             Some(n) => cursor = Some(n),
             None => break,
@@ -288,15 +422,42 @@ async fn search_follows_cursors_hides_deleted_and_marks_deprecated() -> anyhow::
     }
     assert!(pages >= 3, "six servers in pages of two");
     let only: Vec<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
-    assert!(!only.contains(&"com.example/gone-weather"), "deleted servers are hidden: {only:?}");
+    assert!(
+        !only.contains(&"com.example/gone-weather"),
+        "deleted servers are hidden: {only:?}"
+    );
     assert!(names.contains(&("com.example/legacy-weather".into(), "deprecated".into())));
-    assert_eq!(only.iter().filter(|n| **n == "io.github.switchboard-fixtures/weather").count(), 1, "latest versions only");
+    assert_eq!(
+        only.iter()
+            .filter(|n| **n == "io.github.switchboard-fixtures/weather")
+            .count(),
+        1,
+        "latest versions only"
+    );
     let hits = c.search("forecast", None, 30).await?.value;
-    assert_eq!(hits.servers.iter().map(|s| s.server.name.as_str()).collect::<Vec<_>>(), ["io.github.switchboard-fixtures/weather"]);
-    let versions: Vec<String> = c.versions("io.github.switchboard-fixtures/weather").await?.value.iter().map(|v| v.server.version.clone()).collect();
+    assert_eq!(
+        hits.servers
+            .iter()
+            .map(|s| s.server.name.as_str())
+            .collect::<Vec<_>>(),
+        ["io.github.switchboard-fixtures/weather"]
+    );
+    let versions: Vec<String> = c
+        .versions("io.github.switchboard-fixtures/weather")
+        .await?
+        .value
+        .iter()
+        .map(|v| v.server.version.clone())
+        .collect();
     assert_eq!(versions, ["1.2.0", "1.0.0"]);
-    let old = c.version("io.github.switchboard-fixtures/weather", "1.0.0").await?.value;
-    assert_eq!(old.server.schema.as_deref(), Some("https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json"));
+    let old = c
+        .version("io.github.switchboard-fixtures/weather", "1.0.0")
+        .await?
+        .value;
+    assert_eq!(
+        old.server.schema.as_deref(),
+        Some("https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json")
+    );
     assert!(!old.official().is_latest);
     match c.version("io.github.nobody/nothing", "latest").await {
         Err(RegistryError::NotFound { name, .. }) => assert_eq!(name, "io.github.nobody/nothing"),
@@ -316,7 +477,9 @@ async fn reqwest_get(url: &str) -> serde_json::Value {
     let (host, path) = addr.split_once('/').unwrap();
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut s = tokio::net::TcpStream::connect(host).await.unwrap();
-    s.write_all(format!("GET /{path} HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes()).await.unwrap();
+    s.write_all(format!("GET /{path} HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).await.unwrap();
     serde_json::from_str(out.split("\r\n\r\n").nth(1).unwrap()).unwrap()
@@ -334,8 +497,15 @@ async fn retries_politely_then_gives_up() -> anyhow::Result<()> {
     let t = std::time::Instant::now();
     let e = c.search("weather", None, 10).await.unwrap_err();
     assert!(e.to_string().contains("503"), "{e}");
-    assert_eq!(requests(&down.url).await, 3, "one try and two retries, no more");
-    assert!(t.elapsed() >= std::time::Duration::from_millis(1900), "retries wait 0.5 s then 1.5 s");
+    assert_eq!(
+        requests(&down.url).await,
+        3,
+        "one try and two retries, no more"
+    );
+    assert!(
+        t.elapsed() >= std::time::Duration::from_millis(1900),
+        "retries wait 0.5 s then 1.5 s"
+    );
     Ok(())
 }
 
@@ -347,15 +517,30 @@ async fn offline_answers_come_from_the_cache_with_their_date() -> anyhow::Result
     let c = RegistryClient::new(&url, Some(cache.path().to_path_buf()))?;
     let online = c.search("weather", None, 30).await?;
     assert!(online.offline.is_none());
-    let before = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis() as u64;
-    c.version("io.github.switchboard-fixtures/weather", "latest").await?;
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis() as u64;
+    c.version("io.github.switchboard-fixtures/weather", "latest")
+        .await?;
     reg.kill().await?;
     let offline = c.search("weather", None, 30).await?;
     let o = offline.offline.expect("answered from the cache");
-    assert!(o.reason.starts_with("could not connect: ") && !o.reason.contains("http://"), "short, without the URL: {}", o.reason);
-    assert!(o.fetched_at_ms <= before + 1000 && o.fetched_at_ms + 60_000 > before, "fetched just now: {}", o.fetched_at_ms);
+    assert!(
+        o.reason.starts_with("could not connect: ") && !o.reason.contains("http://"),
+        "short, without the URL: {}",
+        o.reason
+    );
+    assert!(
+        o.fetched_at_ms <= before + 1000 && o.fetched_at_ms + 60_000 > before,
+        "fetched just now: {}",
+        o.fetched_at_ms
+    );
     assert_eq!(offline.value.servers.len(), online.value.servers.len());
-    assert!(c.version("io.github.switchboard-fixtures/weather", "latest").await?.offline.is_some());
+    assert!(c
+        .version("io.github.switchboard-fixtures/weather", "latest")
+        .await?
+        .offline
+        .is_some());
     // A question never asked while online has no cached answer.
     match c.search("toolbox", None, 30).await {
         Err(RegistryError::Unreachable { url: u, .. }) => assert_eq!(u, url),

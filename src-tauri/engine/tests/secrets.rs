@@ -7,7 +7,10 @@ use indexmap::IndexMap;
 use switchboard_engine::auth::secrets::{Resolution, SecretResolver};
 
 fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 fn unresolved_reason(r: Resolution) -> String {
@@ -21,8 +24,14 @@ fn unresolved_reason(r: Resolution) -> String {
 #[tokio::test]
 async fn command_output_is_trimmed() -> anyhow::Result<()> {
     let r = SecretResolver::with_env(env(&[]));
-    assert_eq!(r.resolve("!echo tok").await, Resolution::Value("tok".into()));
-    assert_eq!(r.resolve("!printf '  spaced tok \\n\\n'").await, Resolution::Value("spaced tok".into()));
+    assert_eq!(
+        r.resolve("!echo tok").await,
+        Resolution::Value("tok".into())
+    );
+    assert_eq!(
+        r.resolve("!printf '  spaced tok \\n\\n'").await,
+        Resolution::Value("spaced tok".into())
+    );
     Ok(())
 }
 
@@ -38,7 +47,11 @@ async fn command_runs_once_per_value() -> anyhow::Result<()> {
     for v in [a, b, c] {
         assert_eq!(v, Resolution::Value("tok".into()));
     }
-    assert_eq!(std::fs::read_to_string(&log)?, "run\n", "the command must run exactly once");
+    assert_eq!(
+        std::fs::read_to_string(&log)?,
+        "run\n",
+        "the command must run exactly once"
+    );
     Ok(())
 }
 
@@ -51,7 +64,11 @@ async fn failed_command_is_not_cached() -> anyhow::Result<()> {
     let r = SecretResolver::with_env(env(&[]));
     assert!(r.resolve(&raw).await.value().is_none());
     std::fs::write(&flag, "tok\n")?;
-    assert_eq!(r.resolve(&raw).await, Resolution::Value("tok".into()), "a later connect retries the command");
+    assert_eq!(
+        r.resolve(&raw).await,
+        Resolution::Value("tok".into()),
+        "a later connect retries the command"
+    );
     Ok(())
 }
 
@@ -70,7 +87,10 @@ async fn failing_command_is_unresolved_with_status_and_stderr() -> anyhow::Resul
 #[tokio::test]
 async fn empty_output_is_unresolved() -> anyhow::Result<()> {
     let r = SecretResolver::with_env(env(&[]));
-    assert_eq!(unresolved_reason(r.resolve("!printf '  \\n'").await), "command printed nothing");
+    assert_eq!(
+        unresolved_reason(r.resolve("!printf '  \\n'").await),
+        "command printed nothing"
+    );
     assert!(r.resolve("!").await.value().is_none());
     Ok(())
 }
@@ -83,7 +103,11 @@ async fn slow_command_times_out_and_is_killed() -> anyhow::Result<()> {
     let r = SecretResolver::with_env(env(&[])).with_timeout(Duration::from_millis(200));
     let start = Instant::now();
     let reason = unresolved_reason(r.resolve("!sleep 5").await);
-    assert!(start.elapsed() < Duration::from_secs(2), "took {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "took {:?}",
+        start.elapsed()
+    );
     assert_eq!(reason, "command timed out after 200 ms");
 
     // A pipeline's other processes go too, not only the shell.
@@ -99,16 +123,25 @@ async fn slow_command_times_out_and_is_killed() -> anyhow::Result<()> {
 #[tokio::test]
 async fn command_sees_the_resolver_environment() -> anyhow::Result<()> {
     let r = SecretResolver::with_env(env(&[("SB_TEST_SECRET_REF", "op://vault/item")]));
-    assert_eq!(r.resolve("!printf %s \"$SB_TEST_SECRET_REF\"").await, Resolution::Value("op://vault/item".into()));
+    assert_eq!(
+        r.resolve("!printf %s \"$SB_TEST_SECRET_REF\"").await,
+        Resolution::Value("op://vault/item".into())
+    );
     Ok(())
 }
 
 #[tokio::test]
 async fn environment_variable_name_resolves() -> anyhow::Result<()> {
     let r = SecretResolver::with_env(env(&[("GITHUB_TOKEN", "ghp_123"), ("EMPTY", "")]));
-    assert_eq!(r.resolve("GITHUB_TOKEN").await, Resolution::Value("ghp_123".into()));
+    assert_eq!(
+        r.resolve("GITHUB_TOKEN").await,
+        Resolution::Value("ghp_123".into())
+    );
     // Not set (or empty): the name is a literal, as in the seed.
-    assert_eq!(r.resolve("OTHER_TOKEN").await, Resolution::Value("OTHER_TOKEN".into()));
+    assert_eq!(
+        r.resolve("OTHER_TOKEN").await,
+        Resolution::Value("OTHER_TOKEN".into())
+    );
     assert_eq!(r.resolve("EMPTY").await, Resolution::Value("EMPTY".into()));
     Ok(())
 }
@@ -116,8 +149,18 @@ async fn environment_variable_name_resolves() -> anyhow::Result<()> {
 #[tokio::test]
 async fn literals_pass_through() -> anyhow::Result<()> {
     let r = SecretResolver::with_env(env(&[("GITHUB_TOKEN", "ghp_123")]));
-    for raw in ["Bearer abc", "application/json", "", "GITHUB_TOKEN ", "$GITHUB_TOKEN"] {
-        assert_eq!(r.resolve(raw).await, Resolution::Value(raw.into()), "{raw:?}");
+    for raw in [
+        "Bearer abc",
+        "application/json",
+        "",
+        "GITHUB_TOKEN ",
+        "$GITHUB_TOKEN",
+    ] {
+        assert_eq!(
+            r.resolve(raw).await,
+            Resolution::Value(raw.into()),
+            "{raw:?}"
+        );
     }
     Ok(())
 }
@@ -125,10 +168,19 @@ async fn literals_pass_through() -> anyhow::Result<()> {
 #[tokio::test]
 async fn variables_are_expanded_inside_values() -> anyhow::Result<()> {
     let r = SecretResolver::with_env(env(&[("TOKEN", "t0k")]));
-    assert_eq!(r.resolve("Bearer ${TOKEN}").await, Resolution::Value("Bearer t0k".into()));
-    assert_eq!(r.resolve("Bearer ${env:TOKEN}").await, Resolution::Value("Bearer t0k".into()));
+    assert_eq!(
+        r.resolve("Bearer ${TOKEN}").await,
+        Resolution::Value("Bearer t0k".into())
+    );
+    assert_eq!(
+        r.resolve("Bearer ${env:TOKEN}").await,
+        Resolution::Value("Bearer t0k".into())
+    );
     assert_eq!(r.resolve("${X:-d}").await, Resolution::Value("d".into()));
-    assert_eq!(r.resolve("${TOKEN:-d}").await, Resolution::Value("t0k".into()));
+    assert_eq!(
+        r.resolve("${TOKEN:-d}").await,
+        Resolution::Value("t0k".into())
+    );
     let reason = unresolved_reason(r.resolve("Bearer sk-literal-${MISSING}").await);
     assert_eq!(reason, "unresolved ${MISSING}");
     Ok(())
@@ -146,9 +198,16 @@ async fn resolve_map_drops_unresolved_with_a_warning() -> anyhow::Result<()> {
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     let (resolved, warnings) = r.resolve_map("header", &headers).await;
-    assert_eq!(resolved.keys().collect::<Vec<_>>(), ["X-Token", "Accept"], "order kept, unresolved dropped");
+    assert_eq!(
+        resolved.keys().collect::<Vec<_>>(),
+        ["X-Token", "Accept"],
+        "order kept, unresolved dropped"
+    );
     assert_eq!(resolved["X-Token"], "ghp_secret_value");
-    assert_eq!(warnings, ["header Authorization resolved to nothing (unresolved ${API_KEY})"]);
+    assert_eq!(
+        warnings,
+        ["header Authorization resolved to nothing (unresolved ${API_KEY})"]
+    );
     Ok(())
 }
 
@@ -170,9 +229,19 @@ async fn env_warnings_name_the_variable_and_never_the_value() -> anyhow::Result<
     assert_eq!(resolved.len(), 1);
     assert_eq!(resolved["API_KEY"], secret);
     assert_eq!(warnings.len(), 3, "{warnings:?}");
-    assert_eq!(warnings[0], "env GITHUB_TOKEN resolved to nothing (command exited with status 1)");
-    assert!(warnings[1].starts_with("env OTHER resolved to nothing ("), "{}", warnings[1]);
-    assert_eq!(warnings[2], "env PREFIXED resolved to nothing (unresolved ${NOPE})");
+    assert_eq!(
+        warnings[0],
+        "env GITHUB_TOKEN resolved to nothing (command exited with status 1)"
+    );
+    assert!(
+        warnings[1].starts_with("env OTHER resolved to nothing ("),
+        "{}",
+        warnings[1]
+    );
+    assert_eq!(
+        warnings[2],
+        "env PREFIXED resolved to nothing (unresolved ${NOPE})"
+    );
     for w in &warnings {
         assert!(!w.contains(secret), "a warning leaked the secret: {w}");
     }

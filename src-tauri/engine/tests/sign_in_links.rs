@@ -22,26 +22,57 @@ fn refused(scheme: &str) -> String {
 }
 
 async fn stats(server: &HttpFixture) -> Value {
-    reqwest::get(format!("{}/_control/stats", server.base_url())).await.unwrap().json().await.unwrap()
+    reqwest::get(format!("{}/_control/stats", server.base_url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
 
 /// An engine whose own config file has `remote` at `server`, with an in-memory vault.
-async fn engine_with_remote(server: &HttpFixture, home: &std::path::Path) -> anyhow::Result<Engine> {
+async fn engine_with_remote(
+    server: &HttpFixture,
+    home: &std::path::Path,
+) -> anyhow::Result<Engine> {
     let own = home.join(".config/switchboard/servers.json");
     std::fs::create_dir_all(own.parent().unwrap())?;
-    std::fs::write(&own, serde_json::to_string(&json!({ "mcpServers": { "remote": { "type": "http", "url": server.url } } }))?)?;
-    let host = Host { os: Os::Linux, home: home.to_path_buf(), vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(), system_root: home.join("sys") };
-    let opts = ManagerOptions { gate: Duration::from_millis(250), default_timeout: Duration::from_secs(20), grace: Duration::from_millis(300), home: home.to_path_buf(), ..ManagerOptions::default() };
+    std::fs::write(
+        &own,
+        serde_json::to_string(
+            &json!({ "mcpServers": { "remote": { "type": "http", "url": server.url } } }),
+        )?,
+    )?;
+    let host = Host {
+        os: Os::Linux,
+        home: home.to_path_buf(),
+        vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(),
+        system_root: home.join("sys"),
+    };
+    let opts = ManagerOptions {
+        gate: Duration::from_millis(250),
+        default_timeout: Duration::from_secs(20),
+        grace: Duration::from_millis(300),
+        home: home.to_path_buf(),
+        ..ManagerOptions::default()
+    };
     let engine = Engine::new(host, opts, vec![]);
-    engine.manager().set_vault(Some(Vault::new(Arc::new(MemoryBackend::default()))));
+    engine
+        .manager()
+        .set_vault(Some(Vault::new(Arc::new(MemoryBackend::default()))));
     engine.start().await;
     engine.manager().settle().await;
     Ok(engine)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sign_in_page_that_is_not_a_web_page_fails_the_sign_in_and_is_never_opened() -> anyhow::Result<()> {
-    for (endpoint, scheme) in [("file:///etc/passwd", "file"), ("myapp://authorize", "myapp"), ("smb://attacker.example/share", "smb")] {
+async fn a_sign_in_page_that_is_not_a_web_page_fails_the_sign_in_and_is_never_opened(
+) -> anyhow::Result<()> {
+    for (endpoint, scheme) in [
+        ("file:///etc/passwd", "file"),
+        ("myapp://authorize", "myapp"),
+        ("smb://attacker.example/share", "smb"),
+    ] {
         let server = spawn_oauth_server(&["--authorization-endpoint", endpoint]).await?;
         let dir = tempfile::tempdir()?;
         let engine = engine_with_remote(&server, dir.path()).await?;
@@ -55,11 +86,21 @@ async fn a_sign_in_page_that_is_not_a_web_page_fails_the_sign_in_and_is_never_op
                 Ok(())
             })
         };
-        let err = engine.sign_in("remote", Some(opener), Duration::from_secs(20)).await.expect_err("a non-web sign-in page is refused");
-        assert!(matches!(err, SignInError::RefusedLink(_)), "{endpoint}: {err:?}");
+        let err = engine
+            .sign_in("remote", Some(opener), Duration::from_secs(20))
+            .await
+            .expect_err("a non-web sign-in page is refused");
+        assert!(
+            matches!(err, SignInError::RefusedLink(_)),
+            "{endpoint}: {err:?}"
+        );
         assert_eq!(err.to_string(), refused(scheme), "{endpoint}");
         assert_eq!(err.code(), "oauth_refused_link");
-        assert_eq!(opened.load(Ordering::SeqCst), 0, "{endpoint}: the opener was never called");
+        assert_eq!(
+            opened.load(Ordering::SeqCst),
+            0,
+            "{endpoint}: the opener was never called"
+        );
 
         // The UI is told the sign-in failed, and never shown the link.
         let mut phases = vec![];
@@ -68,10 +109,25 @@ async fn a_sign_in_page_that_is_not_a_web_page_fails_the_sign_in_and_is_never_op
                 phases.push(phase);
             }
         }
-        assert!(!phases.iter().any(|p| matches!(p, SignInPhase::Waiting { .. })), "{endpoint}: no link was offered: {phases:?}");
-        assert_eq!(phases.last(), Some(&SignInPhase::Failed { error: refused(scheme) }), "{endpoint}: {phases:?}");
+        assert!(
+            !phases
+                .iter()
+                .any(|p| matches!(p, SignInPhase::Waiting { .. })),
+            "{endpoint}: no link was offered: {phases:?}"
+        );
+        assert_eq!(
+            phases.last(),
+            Some(&SignInPhase::Failed {
+                error: refused(scheme)
+            }),
+            "{endpoint}: {phases:?}"
+        );
         assert!(!engine.is_signed_in("remote").await);
-        assert_eq!(stats(&server).await["authorizations"], 0, "{endpoint}: nothing was authorized");
+        assert_eq!(
+            stats(&server).await["authorizations"],
+            0,
+            "{endpoint}: nothing was authorized"
+        );
         engine.shutdown().await;
     }
     Ok(())
@@ -97,6 +153,12 @@ async fn begin_refuses_every_link_that_is_not_a_web_page_on_this_computer() -> a
     // The same server pointing at a web page on this computer signs in as usual.
     let server = spawn_oauth_server::<&str>(&[]).await?;
     let pending = oauth::begin("remote", &server.url, &vault).await?;
-    assert!(pending.url.starts_with(&format!("{}/authorize?", server.base_url())), "{}", pending.url);
+    assert!(
+        pending
+            .url
+            .starts_with(&format!("{}/authorize?", server.base_url())),
+        "{}",
+        pending.url
+    );
     Ok(())
 }

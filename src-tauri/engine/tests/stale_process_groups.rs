@@ -15,16 +15,26 @@ use switchboard_engine::manager::{Manager, ManagerOptions};
 use switchboard_tests::killed;
 
 fn id_of(pid: u32) -> ProcessId {
-    ProcessId { pid, start: proc_stat(pid).expect("process is running").start }
+    ProcessId {
+        pid,
+        start: proc_stat(pid).expect("process is running").start,
+    }
 }
 
 /// `sleep 1000`, leading its own process group.
 fn group() -> Child {
-    Command::new("sleep").arg("1000").process_group(0).spawn().unwrap()
+    Command::new("sleep")
+        .arg("1000")
+        .process_group(0)
+        .spawn()
+        .unwrap()
 }
 
 fn boot_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap().trim().to_string()
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .unwrap()
+        .trim()
+        .to_string()
 }
 
 /// What the test started: killed and reaped on the way out, pass or fail.
@@ -91,25 +101,60 @@ async fn a_dead_owners_groups_are_ended_at_start() -> anyhow::Result<()> {
     sh.stdin.take().unwrap().write_all(b"\n")?;
     sh.wait()?;
 
-    Record { boot: boot_id(), owner: dead_owner, groups: vec![ProcessId { pid: reused, start: id_of(reused).start + 1 }, id_of(ours), remnant] }.write_in(records.path())?;
+    Record {
+        boot: boot_id(),
+        owner: dead_owner,
+        groups: vec![
+            ProcessId {
+                pid: reused,
+                start: id_of(reused).start + 1,
+            },
+            id_of(ours),
+            remnant,
+        ],
+    }
+    .write_in(records.path())?;
 
     // A live owner (another Switchboard beside us) and its server.
     let live = started.add(Command::new("sleep").arg("1000").spawn()?);
     let theirs = started.add(group());
-    Record { boot: boot_id(), owner: id_of(live), groups: vec![id_of(theirs)] }.write_in(records.path())?;
+    Record {
+        boot: boot_id(),
+        owner: id_of(live),
+        groups: vec![id_of(theirs)],
+    }
+    .write_in(records.path())?;
 
-    let _m = Manager::new(ManagerOptions { process_records: Some(records.path().to_path_buf()), ..ManagerOptions::default() });
+    let _m = Manager::new(ManagerOptions {
+        process_records: Some(records.path().to_path_buf()),
+        ..ManagerOptions::default()
+    });
 
     let until = Instant::now() + Duration::from_secs(5);
     while !killed(ours) || !killed(marked) {
-        assert!(Instant::now() < until, "the dead owner's groups still run 5 s after a manager started");
+        assert!(
+            Instant::now() < until,
+            "the dead owner's groups still run 5 s after a manager started"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     // The sweep ran to its end inside `Manager::new`, so any kill it sent has landed.
-    assert!(!killed(reused), "a group recorded with another start time (a reused pid) was killed");
-    assert!(!killed(unmarked), "a process without the dead owner's marker was killed");
+    assert!(
+        !killed(reused),
+        "a group recorded with another start time (a reused pid) was killed"
+    );
+    assert!(
+        !killed(unmarked),
+        "a process without the dead owner's marker was killed"
+    );
     assert!(!killed(theirs), "a live owner's group was killed");
-    assert!(!records.path().join(Record::file_name(dead_owner)).exists(), "the dead owner's record is removed");
-    assert!(records.path().join(Record::file_name(id_of(live))).exists(), "the live owner's record is kept");
+    assert!(
+        !records.path().join(Record::file_name(dead_owner)).exists(),
+        "the dead owner's record is removed"
+    );
+    assert!(
+        records.path().join(Record::file_name(id_of(live))).exists(),
+        "the live owner's record is kept"
+    );
     Ok(())
 }

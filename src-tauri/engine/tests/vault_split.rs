@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 use switchboard_engine::auth::oauth;
-use switchboard_engine::auth::vault::{account, part_account, MemoryBackend, OAuthRecord, SecretBackend, Vault, VaultError};
+use switchboard_engine::auth::vault::{
+    account, part_account, MemoryBackend, OAuthRecord, SecretBackend, Vault, VaultError,
+};
 use switchboard_engine::events::ServerStatus;
 use switchboard_engine::manager::{Manager, ManagerOptions, Wanted};
 use switchboard_tests::spawn_oauth_server;
@@ -44,7 +46,10 @@ impl SecretBackend for Limited {
     }
     fn set(&self, account: &str, secret: &str) -> Result<(), VaultError> {
         if stored_len(secret) > self.limit {
-            return Err(VaultError::Keychain(format!("{account}: {} bytes is more than one item holds", stored_len(secret))));
+            return Err(VaultError::Keychain(format!(
+                "{account}: {} bytes is more than one item holds",
+                stored_len(secret)
+            )));
         }
         self.items.set(account, secret)
     }
@@ -57,12 +62,17 @@ impl SecretBackend for Limited {
 }
 
 fn store(limit: usize) -> Arc<Limited> {
-    Arc::new(Limited { items: MemoryBackend::default(), limit })
+    Arc::new(Limited {
+        items: MemoryBackend::default(),
+        limit,
+    })
 }
 
 /// A sign-in record whose tokens are about `token_bytes` long.
 fn record(token_bytes: usize) -> OAuthRecord {
-    let token: String = (0..token_bytes).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    let token: String = (0..token_bytes)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
     let credentials = json!({
         "client_id": "client-0123456789",
         "token_response": {
@@ -76,7 +86,11 @@ fn record(token_bytes: usize) -> OAuthRecord {
         "token_received_at": 1_700_000_000u64,
         "issuer": "https://auth.example.com"
     });
-    OAuthRecord { redirect_port: Some(43123), credentials: Some(serde_json::from_value(credentials).unwrap()), ..OAuthRecord::new("https://mcp.example.com/mcp") }
+    OAuthRecord {
+        redirect_port: Some(43123),
+        credentials: Some(serde_json::from_value(credentials).unwrap()),
+        ..OAuthRecord::new("https://mcp.example.com/mcp")
+    }
 }
 
 fn same(a: &OAuthRecord, b: &OAuthRecord) -> bool {
@@ -100,36 +114,75 @@ fn a_6_kb_record_is_split_read_back_whole_shrunk_and_deleted() -> anyhow::Result
     let n = parts_for(&big, LIMIT);
     assert!(n >= 7, "{n}");
     let stored = items(&s);
-    assert_eq!(stored.len(), n + 1, "a head and {n} parts of at most 1,000 bytes: {:?}", stored.iter().map(|(k, v)| (k, v.len())).collect::<Vec<_>>());
+    assert_eq!(
+        stored.len(),
+        n + 1,
+        "a head and {n} parts of at most 1,000 bytes: {:?}",
+        stored.iter().map(|(k, v)| (k, v.len())).collect::<Vec<_>>()
+    );
     assert!(stored.iter().all(|(_, v)| stored_len(v) <= LIMIT));
     let head = s.get(&account("remote"))?.unwrap();
-    assert!(head.starts_with(&format!("switchboard-parts:{n}:")), "{head}");
+    assert!(
+        head.starts_with(&format!("switchboard-parts:{n}:")),
+        "{head}"
+    );
     for i in 1..=n {
         assert!(s.get(&part_account("remote", i))?.is_some(), "part {i}");
     }
 
     // Another vault on the same store (think: the next run) reads it whole.
-    let again = Vault::with_item_limit(s.clone(), LIMIT).record("remote")?.expect("stored");
+    let again = Vault::with_item_limit(s.clone(), LIMIT)
+        .record("remote")?
+        .expect("stored");
     assert!(same(&again, &big), "read back equal");
 
     // Shrinking leaves no stale parts behind.
     let smaller = record(2 * 1024);
     vault.put("remote", &smaller)?;
-    assert_eq!(items(&s).len(), parts_for(&smaller, LIMIT) + 1, "a head and its parts only: {:?}", items(&s).iter().map(|(k, _)| k).collect::<Vec<_>>());
-    assert!(same(&Vault::with_item_limit(s.clone(), LIMIT).record("remote")?.unwrap(), &smaller));
+    assert_eq!(
+        items(&s).len(),
+        parts_for(&smaller, LIMIT) + 1,
+        "a head and its parts only: {:?}",
+        items(&s).iter().map(|(k, _)| k).collect::<Vec<_>>()
+    );
+    assert!(same(
+        &Vault::with_item_limit(s.clone(), LIMIT)
+            .record("remote")?
+            .unwrap(),
+        &smaller
+    ));
     let small = record(100);
     vault.put("remote", &small)?;
     let stored = items(&s);
-    assert_eq!(stored.len(), 1, "one item again: {:?}", stored.iter().map(|(k, _)| k).collect::<Vec<_>>());
-    assert!(stored[0].1.starts_with('{'), "a record that fits keeps the one-item format");
-    assert!(same(&Vault::with_item_limit(s.clone(), LIMIT).record("remote")?.unwrap(), &small));
+    assert_eq!(
+        stored.len(),
+        1,
+        "one item again: {:?}",
+        stored.iter().map(|(k, _)| k).collect::<Vec<_>>()
+    );
+    assert!(
+        stored[0].1.starts_with('{'),
+        "a record that fits keeps the one-item format"
+    );
+    assert!(same(
+        &Vault::with_item_limit(s.clone(), LIMIT)
+            .record("remote")?
+            .unwrap(),
+        &small
+    ));
 
     // Growing again, then signing out, leaves nothing.
     vault.put("remote", &big)?;
     assert_eq!(items(&s).len(), n + 1);
     vault.remove("remote")?;
-    assert!(items(&s).is_empty(), "sign-out deletes every part: {:?}", items(&s).iter().map(|(k, _)| k).collect::<Vec<_>>());
-    assert!(Vault::with_item_limit(s.clone(), LIMIT).record("remote")?.is_none());
+    assert!(
+        items(&s).is_empty(),
+        "sign-out deletes every part: {:?}",
+        items(&s).iter().map(|(k, _)| k).collect::<Vec<_>>()
+    );
+    assert!(Vault::with_item_limit(s.clone(), LIMIT)
+        .record("remote")?
+        .is_none());
     Ok(())
 }
 
@@ -158,15 +211,28 @@ fn a_split_record_with_a_missing_or_foreign_part_is_damaged_not_misread() -> any
     // A write cut short between its parts and its head: parts of another record.
     let part2 = s.get(&part_account("remote", 2))?.unwrap();
     s.set(&part_account("remote", 2), &part2.replace('a', "b"))?;
-    let err = fresh().record("remote").map(|_| ()).expect_err("parts of two records");
-    assert_eq!(err.to_string(), "the sign-in record for \"remote\" in the keychain is damaged; sign in again");
+    let err = fresh()
+        .record("remote")
+        .map(|_| ())
+        .expect_err("parts of two records");
+    assert_eq!(
+        err.to_string(),
+        "the sign-in record for \"remote\" in the keychain is damaged; sign in again"
+    );
 
     s.delete(&part_account("remote", 2))?;
-    assert!(matches!(fresh().record("remote"), Err(VaultError::Damaged(_))));
+    assert!(matches!(
+        fresh().record("remote"),
+        Err(VaultError::Damaged(_))
+    ));
 
     // Signing out still clears everything, and signing in again works.
     fresh().remove("remote")?;
-    assert!(items(&s).is_empty(), "{:?}", items(&s).iter().map(|(k, _)| k).collect::<Vec<_>>());
+    assert!(
+        items(&s).is_empty(),
+        "{:?}",
+        items(&s).iter().map(|(k, _)| k).collect::<Vec<_>>()
+    );
     Ok(())
 }
 
@@ -178,7 +244,12 @@ fn parts_left_by_an_interrupted_write_are_swept() -> anyhow::Result<()> {
     s.set(&part_account("remote", 1), "x")?;
     s.set(&part_account("remote", 2), "y")?;
     vault.put("remote", &record(100))?;
-    assert_eq!(items(&s).len(), 1, "{:?}", items(&s).iter().map(|(k, _)| k).collect::<Vec<_>>());
+    assert_eq!(
+        items(&s).len(),
+        1,
+        "{:?}",
+        items(&s).iter().map(|(k, _)| k).collect::<Vec<_>>()
+    );
     s.set(&part_account("remote", 1), "x")?;
     vault.remove("remote")?;
     assert!(items(&s).is_empty());
@@ -201,7 +272,12 @@ fn records_with_non_ascii_text_split_on_character_boundaries() -> anyhow::Result
     rec.resource = format!("https://mcp.example.com/{}", "ü€😀".repeat(100));
     vault.put("remote", &rec)?;
     assert!(items(&s).len() > 5);
-    assert!(same(&Vault::with_item_limit(s.clone(), 200).record("remote")?.unwrap(), &rec));
+    assert!(same(
+        &Vault::with_item_limit(s.clone(), 200)
+            .record("remote")?
+            .unwrap(),
+        &rec
+    ));
     Ok(())
 }
 
@@ -224,7 +300,9 @@ async fn a_sign_in_kept_in_small_items_connects_and_refreshes() -> anyhow::Resul
     let pending = oauth::begin("remote", &server.url, &vault).await?;
     let url = pending.url.clone();
     let browse = async {
-        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build()?;
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
         let r = http.get(&url).send().await?;
         let back = r.headers()["location"].to_str()?.to_string();
         anyhow::Ok(http.get(&back).send().await?.status().as_u16())
@@ -232,25 +310,71 @@ async fn a_sign_in_kept_in_small_items_connects_and_refreshes() -> anyhow::Resul
     let (done, status) = tokio::join!(pending.finish(Duration::from_secs(20)), browse);
     done?;
     assert_eq!(status?, 200);
-    assert!(items(&s).len() > 2, "the record was split: {:?}", items(&s).iter().map(|(k, v)| (k, v.len())).collect::<Vec<_>>());
+    assert!(
+        items(&s).len() > 2,
+        "the record was split: {:?}",
+        items(&s)
+            .iter()
+            .map(|(k, v)| (k, v.len()))
+            .collect::<Vec<_>>()
+    );
 
     // A fresh vault (the next run) connects from the split record, and a refresh rewrites it.
     let vault = Vault::with_item_limit(s.clone(), 300);
-    let m = Manager::new(ManagerOptions { gate: Duration::from_millis(250), default_timeout: Duration::from_secs(20), grace: Duration::from_millis(300), home: std::env::temp_dir(), ..ManagerOptions::default() });
+    let m = Manager::new(ManagerOptions {
+        gate: Duration::from_millis(250),
+        default_timeout: Duration::from_secs(20),
+        grace: Duration::from_millis(300),
+        home: std::env::temp_dir(),
+        ..ManagerOptions::default()
+    });
     m.set_vault(Some(vault.clone()));
-    m.start(vec![Wanted::new(switchboard_engine::config::ServerDef::remote("remote", switchboard_engine::config::Transport::Http, &server.url))]).await;
+    m.start(vec![Wanted::new(
+        switchboard_engine::config::ServerDef::remote(
+            "remote",
+            switchboard_engine::config::Transport::Http,
+            &server.url,
+        ),
+    )])
+    .await;
     m.settle().await;
     assert_eq!(m.status("remote"), Some(ServerStatus::Connected));
     let before = serde_json::to_value(vault.record("remote")?.unwrap())?;
-    let r = reqwest::Client::new().post(format!("{}/_control/revoke-access", server.base_url())).send().await?;
+    let r = reqwest::Client::new()
+        .post(format!("{}/_control/revoke-access", server.base_url()))
+        .send()
+        .await?;
     assert!(r.status().is_success());
-    let out = m.call_tool("mcp_remote_echo", Some(json!({"text": "after refresh"}).as_object().unwrap().clone()), None).await?;
+    let out = m
+        .call_tool(
+            "mcp_remote_echo",
+            Some(
+                json!({"text": "after refresh"})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
+            None,
+        )
+        .await?;
     assert_eq!(out.text, "after refresh");
-    let after: Value = serde_json::to_value(Vault::with_item_limit(s.clone(), 300).record("remote")?.unwrap())?;
-    assert_ne!(before["credentials"]["token_response"]["access_token"], after["credentials"]["token_response"]["access_token"], "the refreshed token was stored whole");
+    let after: Value = serde_json::to_value(
+        Vault::with_item_limit(s.clone(), 300)
+            .record("remote")?
+            .unwrap(),
+    )?;
+    assert_ne!(
+        before["credentials"]["token_response"]["access_token"],
+        after["credentials"]["token_response"]["access_token"],
+        "the refreshed token was stored whole"
+    );
     m.shutdown().await;
 
     oauth::sign_out("remote", &vault).await?;
-    assert!(items(&s).is_empty(), "{:?}", items(&s).iter().map(|(k, _)| k).collect::<Vec<_>>());
+    assert!(
+        items(&s).is_empty(),
+        "{:?}",
+        items(&s).iter().map(|(k, _)| k).collect::<Vec<_>>()
+    );
     Ok(())
 }

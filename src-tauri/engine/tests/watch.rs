@@ -25,7 +25,9 @@ const WAIT: Duration = Duration::from_secs(30);
 const QUIET: Duration = Duration::from_millis(1500);
 
 fn fixture() -> String {
-    switchboard_tests::fixture_server_path().to_string_lossy().to_string()
+    switchboard_tests::fixture_server_path()
+        .to_string_lossy()
+        .to_string()
 }
 
 /// A stdio fixture server entry; `extra` args make a different definition.
@@ -36,7 +38,10 @@ fn entry(name: &str, extra: &[&str]) -> Value {
 }
 
 fn config(servers: &[(&str, &[&str])]) -> String {
-    let m: serde_json::Map<String, Value> = servers.iter().map(|(n, a)| (n.to_string(), entry(n, a))).collect();
+    let m: serde_json::Map<String, Value> = servers
+        .iter()
+        .map(|(n, a)| (n.to_string(), entry(n, a)))
+        .collect();
     serde_json::to_string_pretty(&json!({ "mcpServers": m })).unwrap()
 }
 
@@ -53,8 +58,17 @@ impl Env {
         std::fs::create_dir_all(&home).unwrap();
         let mut vars = HashMap::new();
         vars.insert("HOME".to_string(), home.to_string_lossy().to_string());
-        let host = Host { os: Os::Linux, home: home.clone(), vars, system_root: dir.path().join("system") };
-        Env { _dir: dir, host, home }
+        let host = Host {
+            os: Os::Linux,
+            home: home.clone(),
+            vars,
+            system_root: dir.path().join("system"),
+        };
+        Env {
+            _dir: dir,
+            host,
+            home,
+        }
     }
     /// Switchboard's own source file.
     fn own(&self) -> PathBuf {
@@ -67,7 +81,11 @@ impl Env {
 
 /// An editor's save: write a temp file next to the target, rename it over.
 fn save_atomic(path: &Path, text: &str) {
-    let tmp = path.with_file_name(format!(".{}.swp{}", path.file_name().unwrap().to_string_lossy(), std::process::id()));
+    let tmp = path.with_file_name(format!(
+        ".{}.swp{}",
+        path.file_name().unwrap().to_string_lossy(),
+        std::process::id()
+    ));
     std::fs::write(&tmp, text).unwrap();
     std::fs::rename(&tmp, path).unwrap();
 }
@@ -98,8 +116,14 @@ fn manager(env: &Env) -> Manager {
 async fn wait_connected(m: &Manager, names: &[&str]) {
     let end = tokio::time::Instant::now() + WAIT;
     for n in names {
-        while m.status(n) != Some(ServerStatus::Connected) || m.state(n).and_then(|s| s.pid).is_none() {
-            assert!(tokio::time::Instant::now() < end, "{n} never connected: {:?}", m.state(n));
+        while m.status(n) != Some(ServerStatus::Connected)
+            || m.state(n).and_then(|s| s.pid).is_none()
+        {
+            assert!(
+                tokio::time::Instant::now() < end,
+                "{n} never connected: {:?}",
+                m.state(n)
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -115,7 +139,15 @@ async fn start_with(env: &Env, names: &[&str], opts: WatchOptions) -> Running {
     let m = manager(env);
     m.start(Wanted::from_discovery(&d)).await;
     wait_connected(&m, names).await;
-    let live = Live::start(env.host.clone(), settings_from_disk(&env.host), m.clone(), d, opts).await.unwrap();
+    let live = Live::start(
+        env.host.clone(),
+        settings_from_disk(&env.host),
+        m.clone(),
+        d,
+        opts,
+    )
+    .await
+    .unwrap();
     let rx = m.subscribe();
     let wrx = live.subscribe();
     assert_eq!(live.errors(), Vec::<String>::new());
@@ -123,13 +155,20 @@ async fn start_with(env: &Env, names: &[&str], opts: WatchOptions) -> Running {
 }
 
 fn pids(m: &Manager) -> HashMap<String, u32> {
-    m.states().into_iter().filter_map(|s| Some((s.name.clone(), s.pid?))).collect()
+    m.states()
+        .into_iter()
+        .filter_map(|s| Some((s.name.clone(), s.pid?)))
+        .collect()
 }
 
 async fn next_reconcile(rx: &mut broadcast::Receiver<EngineEvent>) -> ReconcileReport {
     let end = tokio::time::Instant::now() + WAIT;
     loop {
-        match tokio::time::timeout_at(end, rx.recv()).await.expect("no reconcile within the timeout").unwrap() {
+        match tokio::time::timeout_at(end, rx.recv())
+            .await
+            .expect("no reconcile within the timeout")
+            .unwrap()
+        {
             EngineEvent::Reconciled { report } => return report,
             _ => continue,
         }
@@ -158,11 +197,26 @@ fn names(v: &[&str]) -> Vec<String> {
 /// The report, with its lists sorted, as (started, stopped, updated, kept).
 fn actions(r: &ReconcileReport) -> (Vec<String>, Vec<String>, Vec<String>, Vec<String>) {
     assert!(r.failed.is_empty(), "failures: {:?}", r.failed);
-    (sorted(r.started.clone()), sorted(r.stopped.clone()), sorted(r.updated.clone()), sorted(r.kept.clone()))
+    (
+        sorted(r.started.clone()),
+        sorted(r.stopped.clone()),
+        sorted(r.updated.clone()),
+        sorted(r.kept.clone()),
+    )
 }
 
-fn expect(r: &ReconcileReport, started: &[&str], stopped: &[&str], updated: &[&str], kept: &[&str]) {
-    assert_eq!(actions(r), (names(started), names(stopped), names(updated), names(kept)), "report: {r:?}");
+fn expect(
+    r: &ReconcileReport,
+    started: &[&str],
+    stopped: &[&str],
+    updated: &[&str],
+    kept: &[&str],
+) {
+    assert_eq!(
+        actions(r),
+        (names(started), names(stopped), names(updated), names(kept)),
+        "report: {r:?}"
+    );
 }
 
 /// `kept` kept their process; `restarted` have a new, connected one.
@@ -173,7 +227,12 @@ async fn check_pids(m: &Manager, before: &HashMap<String, u32>, kept: &[&str], r
         assert_eq!(now.get(*k), before.get(*k), "{k} kept its process");
     }
     for r in restarted {
-        assert!(now.contains_key(*r) && now.get(*r) != before.get(*r), "{r} got a new process ({:?} → {:?})", before.get(*r), now.get(*r));
+        assert!(
+            now.contains_key(*r) && now.get(*r) != before.get(*r),
+            "{r} got a new process ({:?} → {:?})",
+            before.get(*r),
+            now.get(*r)
+        );
     }
 }
 
@@ -198,17 +257,29 @@ async fn an_atomic_save_restarts_only_the_changed_server() {
     let env = Env::new();
     write_new(&env.own(), &config(&[("a", &[]), ("b", &[])]));
     let mut r = start(&env, &["a", "b"]).await;
-    assert!(r.live.watched_folders().contains(&env.own().parent().unwrap().to_path_buf()), "{:?}", r.live.watched_folders());
+    assert!(
+        r.live
+            .watched_folders()
+            .contains(&env.own().parent().unwrap().to_path_buf()),
+        "{:?}",
+        r.live.watched_folders()
+    );
     let before = pids(&r.m);
     save_atomic(&env.own(), &config(&[("a", &[]), ("b", &["--tools", "2"])]));
     let rep = next_reconcile(&mut r.rx).await;
     expect(&rep, &[], &[], &["b"], &["a"]);
     check_pids(&r.m, &before, &["a"], &["b"]).await;
-    assert_eq!(r.m.state("b").unwrap().tool_count, switchboard_tests::FIXED_TOOLS.len() + 2);
+    assert_eq!(
+        r.m.state("b").unwrap().tool_count,
+        switchboard_tests::FIXED_TOOLS.len() + 2
+    );
     assert_eq!(changed_sources(&mut r.wrx), ["switchboard"]);
     // A second atomic save still works: the folder watch survived the rename.
     let before = pids(&r.m);
-    save_atomic(&env.own(), &config(&[("a", &["--tools", "1"]), ("b", &["--tools", "2"])]));
+    save_atomic(
+        &env.own(),
+        &config(&[("a", &["--tools", "1"]), ("b", &["--tools", "2"])]),
+    );
     let rep = next_reconcile(&mut r.rx).await;
     expect(&rep, &[], &[], &["a"], &["b"]);
     check_pids(&r.m, &before, &["b"], &["a"]).await;
@@ -224,8 +295,13 @@ async fn an_in_place_truncate_and_write_adds_and_removes() {
     let before = pids(&r.m);
     {
         use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(env.own()).unwrap();
-        f.write_all(config(&[("a", &[]), ("c", &[])]).as_bytes()).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(env.own())
+            .unwrap();
+        f.write_all(config(&[("a", &[]), ("c", &[])]).as_bytes())
+            .unwrap();
     }
     let rep = next_reconcile(&mut r.rx).await;
     expect(&rep, &["c"], &["b"], &[], &["a"]);
@@ -244,10 +320,16 @@ async fn a_touch_or_a_save_with_the_same_bytes_does_nothing() {
     let before = pids(&r.m);
     let checks = r.live.stats().checks;
     save_atomic(&env.own(), &text);
-    std::fs::OpenOptions::new().append(true).open(env.own()).unwrap(); // open + close, no bytes
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.own())
+        .unwrap(); // open + close, no bytes
     let end = tokio::time::Instant::now() + WAIT;
     while r.live.stats().checks == checks {
-        assert!(tokio::time::Instant::now() < end, "the save was never looked at");
+        assert!(
+            tokio::time::Instant::now() < end,
+            "the save was never looked at"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     no_more_reconciles(&mut r.rx).await;
@@ -303,13 +385,23 @@ async fn a_source_file_appearing_in_folders_that_did_not_exist() {
     let mut r = start(&env, &["a"]).await;
     // Windsurf's file is two missing folders deep: the home folder is watched.
     let windsurf = env.home.join(".codeium/windsurf/mcp_config.json");
-    assert!(r.live.watched_folders().contains(&env.home), "{:?}", r.live.watched_folders());
+    assert!(
+        r.live.watched_folders().contains(&env.home),
+        "{:?}",
+        r.live.watched_folders()
+    );
     let before = pids(&r.m);
     write_new(&windsurf, &config(&[("w", &[])]));
     let rep = next_reconcile(&mut r.rx).await;
     expect(&rep, &["w"], &[], &[], &["a"]);
     check_pids(&r.m, &before, &["a"], &["w"]).await;
-    assert!(r.live.watched_folders().contains(&windsurf.parent().unwrap().to_path_buf()), "re-armed: {:?}", r.live.watched_folders());
+    assert!(
+        r.live
+            .watched_folders()
+            .contains(&windsurf.parent().unwrap().to_path_buf()),
+        "re-armed: {:?}",
+        r.live.watched_folders()
+    );
     assert!(changed_sources(&mut r.wrx).contains(&"windsurf".to_string()));
     // Edits inside the new folder are seen.
     let before = pids(&r.m);
@@ -330,7 +422,13 @@ async fn a_symlinked_config_follows_edits_to_its_target() {
     std::fs::create_dir_all(env.cursor().parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(&target, env.cursor()).unwrap();
     let mut r = start(&env, &["a", "c"]).await;
-    assert!(r.live.watched_folders().contains(&target.parent().unwrap().to_path_buf()), "{:?}", r.live.watched_folders());
+    assert!(
+        r.live
+            .watched_folders()
+            .contains(&target.parent().unwrap().to_path_buf()),
+        "{:?}",
+        r.live.watched_folders()
+    );
 
     let before = pids(&r.m);
     save_atomic(&target, &config(&[("c", &["--tools", "1"])]));
@@ -343,7 +441,10 @@ async fn a_symlinked_config_follows_edits_to_its_target() {
     let rep = next_reconcile(&mut r.rx).await;
     expect(&rep, &["e"], &[], &[], &["a", "c"]);
     check_pids(&r.m, &before, &["a", "c"], &["e"]).await;
-    assert!(std::fs::symlink_metadata(env.cursor()).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(env.cursor())
+        .unwrap()
+        .file_type()
+        .is_symlink());
     no_more_reconciles(&mut r.rx).await;
     stop(r).await;
 }
@@ -354,7 +455,10 @@ async fn a_burst_of_fifty_saves_is_one_reconcile() {
     write_new(&env.own(), &config(&[("a", &[]), ("b", &[])]));
     // Saves closer together than `settle` are one reconcile; a roomy settle
     // keeps a scheduler stall on this noisy machine from splitting the burst.
-    let opts = WatchOptions { settle: Duration::from_millis(200), ..WatchOptions::default() };
+    let opts = WatchOptions {
+        settle: Duration::from_millis(200),
+        ..WatchOptions::default()
+    };
     let mut r = start_with(&env, &["a", "b"], opts).await;
     let before = pids(&r.m);
     for i in 1..=50 {
@@ -369,7 +473,11 @@ async fn a_burst_of_fifty_saves_is_one_reconcile() {
     let rep = next_reconcile(&mut r.rx).await;
     expect(&rep, &[], &[], &["b"], &["a"]);
     check_pids(&r.m, &before, &["a"], &["b"]).await;
-    assert_eq!(r.m.state("b").unwrap().tool_count, switchboard_tests::FIXED_TOOLS.len() + 50, "the last save won");
+    assert_eq!(
+        r.m.state("b").unwrap().tool_count,
+        switchboard_tests::FIXED_TOOLS.len() + 50,
+        "the last save won"
+    );
     no_more_reconciles(&mut r.rx).await;
     assert_eq!(r.live.stats().reconciles, 1, "{:?}", r.live.stats());
     stop(r).await;
@@ -380,7 +488,10 @@ async fn an_edit_through_the_writer_is_one_reconcile_and_restarts_nothing_else()
     let env = Env::new();
     write_new(&env.own(), &config(&[("a", &[]), ("b", &[]), ("c", &[])]));
     // A long debounce so that in part 2 `refresh()` surely comes first.
-    let opts = WatchOptions { debounce: Duration::from_millis(400), ..WatchOptions::default() };
+    let opts = WatchOptions {
+        debounce: Duration::from_millis(400),
+        ..WatchOptions::default()
+    };
     let mut r = start_with(&env, &["a", "b", "c"], opts).await;
 
     // 1. The watcher alone picks the write up.
@@ -390,7 +501,16 @@ async fn an_edit_through_the_writer_is_one_reconcile_and_restarts_nothing_else()
     let mut def = d.server("b").unwrap().winner.def.clone();
     def.args.extend(["--tools".to_string(), "4".to_string()]);
     let mut settings = Settings::load(&env.host).0;
-    Writer::new(&env.host, &mut settings).apply(&spec, ServerEdit::Update { name: "b".into(), def }, d.source("switchboard").unwrap().hash).unwrap();
+    Writer::new(&env.host, &mut settings)
+        .apply(
+            &spec,
+            ServerEdit::Update {
+                name: "b".into(),
+                def,
+            },
+            d.source("switchboard").unwrap().hash,
+        )
+        .unwrap();
     let rep = next_reconcile(&mut r.rx).await;
     expect(&rep, &[], &[], &["b"], &["a", "c"]);
     check_pids(&r.m, &before, &["a", "c"], &["b"]).await;
@@ -402,9 +522,26 @@ async fn an_edit_through_the_writer_is_one_reconcile_and_restarts_nothing_else()
     let d = r.live.discovery();
     let mut def = d.server("c").unwrap().winner.def.clone();
     def.args.extend(["--tools".to_string(), "1".to_string()]);
-    Writer::new(&env.host, &mut settings).apply(&spec, ServerEdit::Update { name: "c".into(), def }, d.source("switchboard").unwrap().hash).unwrap();
+    Writer::new(&env.host, &mut settings)
+        .apply(
+            &spec,
+            ServerEdit::Update {
+                name: "c".into(),
+                def,
+            },
+            d.source("switchboard").unwrap().hash,
+        )
+        .unwrap();
     let d = r.live.refresh().await.expect("refresh saw the write");
-    assert!(d.server("c").unwrap().winner.def.args.ends_with(&["1".to_string()]), "refresh returns the new discovery");
+    assert!(
+        d.server("c")
+            .unwrap()
+            .winner
+            .def
+            .args
+            .ends_with(&["1".to_string()]),
+        "refresh returns the new discovery"
+    );
     let rep = next_reconcile(&mut r.rx).await;
     expect(&rep, &[], &[], &["c"], &["a", "b"]);
     check_pids(&r.m, &before, &["a", "b"], &["c"]).await;
@@ -429,12 +566,20 @@ async fn a_settings_change_rediscovers_and_the_watched_set_follows() {
     // Trust the project (as `switchboard project add` would).
     let before = pids(&r.m);
     let mut s = Settings::load(&env.host).0;
-    s.projects.push(switchboard_engine::settings::ProjectFolder { path: project.clone(), trusted: true });
+    s.projects
+        .push(switchboard_engine::settings::ProjectFolder {
+            path: project.clone(),
+            trusted: true,
+        });
     s.save(&env.host).unwrap();
     let rep = next_reconcile(&mut r.rx).await;
     expect(&rep, &["p"], &[], &[], &["a"]);
     check_pids(&r.m, &before, &["a"], &["p"]).await;
-    assert!(r.live.watched_folders().contains(&project.join(".cursor")), "{:?}", r.live.watched_folders());
+    assert!(
+        r.live.watched_folders().contains(&project.join(".cursor")),
+        "{:?}",
+        r.live.watched_folders()
+    );
     assert!(changed_sources(&mut r.wrx).contains(&"settings".to_string()));
 
     // The project's file is now watched.
@@ -449,11 +594,17 @@ async fn a_settings_change_rediscovers_and_the_watched_set_follows() {
 
 // ---------------------------------------------------------------- the CLI
 
-fn read_until(lines: &std::sync::mpsc::Receiver<Value>, what: &str, mut f: impl FnMut(&Value) -> bool) -> Value {
+fn read_until(
+    lines: &std::sync::mpsc::Receiver<Value>,
+    what: &str,
+    mut f: impl FnMut(&Value) -> bool,
+) -> Value {
     let end = std::time::Instant::now() + WAIT;
     loop {
         let left = end.saturating_duration_since(std::time::Instant::now());
-        let v = lines.recv_timeout(left).unwrap_or_else(|_| panic!("no {what} line"));
+        let v = lines
+            .recv_timeout(left)
+            .unwrap_or_else(|_| panic!("no {what} line"));
         if f(&v) {
             return v;
         }
@@ -479,8 +630,12 @@ fn switchboard_watch_json_prints_events_and_shuts_down_cleanly() {
     let stdout = child.stdout.take().unwrap();
     let (tx, lines) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        for l in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            let v: Value = serde_json::from_str(&l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}"));
+        for l in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let v: Value =
+                serde_json::from_str(&l).unwrap_or_else(|e| panic!("not JSON: {l}: {e}"));
             if tx.send(v).is_err() {
                 break;
             }
@@ -488,7 +643,13 @@ fn switchboard_watch_json_prints_events_and_shuts_down_cleanly() {
     });
     read_until(&lines, "started", |v| v["type"] == "started");
     let watching = read_until(&lines, "watching", |v| v["type"] == "watching");
-    assert!(watching["folders"].as_array().unwrap().contains(&json!(own.parent().unwrap())), "{watching}");
+    assert!(
+        watching["folders"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(own.parent().unwrap())),
+        "{watching}"
+    );
 
     save_atomic(&own, &config(&[("a", &[]), ("b", &["--tools", "1"])]));
     let changed = read_until(&lines, "source-changed", |v| v["type"] == "source-changed");
@@ -499,20 +660,36 @@ fn switchboard_watch_json_prints_events_and_shuts_down_cleanly() {
     let servers = rec["servers"].as_array().unwrap();
     let a = servers.iter().find(|s| s["name"] == "a").unwrap();
     let b = servers.iter().find(|s| s["name"] == "b").unwrap();
-    assert_eq!((a["action"].as_str(), a["keptConnection"].as_bool()), (Some("kept"), Some(true)));
-    assert_eq!((b["action"].as_str(), b["keptConnection"].as_bool()), (Some("updated"), Some(false)));
-    let pids: Vec<u32> = servers.iter().filter_map(|s| s["pid"].as_u64()).map(|p| p as u32).collect();
+    assert_eq!(
+        (a["action"].as_str(), a["keptConnection"].as_bool()),
+        (Some("kept"), Some(true))
+    );
+    assert_eq!(
+        (b["action"].as_str(), b["keptConnection"].as_bool()),
+        (Some("updated"), Some(false))
+    );
+    let pids: Vec<u32> = servers
+        .iter()
+        .filter_map(|s| s["pid"].as_u64())
+        .map(|p| p as u32)
+        .collect();
     assert_eq!(pids.len(), 2, "{rec}");
 
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }
     let status = child.wait().unwrap();
-    assert!(status.success(), "SIGTERM is watch's normal end: {status:?}");
+    assert!(
+        status.success(),
+        "SIGTERM is watch's normal end: {status:?}"
+    );
     for p in pids {
         let gone = std::time::Instant::now() + Duration::from_secs(5);
         while PathBuf::from(format!("/proc/{p}")).exists() {
-            assert!(std::time::Instant::now() < gone, "server process {p} outlived the CLI");
+            assert!(
+                std::time::Instant::now() < gone,
+                "server process {p} outlived the CLI"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }

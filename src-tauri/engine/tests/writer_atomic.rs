@@ -12,8 +12,10 @@ const ORIGINAL: &[u8] = b"{\n  \"mcpServers\": {}\n}\n";
 const NEW: &[u8] = b"{\n  \"mcpServers\": { \"a\": { \"command\": \"x\" } }\n}\n";
 
 fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> =
-        fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     names.sort();
     names
 }
@@ -38,9 +40,19 @@ fn conflict_when_file_changed_since_read() -> anyhow::Result<()> {
     // another program saves the file between our read and our write
     fs::write(&path, b"{\"edited\": \"elsewhere\"}")?;
     let err = write_atomic(&path, NEW, Expected::Hash(read_hash)).unwrap_err();
-    assert!(matches!(err, WriteError::Conflict { .. }), "expected a conflict, got {err:?}");
-    assert!(err.to_string().contains("changed on disk"), "message: {err}");
-    assert_eq!(fs::read(&path)?, b"{\"edited\": \"elsewhere\"}", "the other program's save survives");
+    assert!(
+        matches!(err, WriteError::Conflict { .. }),
+        "expected a conflict, got {err:?}"
+    );
+    assert!(
+        err.to_string().contains("changed on disk"),
+        "message: {err}"
+    );
+    assert_eq!(
+        fs::read(&path)?,
+        b"{\"edited\": \"elsewhere\"}",
+        "the other program's save survives"
+    );
     assert_eq!(entries(dir.path()), ["mcp.json"], "no temp file left");
     Ok(())
 }
@@ -51,7 +63,10 @@ fn conflict_when_absent_expected_but_file_exists() -> anyhow::Result<()> {
     let path = dir.path().join("mcp.json");
     fs::write(&path, ORIGINAL)?;
     let err = write_atomic(&path, NEW, Expected::Absent).unwrap_err();
-    assert!(matches!(err, WriteError::Conflict { .. }), "expected a conflict, got {err:?}");
+    assert!(
+        matches!(err, WriteError::Conflict { .. }),
+        "expected a conflict, got {err:?}"
+    );
     assert_eq!(fs::read(&path)?, ORIGINAL, "existing file untouched");
     Ok(())
 }
@@ -61,7 +76,10 @@ fn conflict_when_hash_expected_but_file_is_gone() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("mcp.json");
     let err = write_atomic(&path, NEW, Expected::Hash(content_hash(ORIGINAL))).unwrap_err();
-    assert!(matches!(err, WriteError::Conflict { .. }), "expected a conflict, got {err:?}");
+    assert!(
+        matches!(err, WriteError::Conflict { .. }),
+        "expected a conflict, got {err:?}"
+    );
     assert!(!path.exists(), "nothing created");
     Ok(())
 }
@@ -97,7 +115,10 @@ fn keeps_file_permissions() -> anyhow::Result<()> {
         let current = fs::read(&path)?;
         write_atomic(&path, NEW, Expected::Hash(content_hash(&current)))?;
         let after = fs::metadata(&path)?.permissions().mode() & 0o7777;
-        assert_eq!(after, mode, "mode {mode:o} must survive the write, got {after:o}");
+        assert_eq!(
+            after, mode,
+            "mode {mode:o} must survive the write, got {after:o}"
+        );
         fs::write(&path, ORIGINAL)?;
     }
     Ok(())
@@ -114,7 +135,10 @@ fn new_file_gets_ordinary_permissions_not_temp_file_ones() -> anyhow::Result<()>
     fs::write(&reference, b"")?;
     let mode = fs::metadata(&path)?.permissions().mode() & 0o777;
     let expected = fs::metadata(&reference)?.permissions().mode() & 0o777;
-    assert_eq!(mode, expected, "a new file gets what File::create gives (umask applied), got {mode:o}");
+    assert_eq!(
+        mode, expected,
+        "a new file gets what File::create gives (umask applied), got {mode:o}"
+    );
     Ok(())
 }
 
@@ -131,11 +155,30 @@ fn follows_symlink_and_keeps_it() -> anyhow::Result<()> {
 
     write_atomic(&link, NEW, Expected::Hash(content_hash(ORIGINAL)))?;
 
-    assert!(fs::symlink_metadata(&link)?.file_type().is_symlink(), "the link is still a link");
-    assert_eq!(fs::read_link(&link)?, target, "the link still points at the same file");
-    assert_eq!(fs::read(&target)?, NEW, "the real file got the new contents");
-    assert_eq!(entries(dir.path()), ["config.json", "dotfiles"], "no temp file next to the link");
-    assert_eq!(entries(&dotfiles), ["claude_desktop_config.json"], "no temp file next to the target");
+    assert!(
+        fs::symlink_metadata(&link)?.file_type().is_symlink(),
+        "the link is still a link"
+    );
+    assert_eq!(
+        fs::read_link(&link)?,
+        target,
+        "the link still points at the same file"
+    );
+    assert_eq!(
+        fs::read(&target)?,
+        NEW,
+        "the real file got the new contents"
+    );
+    assert_eq!(
+        entries(dir.path()),
+        ["config.json", "dotfiles"],
+        "no temp file next to the link"
+    );
+    assert_eq!(
+        entries(&dotfiles),
+        ["claude_desktop_config.json"],
+        "no temp file next to the target"
+    );
     Ok(())
 }
 
@@ -150,11 +193,25 @@ fn follows_relative_symlink_chains() -> anyhow::Result<()> {
     std::os::unix::fs::symlink("real/mcp.json", dir.path().join("b"))?;
     std::os::unix::fs::symlink("b", dir.path().join("a"))?;
 
-    write_atomic(&dir.path().join("a"), NEW, Expected::Hash(content_hash(ORIGINAL)))?;
+    write_atomic(
+        &dir.path().join("a"),
+        NEW,
+        Expected::Hash(content_hash(ORIGINAL)),
+    )?;
 
     assert_eq!(fs::read(&target)?, NEW, "the end of the chain was written");
-    assert!(fs::symlink_metadata(dir.path().join("a"))?.file_type().is_symlink(), "a is still a link");
-    assert!(fs::symlink_metadata(dir.path().join("b"))?.file_type().is_symlink(), "b is still a link");
+    assert!(
+        fs::symlink_metadata(dir.path().join("a"))?
+            .file_type()
+            .is_symlink(),
+        "a is still a link"
+    );
+    assert!(
+        fs::symlink_metadata(dir.path().join("b"))?
+            .file_type()
+            .is_symlink(),
+        "b is still a link"
+    );
     Ok(())
 }
 
@@ -167,7 +224,10 @@ fn symlink_conflict_checks_the_target_bytes() -> anyhow::Result<()> {
     let link = dir.path().join("link.json");
     std::os::unix::fs::symlink(&target, &link)?;
     let err = write_atomic(&link, NEW, Expected::Absent).unwrap_err();
-    assert!(matches!(err, WriteError::Conflict { .. }), "the link's target exists: {err:?}");
+    assert!(
+        matches!(err, WriteError::Conflict { .. }),
+        "the link's target exists: {err:?}"
+    );
     assert_eq!(fs::read(&target)?, ORIGINAL);
     Ok(())
 }
@@ -191,8 +251,16 @@ fn failure_before_rename_keeps_original_and_leaves_no_temp_file() -> anyhow::Res
     fail_next_write_before_rename();
     let err = write_atomic(&path, NEW, Expected::Hash(content_hash(ORIGINAL))).unwrap_err();
     assert!(matches!(err, WriteError::Io { .. }), "{err:?}");
-    assert_eq!(fs::read(&path)?, ORIGINAL, "original bytes survive a failed write");
-    assert_eq!(entries(dir.path()), ["mcp.json"], "no temp file left behind");
+    assert_eq!(
+        fs::read(&path)?,
+        ORIGINAL,
+        "original bytes survive a failed write"
+    );
+    assert_eq!(
+        entries(dir.path()),
+        ["mcp.json"],
+        "no temp file left behind"
+    );
     // the hook fires once; the next write goes through
     write_atomic(&path, NEW, Expected::Hash(content_hash(ORIGINAL)))?;
     assert_eq!(fs::read(&path)?, NEW);
@@ -206,8 +274,16 @@ fn failure_when_parent_is_a_file_changes_nothing() -> anyhow::Result<()> {
     fs::write(&blocker, ORIGINAL)?;
     let err = write_atomic(&blocker.join("mcp.json"), NEW, Expected::Any).unwrap_err();
     assert!(matches!(err, WriteError::Io { .. }), "{err:?}");
-    assert_eq!(fs::read(&blocker)?, ORIGINAL, "the file in the way is untouched");
-    assert_eq!(entries(dir.path()), ["not-a-dir"], "no temp file left behind");
+    assert_eq!(
+        fs::read(&blocker)?,
+        ORIGINAL,
+        "the file in the way is untouched"
+    );
+    assert_eq!(
+        entries(dir.path()),
+        ["not-a-dir"],
+        "no temp file left behind"
+    );
     Ok(())
 }
 
@@ -219,7 +295,11 @@ fn failure_when_target_is_a_directory_changes_nothing() -> anyhow::Result<()> {
     fs::write(target.join("inside"), b"x")?;
     let err = write_atomic(&target, NEW, Expected::Any).unwrap_err();
     assert!(matches!(err, WriteError::Io { .. }), "{err:?}");
-    assert_eq!(entries(dir.path()), ["mcp.json"], "no temp file left behind");
+    assert_eq!(
+        entries(dir.path()),
+        ["mcp.json"],
+        "no temp file left behind"
+    );
     assert_eq!(fs::read(target.join("inside"))?, b"x");
     Ok(())
 }

@@ -20,7 +20,10 @@ fn path(keys: &[&str]) -> Vec<PathSeg> {
 }
 
 fn set(keys: &[&str], value: Value) -> DocEdit {
-    DocEdit::Set { path: path(keys), value }
+    DocEdit::Set {
+        path: path(keys),
+        value,
+    }
 }
 
 fn remove(keys: &[&str]) -> DocEdit {
@@ -28,7 +31,10 @@ fn remove(keys: &[&str]) -> DocEdit {
 }
 
 fn rename(keys: &[&str], new_key: &str) -> DocEdit {
-    DocEdit::RenameKey { path: path(keys), new_key: new_key.to_string() }
+    DocEdit::RenameKey {
+        path: path(keys),
+        new_key: new_key.to_string(),
+    }
 }
 
 /// The byte range of `before` that differs from `after` (common prefix and
@@ -37,7 +43,13 @@ fn changed_range(before: &str, after: &str) -> Range<usize> {
     let (b, a) = (before.as_bytes(), after.as_bytes());
     let prefix = b.iter().zip(a).take_while(|(x, y)| x == y).count();
     let max_suffix = b.len().min(a.len()) - prefix;
-    let suffix = b.iter().rev().zip(a.iter().rev()).take(max_suffix).take_while(|(x, y)| x == y).count();
+    let suffix = b
+        .iter()
+        .rev()
+        .zip(a.iter().rev())
+        .take(max_suffix)
+        .take_while(|(x, y)| x == y)
+        .count();
     prefix..b.len() - suffix
 }
 
@@ -57,14 +69,20 @@ fn assert_changed_within(before: &str, after: &str, allowed: Range<usize>, what:
 /// property (or the `{`) to the start of the next one (or the `}`). Removing
 /// or editing the server may only touch bytes in here.
 fn json_slot(text: &str, container: &[&str], name: Option<&str>) -> Range<usize> {
-    let parsed = jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &ParseOptions::default())
-        .expect("fixture parses");
+    let parsed =
+        jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &ParseOptions::default())
+            .expect("fixture parses");
     let mut object = match parsed.value.expect("fixture has a value") {
         ast::Value::Object(o) => o,
         other => panic!("fixture root is not an object: {other:?}"),
     };
     for k in container {
-        object = match object.properties.into_iter().find(|p| p.name.as_str() == *k).map(|p| p.value) {
+        object = match object
+            .properties
+            .into_iter()
+            .find(|p| p.name.as_str() == *k)
+            .map(|p| p.value)
+        {
             Some(ast::Value::Object(o)) => o,
             _ => panic!("fixture has no object at {k}"),
         };
@@ -79,7 +97,10 @@ fn json_slot(text: &str, container: &[&str], name: Option<&str>) -> Range<usize>
             start..close
         }
         Some(name) => {
-            let i = props.iter().position(|p| p.name.as_str() == name).expect("server in fixture");
+            let i = props
+                .iter()
+                .position(|p| p.name.as_str() == name)
+                .expect("server in fixture");
             let start = if i == 0 { open } else { props[i - 1].range.end };
             let end = props.get(i + 1).map(|p| p.range.start).unwrap_or(close);
             start..end
@@ -93,7 +114,8 @@ fn parse_jsonc(text: &str) -> Value {
 }
 
 fn parse_strict_json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("result is not strict JSON ({e}):\n{text}"))
+    serde_json::from_str(text)
+        .unwrap_or_else(|e| panic!("result is not strict JSON ({e}):\n{text}"))
 }
 
 fn parse_toml(text: &str) -> Value {
@@ -105,21 +127,28 @@ fn parse_toml(text: &str) -> Value {
             toml_edit::Value::Boolean(b) => json!(b.value()),
             toml_edit::Value::Datetime(d) => json!(d.value().to_string()),
             toml_edit::Value::Array(a) => Value::Array(a.iter().map(value).collect()),
-            toml_edit::Value::InlineTable(t) => Value::Object(t.iter().map(|(k, v)| (k.to_string(), value(v))).collect()),
+            toml_edit::Value::InlineTable(t) => {
+                Value::Object(t.iter().map(|(k, v)| (k.to_string(), value(v))).collect())
+            }
         }
     }
     fn item(i: &toml_edit::Item) -> Value {
         match i {
             toml_edit::Item::None => Value::Null,
             toml_edit::Item::Value(v) => value(v),
-            toml_edit::Item::Table(t) => Value::Object(t.iter().map(|(k, v)| (k.to_string(), item(v))).collect()),
-            toml_edit::Item::ArrayOfTables(a) => {
-                Value::Array(a.iter().map(|t| item(&toml_edit::Item::Table(t.clone()))).collect())
+            toml_edit::Item::Table(t) => {
+                Value::Object(t.iter().map(|(k, v)| (k.to_string(), item(v))).collect())
             }
+            toml_edit::Item::ArrayOfTables(a) => Value::Array(
+                a.iter()
+                    .map(|t| item(&toml_edit::Item::Table(t.clone())))
+                    .collect(),
+            ),
         }
     }
-    let doc: toml_edit::DocumentMut =
-        text.parse().unwrap_or_else(|e| panic!("result is not valid TOML ({e}):\n{text}"));
+    let doc: toml_edit::DocumentMut = text
+        .parse()
+        .unwrap_or_else(|e| panic!("result is not valid TOML ({e}):\n{text}"));
     item(doc.as_item())
 }
 
@@ -128,7 +157,11 @@ fn model(mut value: Value, edit: &DocEdit) -> Value {
     fn slot<'v>(mut v: &'v mut Value, path: &[PathSeg]) -> &'v mut Value {
         for seg in path {
             v = match seg {
-                PathSeg::Key(k) => v.as_object_mut().unwrap().entry(k.clone()).or_insert_with(|| json!({})),
+                PathSeg::Key(k) => v
+                    .as_object_mut()
+                    .unwrap()
+                    .entry(k.clone())
+                    .or_insert_with(|| json!({})),
                 PathSeg::Index(i) => &mut v.as_array_mut().unwrap()[*i],
             };
         }
@@ -140,7 +173,10 @@ fn model(mut value: Value, edit: &DocEdit) -> Value {
             let parent = slot(&mut value, parents);
             match last {
                 PathSeg::Key(k) => {
-                    parent.as_object_mut().unwrap().insert(k.clone(), new.clone());
+                    parent
+                        .as_object_mut()
+                        .unwrap()
+                        .insert(k.clone(), new.clone());
                 }
                 PathSeg::Index(i) => {
                     let array = parent.as_array_mut().unwrap();
@@ -165,11 +201,19 @@ fn model(mut value: Value, edit: &DocEdit) -> Value {
             }
         }
         DocEdit::RenameKey { path, new_key } => {
-            let (PathSeg::Key(old), parents) = path.split_last().unwrap() else { panic!() };
+            let (PathSeg::Key(old), parents) = path.split_last().unwrap() else {
+                panic!()
+            };
             let parent = slot(&mut value, parents).as_object_mut().unwrap();
             let renamed: Map<String, Value> = std::mem::take(parent)
                 .into_iter()
-                .map(|(k, v)| if &k == old { (new_key.clone(), v) } else { (k, v) })
+                .map(|(k, v)| {
+                    if &k == old {
+                        (new_key.clone(), v)
+                    } else {
+                        (k, v)
+                    }
+                })
                 .collect();
             *parent = renamed;
         }
@@ -287,7 +331,9 @@ persistence = "save-all"
 "#;
 
 fn toml_section(text: &str, header: &str) -> Range<usize> {
-    let start = text.find(header).unwrap_or_else(|| panic!("{header} in fixture"));
+    let start = text
+        .find(header)
+        .unwrap_or_else(|| panic!("{header} in fixture"));
     let after = start + header.len();
     let end = text[after..]
         .find("\n[")
@@ -306,11 +352,31 @@ struct JsonCase {
 
 fn json_cases() -> Vec<JsonCase> {
     vec![
-        JsonCase { name: "2-space JSON", text: CLAUDE_JSON.to_string(), strict: true },
-        JsonCase { name: "4-space JSON", text: reindent(CLAUDE_JSON, "    "), strict: true },
-        JsonCase { name: "tab JSON", text: reindent(CLAUDE_JSON, "\t"), strict: true },
-        JsonCase { name: "compact JSON", text: COMPACT_JSON.to_string(), strict: true },
-        JsonCase { name: "JSONC", text: VSCODE_JSONC.to_string(), strict: false },
+        JsonCase {
+            name: "2-space JSON",
+            text: CLAUDE_JSON.to_string(),
+            strict: true,
+        },
+        JsonCase {
+            name: "4-space JSON",
+            text: reindent(CLAUDE_JSON, "    "),
+            strict: true,
+        },
+        JsonCase {
+            name: "tab JSON",
+            text: reindent(CLAUDE_JSON, "\t"),
+            strict: true,
+        },
+        JsonCase {
+            name: "compact JSON",
+            text: COMPACT_JSON.to_string(),
+            strict: true,
+        },
+        JsonCase {
+            name: "JSONC",
+            text: VSCODE_JSONC.to_string(),
+            strict: false,
+        },
     ]
 }
 
@@ -327,19 +393,39 @@ fn check_json_edit(edit_for: impl Fn(&str) -> DocEdit, server: Option<&str>) {
     for case in json_cases() {
         let c = container(&case);
         let edit = edit_for(c);
-        let format = if case.strict { Format::Json } else { Format::Jsonc };
+        let format = if case.strict {
+            Format::Json
+        } else {
+            Format::Jsonc
+        };
         let after = apply_edits(format, &case.text, std::slice::from_ref(&edit))
             .unwrap_or_else(|e| panic!("{}: {e}", case.name));
         let allowed = json_slot(&case.text, &[c], server);
         assert_changed_within(&case.text, &after, allowed, case.name);
-        let actual = if case.strict { parse_strict_json(&after) } else { parse_jsonc(&after) };
+        let actual = if case.strict {
+            parse_strict_json(&after)
+        } else {
+            parse_jsonc(&after)
+        };
         let expected = model(parse_jsonc(&case.text), &edit);
         assert_same_value_and_order(&actual, &expected, case.name);
         if !case.strict {
             // a comment on the same line after a property goes with it when it is removed
-            let own_comment = if server == Some("fetch") { "" } else { "// trailing neighbour" };
-            for comment in ["// VS Code user mcp.json", "/* servers Switchboard manages */", own_comment] {
-                assert!(after.contains(comment), "{}: comment {comment:?} lost:\n{after}", case.name);
+            let own_comment = if server == Some("fetch") {
+                ""
+            } else {
+                "// trailing neighbour"
+            };
+            for comment in [
+                "// VS Code user mcp.json",
+                "/* servers Switchboard manages */",
+                own_comment,
+            ] {
+                assert!(
+                    after.contains(comment),
+                    "{}: comment {comment:?} lost:\n{after}",
+                    case.name
+                );
             }
         }
     }
@@ -360,7 +446,10 @@ fn json_change_one_arg_touches_only_that_server() {
 
 #[test]
 fn json_change_one_arg_keeps_multiline_array_layout() {
-    let edit = set(&["mcpServers", "github", "args"], json!(["-y", "@modelcontextprotocol/server-github@2"]));
+    let edit = set(
+        &["mcpServers", "github", "args"],
+        json!(["-y", "@modelcontextprotocol/server-github@2"]),
+    );
     let after = apply_edits(Format::Json, CLAUDE_JSON, &[edit]).unwrap();
     assert!(
         after.contains("\"args\": [\n        \"-y\",\n        \"@modelcontextprotocol/server-github@2\"\n      ],"),
@@ -370,12 +459,23 @@ fn json_change_one_arg_keeps_multiline_array_layout() {
 
 #[test]
 fn json_add_env_var_to_existing_env() {
-    check_json_edit(|c| set(&[c, "github", "env", "GITHUB_HOST"], json!("github.example.com")), Some("github"));
+    check_json_edit(
+        |c| {
+            set(
+                &[c, "github", "env", "GITHUB_HOST"],
+                json!("github.example.com"),
+            )
+        },
+        Some("github"),
+    );
 }
 
 #[test]
 fn json_add_env_var_creates_env_object() {
-    check_json_edit(|c| set(&[c, "filesystem", "env", "DEBUG"], json!("1")), Some("filesystem"));
+    check_json_edit(
+        |c| set(&[c, "filesystem", "env", "DEBUG"], json!("1")),
+        Some("filesystem"),
+    );
 }
 
 #[test]
@@ -386,7 +486,12 @@ fn json_remove_a_key_of_a_server() {
 #[test]
 fn json_add_a_new_server() {
     check_json_edit(
-        |c| set(&[c, "memory"], json!({"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"A": "1"}})),
+        |c| {
+            set(
+                &[c, "memory"],
+                json!({"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"A": "1"}}),
+            )
+        },
         None,
     );
 }
@@ -408,12 +513,18 @@ fn json_remove_the_last_server() {
 
 #[test]
 fn json_rename_a_server_keeps_its_position() {
-    check_json_edit(|c| rename(&[c, "github"], "github-enterprise"), Some("github"));
+    check_json_edit(
+        |c| rename(&[c, "github"], "github-enterprise"),
+        Some("github"),
+    );
 }
 
 #[test]
 fn json_set_disabled_true() {
-    check_json_edit(|c| set(&[c, "filesystem", "disabled"], json!(true)), Some("filesystem"));
+    check_json_edit(
+        |c| set(&[c, "filesystem", "disabled"], json!(true)),
+        Some("filesystem"),
+    );
 }
 
 #[test]
@@ -441,18 +552,43 @@ fn jsonc_minimal_set_keeps_comments_inside_the_server() {
         }),
     );
     let after = apply_edits(Format::Jsonc, VSCODE_JSONC, &[edit]).unwrap();
-    for comment in ["/* inside github */", "// the package", "// GitHub, needs a token", "// pinned below"] {
-        assert!(after.contains(comment), "comment {comment:?} lost:\n{after}");
+    for comment in [
+        "/* inside github */",
+        "// the package",
+        "// GitHub, needs a token",
+        "// pinned below",
+    ] {
+        assert!(
+            after.contains(comment),
+            "comment {comment:?} lost:\n{after}"
+        );
     }
-    assert!(after.contains("\"EXTRA\": \"1\","), "new env var uses the file's trailing commas:\n{after}");
+    assert!(
+        after.contains("\"EXTRA\": \"1\","),
+        "new env var uses the file's trailing commas:\n{after}"
+    );
 }
 
 #[test]
 fn jsonc_remove_server_keeps_neighbour_comments() {
-    let after = apply_edits(Format::Jsonc, VSCODE_JSONC, &[remove(&["servers", "filesystem"])]).unwrap();
-    assert!(after.contains("// GitHub, needs a token"), "comment of the next server lost:\n{after}");
-    assert!(after.contains("// trailing neighbour"), "comment of another server lost:\n{after}");
-    assert!(!after.contains("server-filesystem"), "server still there:\n{after}");
+    let after = apply_edits(
+        Format::Jsonc,
+        VSCODE_JSONC,
+        &[remove(&["servers", "filesystem"])],
+    )
+    .unwrap();
+    assert!(
+        after.contains("// GitHub, needs a token"),
+        "comment of the next server lost:\n{after}"
+    );
+    assert!(
+        after.contains("// trailing neighbour"),
+        "comment of another server lost:\n{after}"
+    );
+    assert!(
+        !after.contains("server-filesystem"),
+        "server still there:\n{after}"
+    );
 }
 
 #[test]
@@ -460,25 +596,52 @@ fn set_equal_value_changes_no_byte() {
     for case in json_cases() {
         let c = container(&case);
         let current = parse_jsonc(&case.text)[c]["github"].clone();
-        let format = if case.strict { Format::Json } else { Format::Jsonc };
+        let format = if case.strict {
+            Format::Json
+        } else {
+            Format::Jsonc
+        };
         let edits = [
-            DocEdit::Set { path: path(&[c, "github"]), value: current.clone() },
-            DocEdit::Set { path: path(&[c, "github", "command"]), value: json!("npx") },
-            DocEdit::Set { path: vec![], value: parse_jsonc(&case.text) },
+            DocEdit::Set {
+                path: path(&[c, "github"]),
+                value: current.clone(),
+            },
+            DocEdit::Set {
+                path: path(&[c, "github", "command"]),
+                value: json!("npx"),
+            },
+            DocEdit::Set {
+                path: vec![],
+                value: parse_jsonc(&case.text),
+            },
         ];
         let after = apply_edits(format, &case.text, &edits).unwrap();
-        assert_eq!(after, case.text, "{}: setting equal values must not change a byte", case.name);
+        assert_eq!(
+            after, case.text,
+            "{}: setting equal values must not change a byte",
+            case.name
+        );
     }
-    let after = apply_edits(Format::Toml, CODEX_TOML, &[set(&["mcp_servers", "github", "command"], json!("npx"))])
-        .unwrap();
-    assert_eq!(after, CODEX_TOML, "TOML: setting an equal value must not change a byte");
+    let after = apply_edits(
+        Format::Toml,
+        CODEX_TOML,
+        &[set(&["mcp_servers", "github", "command"], json!("npx"))],
+    )
+    .unwrap();
+    assert_eq!(
+        after, CODEX_TOML,
+        "TOML: setting an equal value must not change a byte"
+    );
 }
 
 #[test]
 fn remove_last_property_leaves_no_dangling_comma() {
     let text = "{\n  \"a\": 1,\n  \"b\": {\n    \"x\": 1,\n    \"y\": 2\n  }\n}\n";
     let after = apply_edits(Format::Json, text, &[remove(&["b", "y"])]).unwrap();
-    assert_eq!(after, "{\n  \"a\": 1,\n  \"b\": {\n    \"x\": 1\n  }\n}\n", "comma after x must go");
+    assert_eq!(
+        after, "{\n  \"a\": 1,\n  \"b\": {\n    \"x\": 1\n  }\n}\n",
+        "comma after x must go"
+    );
     let after = apply_edits(Format::Json, &after, &[remove(&["b"])]).unwrap();
     assert_eq!(after, "{\n  \"a\": 1\n}\n", "comma after a must go");
     parse_strict_json(&after);
@@ -488,58 +651,128 @@ fn remove_last_property_leaves_no_dangling_comma() {
 fn remove_last_property_keeps_trailing_comma_style() {
     let text = "{\n  \"a\": 1,\n  \"b\": 2,\n}\n";
     let after = apply_edits(Format::Jsonc, text, &[remove(&["b"])]).unwrap();
-    assert_eq!(after, "{\n  \"a\": 1,\n}\n", "a file with trailing commas keeps them");
+    assert_eq!(
+        after, "{\n  \"a\": 1,\n}\n",
+        "a file with trailing commas keeps them"
+    );
 }
 
 #[test]
 fn remove_only_property_leaves_empty_object() {
-    let after = apply_edits(Format::Json, "{\n  \"mcpServers\": {\n    \"a\": {}\n  }\n}", &[remove(&["mcpServers", "a"])])
-        .unwrap();
-    assert_eq!(parse_strict_json(&after), json!({"mcpServers": {}}), "result:\n{after}");
+    let after = apply_edits(
+        Format::Json,
+        "{\n  \"mcpServers\": {\n    \"a\": {}\n  }\n}",
+        &[remove(&["mcpServers", "a"])],
+    )
+    .unwrap();
+    assert_eq!(
+        parse_strict_json(&after),
+        json!({"mcpServers": {}}),
+        "result:\n{after}"
+    );
 }
 
 #[test]
 fn remove_missing_path_is_a_no_op() {
-    for p in [&["mcpServers", "nope"][..], &["nope", "deeper"], &["mcpServers", "github", "command", "x"]] {
+    for p in [
+        &["mcpServers", "nope"][..],
+        &["nope", "deeper"],
+        &["mcpServers", "github", "command", "x"],
+    ] {
         let after = apply_edits(Format::Json, CLAUDE_JSON, &[remove(p)]).unwrap();
-        assert_eq!(after, CLAUDE_JSON, "removing missing {p:?} must not change the file");
+        assert_eq!(
+            after, CLAUDE_JSON,
+            "removing missing {p:?} must not change the file"
+        );
         let after = apply_edits(Format::Toml, CODEX_TOML, &[remove(p)]).unwrap();
-        assert_eq!(after, CODEX_TOML, "TOML: removing missing {p:?} must not change the file");
+        assert_eq!(
+            after, CODEX_TOML,
+            "TOML: removing missing {p:?} must not change the file"
+        );
     }
 }
 
 #[test]
 fn keys_we_do_not_own_keep_their_order() {
     let text = r#"{"zeta": 1, "mcpServers": {"a": {"command": "x"}}, "alpha": [1, 2], "mid": {"k": true}}"#;
-    let after = apply_edits(Format::Json, text, &[set(&["mcpServers", "b"], json!({"command": "y"}))]).unwrap();
-    let keys: Vec<String> = parse_strict_json(&after).as_object().unwrap().keys().cloned().collect();
-    assert_eq!(keys, ["zeta", "mcpServers", "alpha", "mid"], "top-level key order changed:\n{after}");
-    assert!(after.ends_with(r#", "alpha": [1, 2], "mid": {"k": true}}"#), "bytes after the edit moved:\n{after}");
+    let after = apply_edits(
+        Format::Json,
+        text,
+        &[set(&["mcpServers", "b"], json!({"command": "y"}))],
+    )
+    .unwrap();
+    let keys: Vec<String> = parse_strict_json(&after)
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(
+        keys,
+        ["zeta", "mcpServers", "alpha", "mid"],
+        "top-level key order changed:\n{after}"
+    );
+    assert!(
+        after.ends_with(r#", "alpha": [1, 2], "mid": {"k": true}}"#),
+        "bytes after the edit moved:\n{after}"
+    );
 }
 
 #[test]
 fn empty_document_is_an_empty_object() {
     for text in ["", "\n", "  \n\n"] {
-        let after = apply_edits(Format::Json, text, &[set(&["mcpServers", "a", "command"], json!("x"))]).unwrap();
-        assert_eq!(parse_strict_json(&after), json!({"mcpServers": {"a": {"command": "x"}}}), "from {text:?}");
+        let after = apply_edits(
+            Format::Json,
+            text,
+            &[set(&["mcpServers", "a", "command"], json!("x"))],
+        )
+        .unwrap();
+        assert_eq!(
+            parse_strict_json(&after),
+            json!({"mcpServers": {"a": {"command": "x"}}}),
+            "from {text:?}"
+        );
     }
-    let after = apply_edits(Format::Jsonc, "// only a comment\n", &[set(&["a"], json!(1))]).unwrap();
-    assert!(after.starts_with("// only a comment\n"), "comment kept:\n{after}");
+    let after = apply_edits(
+        Format::Jsonc,
+        "// only a comment\n",
+        &[set(&["a"], json!(1))],
+    )
+    .unwrap();
+    assert!(
+        after.starts_with("// only a comment\n"),
+        "comment kept:\n{after}"
+    );
     assert_eq!(parse_jsonc(&after), json!({"a": 1}));
 }
 
 #[test]
 fn new_content_follows_the_file_indentation() {
     let four = reindent(CLAUDE_JSON, "    ");
-    let after = apply_edits(Format::Json, &four, &[set(&["mcpServers", "new"], json!({"command": "x", "env": {"K": "v"}}))])
-        .unwrap();
+    let after = apply_edits(
+        Format::Json,
+        &four,
+        &[set(
+            &["mcpServers", "new"],
+            json!({"command": "x", "env": {"K": "v"}}),
+        )],
+    )
+    .unwrap();
     assert!(
         after.contains("        \"new\": {\n            \"command\": \"x\",\n            \"env\": {\n                \"K\": \"v\"\n            }\n        }\n    },"),
         "new server should use 4-space indentation:\n{after}"
     );
     let tabs = reindent(CLAUDE_JSON, "\t");
-    let after = apply_edits(Format::Json, &tabs, &[set(&["mcpServers", "new"], json!({"command": "x"}))]).unwrap();
-    assert!(after.contains("\t\t\"new\": {\n\t\t\t\"command\": \"x\"\n\t\t}\n\t},"), "tabs expected:\n{after}");
+    let after = apply_edits(
+        Format::Json,
+        &tabs,
+        &[set(&["mcpServers", "new"], json!({"command": "x"}))],
+    )
+    .unwrap();
+    assert!(
+        after.contains("\t\t\"new\": {\n\t\t\t\"command\": \"x\"\n\t\t}\n\t},"),
+        "tabs expected:\n{after}"
+    );
 }
 
 #[test]
@@ -553,49 +786,113 @@ fn array_index_paths_address_list_style_servers() {
   }
 }"#;
     let list = |i: usize| {
-        vec![key("experimental"), key("modelContextProtocolServers"), PathSeg::Index(i)]
+        vec![
+            key("experimental"),
+            key("modelContextProtocolServers"),
+            PathSeg::Index(i),
+        ]
     };
     let mut p = list(1);
     p.extend(path(&["transport", "command"]));
-    let after = apply_edits(Format::Json, text, &[DocEdit::Set { path: p, value: json!("bunx") }]).unwrap();
+    let after = apply_edits(
+        Format::Json,
+        text,
+        &[DocEdit::Set {
+            path: p,
+            value: json!("bunx"),
+        }],
+    )
+    .unwrap();
     let npx = text.find("\"npx\"").unwrap();
     assert_changed_within(text, &after, npx..npx + 5, "only `npx` → `bunx` changes");
 
-    let after = apply_edits(Format::Json, text, &[DocEdit::Set { path: list(2), value: json!({"transport": {"type": "sse", "url": "http://x"}}) }])
-        .unwrap();
-    assert_eq!(parse_strict_json(&after)["experimental"]["modelContextProtocolServers"][2]["transport"]["url"], "http://x");
+    let after = apply_edits(
+        Format::Json,
+        text,
+        &[DocEdit::Set {
+            path: list(2),
+            value: json!({"transport": {"type": "sse", "url": "http://x"}}),
+        }],
+    )
+    .unwrap();
+    assert_eq!(
+        parse_strict_json(&after)["experimental"]["modelContextProtocolServers"][2]["transport"]
+            ["url"],
+        "http://x"
+    );
 
     let after = apply_edits(Format::Json, text, &[DocEdit::Remove { path: list(0) }]).unwrap();
     let servers = &parse_strict_json(&after)["experimental"]["modelContextProtocolServers"];
-    assert_eq!(servers.as_array().map(Vec::len), Some(1), "one server left:\n{after}");
+    assert_eq!(
+        servers.as_array().map(Vec::len),
+        Some(1),
+        "one server left:\n{after}"
+    );
     assert_eq!(servers[0]["transport"]["command"], "npx");
 
-    let err = apply_edits(Format::Json, text, &[DocEdit::Set { path: list(5), value: json!({}) }]).unwrap_err();
-    assert!(matches!(err, DocError::Path { .. }), "index past the end is an error: {err}");
+    let err = apply_edits(
+        Format::Json,
+        text,
+        &[DocEdit::Set {
+            path: list(5),
+            value: json!({}),
+        }],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, DocError::Path { .. }),
+        "index past the end is an error: {err}"
+    );
 }
 
 #[test]
 fn rename_to_an_existing_key_is_an_error() {
-    let err = apply_edits(Format::Json, CLAUDE_JSON, &[rename(&["mcpServers", "github"], "fetch")]).unwrap_err();
+    let err = apply_edits(
+        Format::Json,
+        CLAUDE_JSON,
+        &[rename(&["mcpServers", "github"], "fetch")],
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("already exists"), "message: {err}");
-    let err = apply_edits(Format::Toml, CODEX_TOML, &[rename(&["mcp_servers", "github"], "filesystem")]).unwrap_err();
+    let err = apply_edits(
+        Format::Toml,
+        CODEX_TOML,
+        &[rename(&["mcp_servers", "github"], "filesystem")],
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("already exists"), "message: {err}");
 }
 
 #[test]
 fn rename_escapes_the_new_key() {
-    let after = apply_edits(Format::Json, CLAUDE_JSON, &[rename(&["mcpServers", "github"], "git\"hub")]).unwrap();
-    assert!(parse_strict_json(&after)["mcpServers"].get("git\"hub").is_some(), "result:\n{after}");
+    let after = apply_edits(
+        Format::Json,
+        CLAUDE_JSON,
+        &[rename(&["mcpServers", "github"], "git\"hub")],
+    )
+    .unwrap();
+    assert!(
+        parse_strict_json(&after)["mcpServers"]
+            .get("git\"hub")
+            .is_some(),
+        "result:\n{after}"
+    );
 }
 
 #[test]
 fn parse_errors_carry_line_and_column() {
     let err = apply_edits(Format::Json, "{\n  \"a\": 1,\n  \"b\" 2\n}", &[]).unwrap_err();
     assert!(matches!(err, DocError::Parse(_)), "{err:?}");
-    assert!(err.to_string().contains("on line 3 column"), "message: {err}");
+    assert!(
+        err.to_string().contains("on line 3 column"),
+        "message: {err}"
+    );
     let err = apply_edits(Format::Toml, "a = 1\n[x\nb = 2\n", &[]).unwrap_err();
     assert!(matches!(err, DocError::Parse(_)), "{err:?}");
-    assert!(err.to_string().contains("on line 2 column"), "message: {err}");
+    assert!(
+        err.to_string().contains("on line 2 column"),
+        "message: {err}"
+    );
 }
 
 const GOOSE_YAML: &str = "\
@@ -625,41 +922,103 @@ extensions:
 fn yaml_block_edits_change_only_the_edited_lines() {
     let edited = |edits: &[DocEdit]| apply_edits(Format::Yaml, GOOSE_YAML, edits).unwrap();
     // A list value is rewritten in place, in the file's own item indentation.
-    let after = edited(&[set(&["extensions", "fetch", "args"], json!(["mcp-server-fetch", "--user-agent=x"]))]);
-    assert_eq!(after, GOOSE_YAML.replace("      - '--ignore-robots-txt'", "      - --user-agent=x"));
-    let after = edited(&[set(&["extensions", "memory", "args"], json!(["-y", "@modelcontextprotocol/server-memory@1"]))]);
-    assert_eq!(after, GOOSE_YAML.replace("    - '@modelcontextprotocol/server-memory'", "    - '@modelcontextprotocol/server-memory@1'"));
+    let after = edited(&[set(
+        &["extensions", "fetch", "args"],
+        json!(["mcp-server-fetch", "--user-agent=x"]),
+    )]);
+    assert_eq!(
+        after,
+        GOOSE_YAML.replace("      - '--ignore-robots-txt'", "      - --user-agent=x")
+    );
+    let after = edited(&[set(
+        &["extensions", "memory", "args"],
+        json!(["-y", "@modelcontextprotocol/server-memory@1"]),
+    )]);
+    assert_eq!(
+        after,
+        GOOSE_YAML.replace(
+            "    - '@modelcontextprotocol/server-memory'",
+            "    - '@modelcontextprotocol/server-memory@1'"
+        )
+    );
     // An inline value becomes a block; a scalar keeps its line.
     let after = edited(&[set(&["extensions", "fetch", "envs"], json!({"UA": "me"}))]);
-    assert_eq!(after, GOOSE_YAML.replace("    envs: {}\n", "    envs:\n      UA: me\n"));
+    assert_eq!(
+        after,
+        GOOSE_YAML.replace("    envs: {}\n", "    envs:\n      UA: me\n")
+    );
     let after = edited(&[set(&["extensions", "fetch", "timeout"], json!(60))]);
     assert_eq!(after, GOOSE_YAML.replace("timeout: 300", "timeout: 60"));
     // New keys go at the end of their mapping, before blank lines and comments.
     let after = edited(&[set(&["extensions", "memory", "timeout"], json!(30))]);
-    assert_eq!(after, GOOSE_YAML.replace("server-memory'\n", "server-memory'\n    timeout: 30\n"));
+    assert_eq!(
+        after,
+        GOOSE_YAML.replace("server-memory'\n", "server-memory'\n    timeout: 30\n")
+    );
     let after = edited(&[remove(&["extensions", "fetch", "timeout"])]);
     assert_eq!(after, GOOSE_YAML.replace("    timeout: 300\n", ""));
     let after = edited(&[rename(&["extensions", "memory"], "memory-2")]);
     assert_eq!(after, GOOSE_YAML.replace("  \"memory\":", "  memory-2:"));
-    let after = edited(&[set(&["extensions", "new one"], json!({"type": "stdio", "cmd": "x", "args": ["a b"]}))]);
-    assert_eq!(after, GOOSE_YAML.replace("# trailing", "  \"new one\":\n    type: stdio\n    cmd: x\n    args:\n      - a b\n# trailing"));
-    assert_eq!(edited(&[set(&["extensions", "fetch", "cmd"], json!("uvx"))]), GOOSE_YAML, "an equal value changes nothing");
+    let after = edited(&[set(
+        &["extensions", "new one"],
+        json!({"type": "stdio", "cmd": "x", "args": ["a b"]}),
+    )]);
+    assert_eq!(
+        after,
+        GOOSE_YAML.replace(
+            "# trailing",
+            "  \"new one\":\n    type: stdio\n    cmd: x\n    args:\n      - a b\n# trailing"
+        )
+    );
+    assert_eq!(
+        edited(&[set(&["extensions", "fetch", "cmd"], json!("uvx"))]),
+        GOOSE_YAML,
+        "an equal value changes nothing"
+    );
 }
 
 #[test]
 fn yaml_it_cannot_place_surely_is_refused() {
     let list = "mcpServers:\n  - name: a\n    command: x\n";
-    let err = apply_edits(Format::Yaml, list, &[DocEdit::Set { path: vec![PathSeg::Key("mcpServers".into()), PathSeg::Index(0), PathSeg::Key("command".into())], value: json!("y") }]).unwrap_err();
+    let err = apply_edits(
+        Format::Yaml,
+        list,
+        &[DocEdit::Set {
+            path: vec![
+                PathSeg::Key("mcpServers".into()),
+                PathSeg::Index(0),
+                PathSeg::Key("command".into()),
+            ],
+            value: json!("y"),
+        }],
+    )
+    .unwrap_err();
     assert!(matches!(err, DocError::Unsupported("YAML")), "{err:?}");
-    let err = apply_edits(Format::Yaml, "---\na: 1\n---\nb: 2\n", &[set(&["a"], json!(2))]).unwrap_err();
-    assert!(matches!(err, DocError::Unsupported("YAML") | DocError::Parse(_)), "{err:?}");
+    let err = apply_edits(
+        Format::Yaml,
+        "---\na: 1\n---\nb: 2\n",
+        &[set(&["a"], json!(2))],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, DocError::Unsupported("YAML") | DocError::Parse(_)),
+        "{err:?}"
+    );
 }
 
 #[test]
 fn set_through_a_scalar_is_an_error() {
-    let err = apply_edits(Format::Json, CLAUDE_JSON, &[set(&["globalShortcut", "x"], json!(1))]).unwrap_err();
+    let err = apply_edits(
+        Format::Json,
+        CLAUDE_JSON,
+        &[set(&["globalShortcut", "x"], json!(1))],
+    )
+    .unwrap_err();
     assert!(matches!(err, DocError::Path { .. }), "{err:?}");
-    assert!(err.to_string().starts_with("globalShortcut:"), "names the path: {err}");
+    assert!(
+        err.to_string().starts_with("globalShortcut:"),
+        "names the path: {err}"
+    );
 }
 
 #[test]
@@ -673,8 +1032,16 @@ fn utf8_bom_is_kept() {
 #[test]
 fn crlf_files_stay_crlf() {
     let text = "{\r\n  \"mcpServers\": {\r\n    \"a\": { \"command\": \"x\" }\r\n  }\r\n}\r\n";
-    let after = apply_edits(Format::Json, text, &[set(&["mcpServers", "b"], json!({"command": "y"}))]).unwrap();
-    assert!(!after.replace("\r\n", "").contains('\n'), "a bare LF was introduced:\n{after:?}");
+    let after = apply_edits(
+        Format::Json,
+        text,
+        &[set(&["mcpServers", "b"], json!({"command": "y"}))],
+    )
+    .unwrap();
+    assert!(
+        !after.replace("\r\n", "").contains('\n'),
+        "a bare LF was introduced:\n{after:?}"
+    );
 }
 
 // ---------------------------------------------------------------- TOML
@@ -685,7 +1052,13 @@ fn check_toml_edit(edit: DocEdit, allowed: Range<usize>) -> String {
     let expected = model(parse_toml(CODEX_TOML), &edit);
     let actual = parse_toml(&after);
     assert_eq!(actual, expected, "TOML value after {edit:?}:\n{after}");
-    for kept in ["# Codex config", "# file system access", "# other tables after", "[profiles.fast]", "[history]"] {
+    for kept in [
+        "# Codex config",
+        "# file system access",
+        "# other tables after",
+        "[profiles.fast]",
+        "[history]",
+    ] {
         assert!(after.contains(kept), "{kept:?} lost:\n{after}");
     }
     after
@@ -700,17 +1073,32 @@ fn github_section() -> Range<usize> {
 #[test]
 fn toml_change_one_arg() {
     let after = check_toml_edit(
-        set(&["mcp_servers", "github", "args"], json!(["-y", "@modelcontextprotocol/server-github@1"])),
+        set(
+            &["mcp_servers", "github", "args"],
+            json!(["-y", "@modelcontextprotocol/server-github@1"]),
+        ),
         github_section(),
     );
-    assert!(after.contains("args = [\n  \"-y\",\n  \"@modelcontextprotocol/server-github@1\",\n]"), "layout kept:\n{after}");
-    assert!(after.contains("command = \"npx\" # from npm"), "neighbour comment kept:\n{after}");
+    assert!(
+        after.contains("args = [\n  \"-y\",\n  \"@modelcontextprotocol/server-github@1\",\n]"),
+        "layout kept:\n{after}"
+    );
+    assert!(
+        after.contains("command = \"npx\" # from npm"),
+        "neighbour comment kept:\n{after}"
+    );
 }
 
 #[test]
 fn toml_add_env_var() {
-    let after = check_toml_edit(set(&["mcp_servers", "github", "env", "GITHUB_HOST"], json!("x")), github_section());
-    assert!(after.contains("env = { GITHUB_TOKEN = \"ghp_example\", GITHUB_HOST = \"x\" }"), "inline env kept:\n{after}");
+    let after = check_toml_edit(
+        set(&["mcp_servers", "github", "env", "GITHUB_HOST"], json!("x")),
+        github_section(),
+    );
+    assert!(
+        after.contains("env = { GITHUB_TOKEN = \"ghp_example\", GITHUB_HOST = \"x\" }"),
+        "inline env kept:\n{after}"
+    );
 }
 
 #[test]
@@ -724,7 +1112,10 @@ fn toml_set_disabled_true() {
         set(&["mcp_servers", "filesystem", "enabled"], json!(false)),
         toml_section(CODEX_TOML, "[mcp_servers.filesystem]"),
     );
-    assert!(after.contains("# pinned\nenabled = false\n"), "appended after the last key:\n{after}");
+    assert!(
+        after.contains("# pinned\nenabled = false\n"),
+        "appended after the last key:\n{after}"
+    );
 }
 
 #[test]
@@ -745,14 +1136,28 @@ fn toml_add_a_new_server_uses_codex_style() {
 
 #[test]
 fn toml_add_server_to_empty_document() {
-    let after = apply_edits(Format::Toml, "", &[set(&["mcp_servers", "x"], json!({"command": "a", "args": []}))]).unwrap();
-    assert_eq!(after, "[mcp_servers.x]\ncommand = \"a\"\nargs = []\n", "result:\n{after}");
+    let after = apply_edits(
+        Format::Toml,
+        "",
+        &[set(
+            &["mcp_servers", "x"],
+            json!({"command": "a", "args": []}),
+        )],
+    )
+    .unwrap();
+    assert_eq!(
+        after, "[mcp_servers.x]\ncommand = \"a\"\nargs = []\n",
+        "result:\n{after}"
+    );
 }
 
 #[test]
 fn toml_remove_a_server_with_its_subtables() {
     let after = check_toml_edit(remove(&["mcp_servers", "github"]), github_section());
-    assert!(!after.contains("mcp_servers.github"), "sub-table left behind:\n{after}");
+    assert!(
+        !after.contains("mcp_servers.github"),
+        "sub-table left behind:\n{after}"
+    );
 }
 
 #[test]
@@ -762,12 +1167,19 @@ fn toml_rename_a_server_keeps_its_position() {
     let history = after.find("[history]").unwrap();
     let fs = after.find("[mcp_servers.filesystem]").unwrap();
     assert!(fs < gh && gh < history, "position kept:\n{after}");
-    assert!(after.contains("[mcp_servers.gh.tools]"), "sub-table follows:\n{after}");
+    assert!(
+        after.contains("[mcp_servers.gh.tools]"),
+        "sub-table follows:\n{after}"
+    );
 }
 
 #[test]
 fn toml_null_is_an_error_not_a_panic() {
-    let err = apply_edits(Format::Toml, CODEX_TOML, &[set(&["mcp_servers", "x", "command"], Value::Null)]).unwrap_err();
+    let err = apply_edits(
+        Format::Toml,
+        CODEX_TOML,
+        &[set(&["mcp_servers", "x", "command"], Value::Null)],
+    )
+    .unwrap_err();
     assert!(matches!(err, DocError::Path { .. }), "{err:?}");
 }
-

@@ -91,7 +91,9 @@ fn get<'v>(mut value: &'v Value, path: &[PathSeg]) -> Option<&'v Value> {
 }
 
 fn parse_jsonc(text: &str) -> Option<Value> {
-    jsonc_parser::parse_to_serde_value::<Option<Value>>(text, &Default::default()).ok().flatten()
+    jsonc_parser::parse_to_serde_value::<Option<Value>>(text, &Default::default())
+        .ok()
+        .flatten()
 }
 
 proptest! {
@@ -175,7 +177,18 @@ proptest! {
 fn set_into_toml_round_trips_a_server() {
     let value = json!({"command": "npx", "args": ["-y", "x"], "env": {"A": "1"}, "enabled": true, "startup_timeout_sec": 20});
     let path = vec![PathSeg::Key("mcp_servers".into()), PathSeg::Key("x".into())];
-    let out = apply_edits(Format::Toml, "", &[DocEdit::Set { path: path.clone(), value: value.clone() }]).unwrap();
+    let out = apply_edits(
+        Format::Toml,
+        "",
+        &[DocEdit::Set {
+            path: path.clone(),
+            value: value.clone(),
+        }],
+    )
+    .unwrap();
     let again = apply_edits(Format::Toml, &out, &[DocEdit::Set { path, value }]).unwrap();
-    assert_eq!(again, out, "setting the same server again changes nothing:\n{out}");
+    assert_eq!(
+        again, out,
+        "setting the same server again changes nothing:\n{out}"
+    );
 }

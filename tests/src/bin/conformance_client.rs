@@ -44,10 +44,15 @@ async fn main() -> ExitCode {
         eprintln!("usage: conformance-client <server url>  (scenario in MCP_CONFORMANCE_SCENARIO)");
         return ExitCode::from(2);
     };
-    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_else(|_| "initialize".into());
+    let scenario =
+        std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_else(|_| "initialize".into());
     eprintln!("conformance-client: scenario {scenario}, server {url}");
     if scenario.starts_with("auth/") {
-        return if run_auth(&url).await { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+        return if run_auth(&url).await {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        };
     }
 
     let m = Manager::new(ManagerOptions {
@@ -61,7 +66,9 @@ async fn main() -> ExitCode {
     });
     if scenario.starts_with("elicitation") {
         // What `switchboard --accept-defaults` does: answer with the schema's defaults.
-        m.set_elicitation_handler(Some(switchboard_engine::manager::connection::accept_defaults_handler("conformance-client")));
+        m.set_elicitation_handler(Some(
+            switchboard_engine::manager::connection::accept_defaults_handler("conformance-client"),
+        ));
     }
     let ok = run(&m, &url, &scenario).await;
     m.shutdown().await;
@@ -74,7 +81,13 @@ async fn main() -> ExitCode {
 }
 
 async fn run(m: &Manager, url: &str, scenario: &str) -> bool {
-    let report = m.start(vec![Wanted::new(ServerDef::remote(SERVER, Transport::Http, url))]).await;
+    let report = m
+        .start(vec![Wanted::new(ServerDef::remote(
+            SERVER,
+            Transport::Http,
+            url,
+        ))])
+        .await;
     if !report.connected.iter().any(|s| s == SERVER) {
         eprintln!("conformance-client: could not connect: {report:?}");
         if let Some(logs) = m.logs(SERVER) {
@@ -85,7 +98,10 @@ async fn run(m: &Manager, url: &str, scenario: &str) -> bool {
         return false;
     }
     if let Some(st) = m.state(SERVER) {
-        eprintln!("conformance-client: connected ({:?}, protocol {:?})", st.transport_used, st.protocol_version);
+        eprintln!(
+            "conformance-client: connected ({:?}, protocol {:?})",
+            st.transport_used, st.protocol_version
+        );
     }
     let tools = m.tools();
     for t in &tools.tools {
@@ -112,7 +128,12 @@ async fn run(m: &Manager, url: &str, scenario: &str) -> bool {
             }
             let mut ok = true;
             for t in &tools.tools {
-                let required = t.input_schema.get("required").and_then(Value::as_array).map(|r| !r.is_empty()).unwrap_or(false);
+                let required = t
+                    .input_schema
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| !r.is_empty())
+                    .unwrap_or(false);
                 if !required {
                     ok &= call(m, &t.name, json!({})).await;
                 }
@@ -157,9 +178,18 @@ enum Stop {
 async fn run_auth(url: &str) -> bool {
     let vault = Vault::new(Arc::new(MemoryBackend::default()));
     // Pre-registered client credentials, when the scenario has them.
-    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT").ok().and_then(|c| serde_json::from_str(&c).ok()).unwrap_or(Value::Null);
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
     let text = |k: &str| context.get(k).and_then(Value::as_str).map(str::to_string);
-    let base = SignInOptions { client_id: text("client_id"), client_secret: text("client_secret"), client_metadata_url: Some(CLIENT_METADATA_URL.into()), accept_same_origin_issuer: true, ..SignInOptions::default() };
+    let base = SignInOptions {
+        client_id: text("client_id"),
+        client_secret: text("client_secret"),
+        client_metadata_url: Some(CLIENT_METADATA_URL.into()),
+        accept_same_origin_issuer: true,
+        ..SignInOptions::default()
+    };
     let mut sign_ins = 0;
     loop {
         let challenge = match session(url, &vault).await {
@@ -171,11 +201,28 @@ async fn run_auth(url: &str) -> bool {
             Err(Stop::Challenge(c)) => c,
         };
         eprintln!("conformance-client: the server asks for authorization: {challenge}");
-        let params = url::Url::parse(url).map(|u| WWWAuthenticateParams::parse(&challenge, &u)).ok();
-        if params.as_ref().is_some_and(WWWAuthenticateParams::is_insufficient_scope) {
-            let granted: Vec<String> = vault.record(SERVER).ok().flatten().and_then(|r| r.credentials).map(|c| c.granted_scopes).unwrap_or_default();
-            let wanted = params.as_ref().and_then(|p| p.scope.clone()).unwrap_or_default();
-            if wanted.split_whitespace().all(|s| granted.iter().any(|g| g == s)) {
+        let params = url::Url::parse(url)
+            .map(|u| WWWAuthenticateParams::parse(&challenge, &u))
+            .ok();
+        if params
+            .as_ref()
+            .is_some_and(WWWAuthenticateParams::is_insufficient_scope)
+        {
+            let granted: Vec<String> = vault
+                .record(SERVER)
+                .ok()
+                .flatten()
+                .and_then(|r| r.credentials)
+                .map(|c| c.granted_scopes)
+                .unwrap_or_default();
+            let wanted = params
+                .as_ref()
+                .and_then(|p| p.scope.clone())
+                .unwrap_or_default();
+            if wanted
+                .split_whitespace()
+                .all(|s| granted.iter().any(|g| g == s))
+            {
                 eprintln!("conformance-client: insufficient_scope, but every scope asked for ({wanted}) is already granted ({granted:?}); giving up");
                 return false;
             }
@@ -185,7 +232,16 @@ async fn run_auth(url: &str) -> bool {
             return false;
         }
         sign_ins += 1;
-        if let Err(e) = sign_in(url, &vault, SignInOptions { challenge: Some(challenge), ..base.clone() }).await {
+        if let Err(e) = sign_in(
+            url,
+            &vault,
+            SignInOptions {
+                challenge: Some(challenge),
+                ..base.clone()
+            },
+        )
+        .await
+        {
             eprintln!("conformance-client: sign-in {sign_ins} failed: {e}");
             return false;
         }
@@ -198,28 +254,61 @@ async fn run_auth(url: &str) -> bool {
 /// there is one. initialize, tools/list, then every tool without required
 /// arguments.
 async fn session(url: &str, vault: &Vault) -> Result<(), Stop> {
-    let info = ClientConfig::new(SwitchboardClient::capabilities(), Implementation::new("switchboard-conformance-client", env!("CARGO_PKG_VERSION")))
-        .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE);
+    let info = ClientConfig::new(
+        SwitchboardClient::capabilities(),
+        Implementation::new("switchboard-conformance-client", env!("CARGO_PKG_VERSION")),
+    )
+    .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE);
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
-    let authorized = oauth::authorized(SERVER, url, vault).await.map_err(Stop::Failed)?;
+    let authorized = oauth::authorized(SERVER, url, vault)
+        .await
+        .map_err(Stop::Failed)?;
     let served = match authorized {
-        Authorized::Client(client) => info.serve(StreamableHttpClientTransport::with_client(client, config)).await,
-        Authorized::None => info.serve(StreamableHttpClientTransport::from_config(config)).await,
+        Authorized::Client(client) => {
+            info.serve(StreamableHttpClientTransport::with_client(client, config))
+                .await
+        }
+        Authorized::None => {
+            info.serve(StreamableHttpClientTransport::from_config(config))
+                .await
+        }
     };
     let client = match served {
         Ok(c) => c,
-        Err(e) => return Err(e.auth_challenge().map(|c| Stop::Challenge(c.to_string())).unwrap_or_else(|| Stop::Failed(format!("initialize failed: {e}")))),
+        Err(e) => {
+            return Err(e
+                .auth_challenge()
+                .map(|c| Stop::Challenge(c.to_string()))
+                .unwrap_or_else(|| Stop::Failed(format!("initialize failed: {e}"))))
+        }
     };
-    let stop = |what: &str, e: rmcp::ServiceError| e.auth_challenge().map(|c| Stop::Challenge(c.to_string())).unwrap_or_else(|| Stop::Failed(format!("{what} failed: {e}")));
+    let stop = |what: &str, e: rmcp::ServiceError| {
+        e.auth_challenge()
+            .map(|c| Stop::Challenge(c.to_string()))
+            .unwrap_or_else(|| Stop::Failed(format!("{what} failed: {e}")))
+    };
     let result = async {
-        let tools = client.list_all_tools().await.map_err(|e| stop("tools/list", e))?;
-        eprintln!("conformance-client: tools {:?}", tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>());
+        let tools = client
+            .list_all_tools()
+            .await
+            .map_err(|e| stop("tools/list", e))?;
+        eprintln!(
+            "conformance-client: tools {:?}",
+            tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>()
+        );
         for t in &tools {
-            let required = t.input_schema.get("required").and_then(Value::as_array).is_some_and(|r| !r.is_empty());
+            let required = t
+                .input_schema
+                .get("required")
+                .and_then(Value::as_array)
+                .is_some_and(|r| !r.is_empty());
             if required {
                 continue;
             }
-            let out = client.call_tool(CallToolRequestParams::new(t.name.clone())).await.map_err(|e| stop("tools/call", e))?;
+            let out = client
+                .call_tool(CallToolRequestParams::new(t.name.clone()))
+                .await
+                .map_err(|e| stop("tools/call", e))?;
             eprintln!("conformance-client: {} -> {:?}", t.name, out.content);
             if out.is_error == Some(true) {
                 return Err(Stop::Failed(format!("tool {} reported an error", t.name)));
@@ -239,7 +328,10 @@ async fn sign_in(url: &str, vault: &Vault, options: SignInOptions) -> anyhow::Re
     let auth_url = pending.url.clone();
     let (done, browsed) = tokio::join!(pending.finish(Duration::from_secs(20)), browse(&auth_url));
     let (status, page) = browsed?;
-    anyhow::ensure!(status == 200, "the redirect listener answered {status}: {page}");
+    anyhow::ensure!(
+        status == 200,
+        "the redirect listener answered {status}: {page}"
+    );
     Ok(done?)
 }
 
@@ -259,22 +351,44 @@ async fn browse(auth_url: &str) -> anyhow::Result<(u16, String)> {
 /// A plain HTTP/1.1 GET (no redirects): status, `Location`, body.
 async fn http_get(target: &str) -> anyhow::Result<(u16, Option<String>, String)> {
     let u = url::Url::parse(target)?;
-    anyhow::ensure!(u.scheme() == "http", "only http:// is supported here: {target}");
-    let host = u.host_str().ok_or_else(|| anyhow::anyhow!("no host in {target}"))?.trim_start_matches('[').trim_end_matches(']').to_string();
+    anyhow::ensure!(
+        u.scheme() == "http",
+        "only http:// is supported here: {target}"
+    );
+    let host = u
+        .host_str()
+        .ok_or_else(|| anyhow::anyhow!("no host in {target}"))?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
     let port = u.port_or_known_default().unwrap_or(80);
     let path = match u.query() {
         Some(q) => format!("{}?{q}", u.path()),
         None => u.path().to_string(),
     };
-    let mut stream = tokio::time::timeout(Duration::from_secs(10), tokio::net::TcpStream::connect((host.as_str(), port))).await??;
-    let authority = u.port().map(|p| format!("{}:{p}", u.host_str().unwrap_or_default())).unwrap_or_else(|| u.host_str().unwrap_or_default().to_string());
+    let mut stream = tokio::time::timeout(
+        Duration::from_secs(10),
+        tokio::net::TcpStream::connect((host.as_str(), port)),
+    )
+    .await??;
+    let authority = u
+        .port()
+        .map(|p| format!("{}:{p}", u.host_str().unwrap_or_default()))
+        .unwrap_or_else(|| u.host_str().unwrap_or_default().to_string());
     stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nAccept: text/html\r\n\r\n").as_bytes()).await?;
     let mut raw = Vec::new();
     tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut raw)).await??;
     let text = String::from_utf8_lossy(&raw);
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let mut lines = head.lines();
-    let status: u16 = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|s| s.parse().ok()).ok_or_else(|| anyhow::anyhow!("not an HTTP response from {target}: {head}"))?;
-    let location = lines.filter_map(|l| l.split_once(':')).find(|(k, _)| k.trim().eq_ignore_ascii_case("location")).map(|(_, v)| v.trim().to_string());
+    let status: u16 = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("not an HTTP response from {target}: {head}"))?;
+    let location = lines
+        .filter_map(|l| l.split_once(':'))
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case("location"))
+        .map(|(_, v)| v.trim().to_string());
     Ok((status, location, body.to_string()))
 }

@@ -19,12 +19,12 @@ use std::{
 };
 
 use base64::Engine as _;
+use rmcp::serde::de::DeserializeOwned;
 use rmcp::{
     model::*,
     service::{NotificationContext, RequestContext},
     ErrorData as McpError, RoleServer, ServerHandler, ServiceExt,
 };
-use rmcp::serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 /// A 1x1 PNG.
@@ -57,7 +57,12 @@ fn wav() -> String {
 /// rmcp's typed value of a protocol JSON object (the shapes below are the
 /// scenarios' own, written as JSON).
 fn typed<T: DeserializeOwned>(v: Value) -> Result<T, McpError> {
-    serde_json::from_value(v).map_err(|e| McpError::internal_error(format!("conformance-server built an invalid message: {e}"), None))
+    serde_json::from_value(v).map_err(|e| {
+        McpError::internal_error(
+            format!("conformance-server built an invalid message: {e}"),
+            None,
+        )
+    })
 }
 
 fn text_result(text: impl Into<String>) -> CallToolResult {
@@ -165,30 +170,68 @@ struct Conformance {
 
 impl Conformance {
     async fn log(&self, peer: &rmcp::Peer<RoleServer>, level: LoggingLevel, text: &str) {
-        if self.level.lock().unwrap().is_some_and(|least| (level as u8) < (least as u8)) {
+        if self
+            .level
+            .lock()
+            .unwrap()
+            .is_some_and(|least| (level as u8) < (least as u8))
+        {
             return;
         }
-        if let Ok(p) = typed::<LoggingMessageNotificationParam>(json!({ "level": level, "logger": "conformance-server", "data": text })) {
+        if let Ok(p) = typed::<LoggingMessageNotificationParam>(
+            json!({ "level": level, "logger": "conformance-server", "data": text }),
+        ) {
             let _ = peer.notify_logging_message(p).await;
         }
     }
 
-    async fn elicit(&self, cx: &RequestContext<RoleServer>, message: &str, schema: Value) -> Result<CallToolResult, McpError> {
-        if cx.peer.peer_info().is_none_or(|i| i.capabilities.elicitation.is_none()) {
-            return Err(McpError::invalid_request("the client does not support elicitation", None));
+    async fn elicit(
+        &self,
+        cx: &RequestContext<RoleServer>,
+        message: &str,
+        schema: Value,
+    ) -> Result<CallToolResult, McpError> {
+        if cx
+            .peer
+            .peer_info()
+            .is_none_or(|i| i.capabilities.elicitation.is_none())
+        {
+            return Err(McpError::invalid_request(
+                "the client does not support elicitation",
+                None,
+            ));
         }
-        let params: ElicitRequestParams = typed(json!({ "mode": "form", "message": message, "requestedSchema": schema }))?;
-        let r = cx.peer.create_elicitation(params).await.map_err(|e| McpError::internal_error(format!("elicitation/create failed: {e}"), None))?;
+        let params: ElicitRequestParams =
+            typed(json!({ "mode": "form", "message": message, "requestedSchema": schema }))?;
+        let r = cx.peer.create_elicitation(params).await.map_err(|e| {
+            McpError::internal_error(format!("elicitation/create failed: {e}"), None)
+        })?;
         let action = serde_json::to_value(&r.action).unwrap_or_default();
-        let content = r.content.map(|c| serde_json::to_value(c).unwrap_or_default()).unwrap_or(Value::Null);
-        Ok(text_result(format!("Elicitation completed: action={}, content={content}", action.as_str().unwrap_or("?"))))
+        let content = r
+            .content
+            .map(|c| serde_json::to_value(c).unwrap_or_default())
+            .unwrap_or(Value::Null);
+        Ok(text_result(format!(
+            "Elicitation completed: action={}, content={content}",
+            action.as_str().unwrap_or("?")
+        )))
     }
 
-    async fn run(&self, name: &str, args: &JsonObject, cx: &RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+    async fn run(
+        &self,
+        name: &str,
+        args: &JsonObject,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
         match name {
             "test_simple_text" => Ok(text_result("This is a simple text response for testing.")),
-            "test_image_content" => Ok(CallToolResult::success(vec![ContentBlock::image(PNG, "image/png")])),
-            "test_audio_content" => typed(json!({ "content": [{ "type": "audio", "data": wav(), "mimeType": "audio/wav" }] })),
+            "test_image_content" => Ok(CallToolResult::success(vec![ContentBlock::image(
+                PNG,
+                "image/png",
+            )])),
+            "test_audio_content" => typed(
+                json!({ "content": [{ "type": "audio", "data": wav(), "mimeType": "audio/wav" }] }),
+            ),
             "test_embedded_resource" => typed(json!({ "content": [{
                 "type": "resource",
                 "resource": { "uri": "test://embedded-resource", "mimeType": "text/plain", "text": "This is an embedded resource content." },
@@ -199,14 +242,19 @@ impl Conformance {
                 { "type": "resource", "resource": { "uri": "test://mixed-content-resource", "mimeType": "application/json", "text": "{\"test\":\"data\",\"value\":123}" } },
             ] })),
             "test_tool_with_logging" => {
-                self.log(&cx.peer, LoggingLevel::Info, "Tool execution started").await;
+                self.log(&cx.peer, LoggingLevel::Info, "Tool execution started")
+                    .await;
                 tokio::time::sleep(STEP).await;
-                self.log(&cx.peer, LoggingLevel::Info, "Tool processing data").await;
+                self.log(&cx.peer, LoggingLevel::Info, "Tool processing data")
+                    .await;
                 tokio::time::sleep(STEP).await;
-                self.log(&cx.peer, LoggingLevel::Info, "Tool execution completed").await;
+                self.log(&cx.peer, LoggingLevel::Info, "Tool execution completed")
+                    .await;
                 Ok(text_result("Tool with logging executed successfully"))
             }
-            "test_error_handling" => Ok(CallToolResult::error(vec![ContentBlock::text("This tool intentionally returns an error for testing")])),
+            "test_error_handling" => Ok(CallToolResult::error(vec![ContentBlock::text(
+                "This tool intentionally returns an error for testing",
+            )])),
             "test_tool_with_progress" => {
                 let token = cx.meta.get_progress_token();
                 for (i, step) in [0, 50, 100].into_iter().enumerate() {
@@ -214,32 +262,58 @@ impl Conformance {
                         tokio::time::sleep(STEP).await;
                     }
                     if let Some(token) = &token {
-                        let p: ProgressNotificationParam = typed(json!({ "progressToken": token, "progress": step, "total": 100 }))?;
+                        let p: ProgressNotificationParam = typed(
+                            json!({ "progressToken": token, "progress": step, "total": 100 }),
+                        )?;
                         let _ = cx.peer.notify_progress(p).await;
                     }
                 }
-                Ok(text_result(format!("Tool with progress executed ({})", if token.is_some() { "progress reported" } else { "no progress token" })))
+                Ok(text_result(format!(
+                    "Tool with progress executed ({})",
+                    if token.is_some() {
+                        "progress reported"
+                    } else {
+                        "no progress token"
+                    }
+                )))
             }
             "test_sampling" => {
-                let prompt = args.get("prompt").and_then(Value::as_str).ok_or_else(|| McpError::invalid_params("test_sampling needs a string `prompt`", None))?;
-                if cx.peer.peer_info().is_none_or(|i| i.capabilities.sampling.is_none()) {
-                    return Err(McpError::invalid_request("the client does not support sampling", None));
+                let prompt = args.get("prompt").and_then(Value::as_str).ok_or_else(|| {
+                    McpError::invalid_params("test_sampling needs a string `prompt`", None)
+                })?;
+                if cx
+                    .peer
+                    .peer_info()
+                    .is_none_or(|i| i.capabilities.sampling.is_none())
+                {
+                    return Err(McpError::invalid_request(
+                        "the client does not support sampling",
+                        None,
+                    ));
                 }
                 let params: CreateMessageRequestParams = typed(json!({
                     "messages": [{ "role": "user", "content": { "type": "text", "text": prompt } }],
                     "maxTokens": 100,
                 }))?;
-                let r = cx.peer.create_message(params).await.map_err(|e| McpError::internal_error(format!("sampling/createMessage failed: {e}"), None))?;
+                let r = cx.peer.create_message(params).await.map_err(|e| {
+                    McpError::internal_error(format!("sampling/createMessage failed: {e}"), None)
+                })?;
                 let v = serde_json::to_value(&r).unwrap_or_default();
                 // `content` is one block, or (2025-11-25) possibly a list.
                 let text = match &v["content"] {
-                    Value::Array(a) => a.iter().filter_map(|c| c["text"].as_str()).collect::<Vec<_>>().join(" "),
+                    Value::Array(a) => a
+                        .iter()
+                        .filter_map(|c| c["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
                     c => c["text"].as_str().unwrap_or_default().to_string(),
                 };
                 Ok(text_result(format!("LLM response: {text}")))
             }
             "test_elicitation" => {
-                let message = args.get("message").and_then(Value::as_str).ok_or_else(|| McpError::invalid_params("test_elicitation needs a string `message`", None))?;
+                let message = args.get("message").and_then(Value::as_str).ok_or_else(|| {
+                    McpError::invalid_params("test_elicitation needs a string `message`", None)
+                })?;
                 let schema = json!({
                     "type": "object",
                     "properties": {
@@ -250,14 +324,34 @@ impl Conformance {
                 });
                 self.elicit(cx, message, schema).await
             }
-            "test_elicitation_sep1034_defaults" => self.elicit(cx, "Please review and update the form fields with defaults", sep1034_schema()).await,
-            "test_elicitation_sep1330_enums" => self.elicit(cx, "Please select options from the enum fields", sep1330_schema()).await,
+            "test_elicitation_sep1034_defaults" => {
+                self.elicit(
+                    cx,
+                    "Please review and update the form fields with defaults",
+                    sep1034_schema(),
+                )
+                .await
+            }
+            "test_elicitation_sep1330_enums" => {
+                self.elicit(
+                    cx,
+                    "Please select options from the enum fields",
+                    sep1330_schema(),
+                )
+                .await
+            }
             "test_reconnection" => {
                 tokio::time::sleep(STEP).await;
                 Ok(text_result("Reconnection test completed successfully"))
             }
-            "json_schema_2020_12_tool" => Ok(text_result(format!("json_schema_2020_12_tool called with {}", Value::Object(args.clone())))),
-            other => Err(McpError::invalid_params(format!("unknown tool {other:?}"), None)),
+            "json_schema_2020_12_tool" => Ok(text_result(format!(
+                "json_schema_2020_12_tool called with {}",
+                Value::Object(args.clone())
+            ))),
+            other => Err(McpError::invalid_params(
+                format!("unknown tool {other:?}"),
+                None,
+            )),
         }
     }
 }
@@ -309,28 +403,53 @@ impl ServerHandler for Conformance {
             "completions": {},
         }))
         .unwrap_or_default();
-        ServerConfig::new(caps).with_server_info(Implementation::new("conformance-server", env!("CARGO_PKG_VERSION")))
+        ServerConfig::new(caps).with_server_info(Implementation::new(
+            "conformance-server",
+            env!("CARGO_PKG_VERSION"),
+        ))
     }
 
-    async fn initialize(&self, request: InitializeRequestParams, context: RequestContext<RoleServer>) -> Result<InitializeResult, McpError> {
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
 
-    async fn list_tools(&self, _r: Option<PaginatedRequestParams>, _cx: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+    async fn list_tools(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
         typed(json!({ "tools": tools() }))
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         let args = request.arguments.clone().unwrap_or_default();
-        self.run(&request.name, &args, &context).await.map(Into::into)
+        self.run(&request.name, &args, &context)
+            .await
+            .map(Into::into)
     }
 
-    async fn list_resources(&self, _r: Option<PaginatedRequestParams>, _cx: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
+    async fn list_resources(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
         typed(json!({ "resources": resources() }))
     }
 
-    async fn list_resource_templates(&self, _r: Option<PaginatedRequestParams>, _cx: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, McpError> {
+    async fn list_resource_templates(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
         typed(json!({ "resourceTemplates": [{
             "uriTemplate": "test://template/{id}/data",
             "name": "template-data",
@@ -339,45 +458,91 @@ impl ServerHandler for Conformance {
         }] }))
     }
 
-    async fn read_resource(&self, request: ReadResourceRequestParams, _cx: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri.as_str();
         let contents = match uri {
-            "test://static-text" => json!({ "uri": uri, "mimeType": "text/plain", "text": "This is the content of the static text resource." }),
+            "test://static-text" => {
+                json!({ "uri": uri, "mimeType": "text/plain", "text": "This is the content of the static text resource." })
+            }
             "test://static-binary" => json!({ "uri": uri, "mimeType": "image/png", "blob": PNG }),
-            "test://watched-resource" => json!({ "uri": uri, "mimeType": "text/plain", "text": "Watched resource content." }),
-            _ => match uri.strip_prefix("test://template/").and_then(|r| r.strip_suffix("/data")).filter(|id| !id.is_empty() && !id.contains('/')) {
+            "test://watched-resource" => {
+                json!({ "uri": uri, "mimeType": "text/plain", "text": "Watched resource content." })
+            }
+            _ => match uri
+                .strip_prefix("test://template/")
+                .and_then(|r| r.strip_suffix("/data"))
+                .filter(|id| !id.is_empty() && !id.contains('/'))
+            {
                 Some(id) => json!({
                     "uri": uri,
                     "mimeType": "application/json",
                     "text": json!({ "id": id, "templateTest": true, "data": format!("Data for ID: {id}") }).to_string(),
                 }),
-                None => return Err(McpError::resource_not_found(format!("no resource {uri}"), Some(json!({ "uri": uri })))),
+                None => {
+                    return Err(McpError::resource_not_found(
+                        format!("no resource {uri}"),
+                        Some(json!({ "uri": uri })),
+                    ))
+                }
             },
         };
         let r: ReadResourceResult = typed(json!({ "contents": [contents] }))?;
         Ok(r.into())
     }
 
-    async fn subscribe(&self, request: SubscribeRequestParams, _cx: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         self.subscriptions.lock().unwrap().insert(request.uri);
         Ok(())
     }
 
-    async fn unsubscribe(&self, request: UnsubscribeRequestParams, _cx: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         self.subscriptions.lock().unwrap().remove(&request.uri);
         Ok(())
     }
 
-    async fn list_prompts(&self, _r: Option<PaginatedRequestParams>, _cx: RequestContext<RoleServer>) -> Result<ListPromptsResult, McpError> {
+    async fn list_prompts(
+        &self,
+        _r: Option<PaginatedRequestParams>,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
         typed(json!({ "prompts": prompts() }))
     }
 
-    async fn get_prompt(&self, request: GetPromptRequestParams, _cx: RequestContext<RoleServer>) -> Result<GetPromptResponse, McpError> {
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
         let arg = |k: &str| {
-            request.arguments.as_ref().and_then(|a| a.get(k)).and_then(Value::as_str).map(str::to_string).ok_or_else(|| McpError::invalid_params(format!("prompt {} needs argument `{k}`", request.name), None))
+            request
+                .arguments
+                .as_ref()
+                .and_then(|a| a.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| {
+                    McpError::invalid_params(
+                        format!("prompt {} needs argument `{k}`", request.name),
+                        None,
+                    )
+                })
         };
         let messages = match request.name.as_str() {
-            "test_simple_prompt" => json!([{ "role": "user", "content": { "type": "text", "text": "This is a simple prompt for testing." } }]),
+            "test_simple_prompt" => {
+                json!([{ "role": "user", "content": { "type": "text", "text": "This is a simple prompt for testing." } }])
+            }
             "test_prompt_with_arguments" => {
                 let (a1, a2) = (arg("arg1")?, arg("arg2")?);
                 json!([{ "role": "user", "content": { "type": "text", "text": format!("Prompt with arguments: arg1='{a1}', arg2='{a2}'") } }])
@@ -393,20 +558,42 @@ impl ServerHandler for Conformance {
                 { "role": "user", "content": { "type": "image", "data": PNG, "mimeType": "image/png" } },
                 { "role": "user", "content": { "type": "text", "text": "Please analyze the image above." } },
             ]),
-            other => return Err(McpError::invalid_params(format!("unknown prompt {other:?}"), None)),
+            other => {
+                return Err(McpError::invalid_params(
+                    format!("unknown prompt {other:?}"),
+                    None,
+                ))
+            }
         };
         let r: GetPromptResult = typed(json!({ "messages": messages }))?;
         Ok(r.into())
     }
 
-    async fn complete(&self, request: CompleteRequestParams, _cx: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
         let v = serde_json::to_value(&request).unwrap_or_default();
-        let (name, value) = (v["argument"]["name"].as_str().unwrap_or_default(), v["argument"]["value"].as_str().unwrap_or_default());
-        let values: Vec<&str> = candidates(name).iter().copied().filter(|c| c.starts_with(value)).collect();
-        typed(json!({ "completion": { "values": values, "total": values.len(), "hasMore": false } }))
+        let (name, value) = (
+            v["argument"]["name"].as_str().unwrap_or_default(),
+            v["argument"]["value"].as_str().unwrap_or_default(),
+        );
+        let values: Vec<&str> = candidates(name)
+            .iter()
+            .copied()
+            .filter(|c| c.starts_with(value))
+            .collect();
+        typed(
+            json!({ "completion": { "values": values, "total": values.len(), "hasMore": false } }),
+        )
     }
 
-    async fn set_level(&self, request: SetLevelRequestParams, _cx: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         *self.level.lock().unwrap() = Some(request.level);
         Ok(())
     }
@@ -416,7 +603,9 @@ impl ServerHandler for Conformance {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
-    let running = Conformance::default().serve(rmcp::transport::stdio()).await?;
+    let running = Conformance::default()
+        .serve(rmcp::transport::stdio())
+        .await?;
     running.waiting().await?;
     Ok(())
 }

@@ -298,13 +298,19 @@ impl Shared {
         ];
         debug_assert!(tools
             .iter()
-            .map(|t| t.name.strip_prefix(p.as_str()).unwrap_or(&t.name).to_string())
+            .map(|t| t
+                .name
+                .strip_prefix(p.as_str())
+                .unwrap_or(&t.name)
+                .to_string())
             .eq(FIXED_TOOLS.iter().map(|s| s.to_string())));
         // Hostile tools, only with their flags, right after the fixed ones.
         if let Some(n) = args.list_changed_burst {
             tools.push(Tool::new(
                 format!("{p}burst"),
-                format!("Sends `count` (default {n}) notifications/tools/list_changed back to back"),
+                format!(
+                    "Sends `count` (default {n}) notifications/tools/list_changed back to back"
+                ),
                 schema(json!({
                     "type": "object",
                     "properties": {"count": {"type": "integer", "minimum": 0}},
@@ -319,11 +325,15 @@ impl Shared {
             ));
         }
         if let Some(path) = &args.description_file {
-            let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("--description-file {}: {e}", path.display()));
+            let text = std::fs::read_to_string(path)
+                .unwrap_or_else(|e| panic!("--description-file {}: {e}", path.display()));
             tools[0].description = Some(text.trim_end().to_string().into());
         }
         if args.poison_tags {
-            let hidden: String = HIDDEN_INSTRUCTION.chars().map(|c| char::from_u32(c as u32 + 0xE0000).unwrap()).collect();
+            let hidden: String = HIDDEN_INSTRUCTION
+                .chars()
+                .map(|c| char::from_u32(c as u32 + 0xE0000).unwrap())
+                .collect();
             tools.push(Tool::new(
                 format!("{p}weather"),
                 format!("Returns\u{200B} the weather\u{200C} for a city.{hidden}"),
@@ -338,7 +348,11 @@ impl Shared {
             ));
         }
         for name in &args.extra_tools {
-            tools.push(Tool::new(name.clone(), "Echo-like extra tool", text_schema.clone()));
+            tools.push(Tool::new(
+                name.clone(),
+                "Echo-like extra tool",
+                text_schema.clone(),
+            ));
         }
         // One shared description (10 000 tools x 10 KB must not cost 100 MB here).
         let generated_description: &'static str = match args.description_bytes {
@@ -521,7 +535,13 @@ impl Fixture {
         let prefix = self.shared.args.tool_prefix.as_str();
         // Exact extra names win over prefixed built-ins.
         if self.shared.args.extra_tools.iter().any(|t| t == name)
-            || self.shared.dynamic_tools.read().unwrap().iter().any(|t| t.name == name)
+            || self
+                .shared
+                .dynamic_tools
+                .read()
+                .unwrap()
+                .iter()
+                .any(|t| t.name == name)
             || (self.shared.args.poison_tags && name == format!("{prefix}weather"))
             || (self.shared.args.shadow.is_some() && name == format!("{prefix}notes"))
         {
@@ -555,7 +575,9 @@ impl Fixture {
                 r.structured_content = Some(json!({ "sum": sum_json }));
                 Ok(r)
             }
-            "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("deliberate failure")])),
+            "fail" => Ok(CallToolResult::error(vec![ContentBlock::text(
+                "deliberate failure",
+            )])),
             "sleep" => {
                 let ms = args.get("ms").and_then(Value::as_u64).ok_or_else(|| {
                     McpError::invalid_params("sleep needs a non-negative integer `ms`", None)
@@ -579,7 +601,10 @@ impl Fixture {
                 std::process::exit(1);
             }
             "spawn_child" => {
-                let inherit = args.get("inherit_stdio").and_then(Value::as_bool).unwrap_or(false);
+                let inherit = args
+                    .get("inherit_stdio")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
                 let mut cmd = std::process::Command::new("sleep");
                 cmd.arg("1000");
                 if !inherit {
@@ -620,13 +645,19 @@ impl Fixture {
                 // clients get it on their subscriptions/listen stream.
                 let _ = context.peer.notify_tool_list_changed().await;
                 let _ = self.shared.tools_tx.send(());
-                Ok(CallToolResult::success(vec![ContentBlock::text(format!("added {name}"))]))
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                    "added {name}"
+                ))]))
             }
             "roots" => {
                 #[allow(deprecated)]
-                let r = context.peer.list_roots().await.map_err(|e| McpError::internal_error(format!("roots/list failed: {e}"), None))?;
+                let r = context.peer.list_roots().await.map_err(|e| {
+                    McpError::internal_error(format!("roots/list failed: {e}"), None)
+                })?;
                 let uris: Vec<String> = r.roots.iter().map(|x| x.uri.clone()).collect();
-                Ok(CallToolResult::success(vec![ContentBlock::text(uris.join("\n"))]))
+                Ok(CallToolResult::success(vec![ContentBlock::text(
+                    uris.join("\n"),
+                )]))
             }
             "elicit" => {
                 let params: rmcp::model::ElicitRequestParams = serde_json::from_value(json!({
@@ -635,13 +666,19 @@ impl Fixture {
                     "requestedSchema": {"type": "object", "properties": {"name": {"type": "string", "default": "Grace"}}, "required": ["name"]}
                 }))
                 .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-                let r = context.peer.create_elicitation(params).await.map_err(|e| McpError::internal_error(format!("elicitation failed: {e}"), None))?;
+                let r = context.peer.create_elicitation(params).await.map_err(|e| {
+                    McpError::internal_error(format!("elicitation failed: {e}"), None)
+                })?;
                 let v = serde_json::to_value(&r).unwrap_or_default();
-                Ok(CallToolResult::success(vec![ContentBlock::text(v.to_string())]))
+                Ok(CallToolResult::success(vec![ContentBlock::text(
+                    v.to_string(),
+                )]))
             }
             "bump_counter" => {
                 let v = self.shared.bump_counter();
-                Ok(CallToolResult::success(vec![ContentBlock::text(v.to_string())]))
+                Ok(CallToolResult::success(vec![ContentBlock::text(
+                    v.to_string(),
+                )]))
             }
             "stats" => Ok(CallToolResult::structured(json!({
                 "calls": self.shared.calls.load(Ordering::SeqCst),
@@ -656,7 +693,10 @@ impl Fixture {
                 let n = match args.get("count") {
                     None | Some(Value::Null) => self.shared.args.list_changed_burst.unwrap_or(0),
                     Some(v) => v.as_u64().ok_or_else(|| {
-                        McpError::invalid_params("burst: `count` must be a non-negative integer", None)
+                        McpError::invalid_params(
+                            "burst: `count` must be a non-negative integer",
+                            None,
+                        )
                     })?,
                 };
                 let sent = self.shared.burst(&context.peer, n).await;
@@ -666,10 +706,14 @@ impl Fixture {
             }
             "huge" if self.shared.args.huge_result.is_some() => {
                 let bytes = self.shared.args.huge_result.unwrap_or(0);
-                Ok(CallToolResult::success(vec![ContentBlock::text(huge_text(bytes))]))
+                Ok(CallToolResult::success(vec![ContentBlock::text(
+                    huge_text(bytes),
+                )]))
             }
             other => {
-                if let Some(i) = other.strip_prefix("tool_").and_then(|s| s.parse::<usize>().ok())
+                if let Some(i) = other
+                    .strip_prefix("tool_")
+                    .and_then(|s| s.parse::<usize>().ok())
                 {
                     if i < self.shared.args.tools {
                         return Ok(echo_like(name, args));
@@ -738,7 +782,10 @@ impl ServerHandler for Fixture {
         self.negotiate_initialize(&request)
     }
 
-    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
         if self.shared.args.init_delay_ms > 0 {
             tokio::time::sleep(Duration::from_millis(self.shared.args.init_delay_ms)).await;
         }
@@ -761,11 +808,18 @@ impl ServerHandler for Fixture {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.shared.tools_list_requests.fetch_add(1, Ordering::SeqCst);
+        self.shared
+            .tools_list_requests
+            .fetch_add(1, Ordering::SeqCst);
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
         self.shared.gate("tools/list", cursor.is_none()).await;
         let dynamic = self.shared.dynamic_tools.read().unwrap().clone();
-        let all: Vec<&Tool> = self.shared.static_tools.iter().chain(dynamic.iter()).collect();
+        let all: Vec<&Tool> = self
+            .shared
+            .static_tools
+            .iter()
+            .chain(dynamic.iter())
+            .collect();
         let (page, next) = self.paginate(all.iter().map(|t| (*t).clone()), cursor)?;
         let mut result = ListToolsResult::with_all_items(page);
         result.next_cursor = next;
@@ -786,7 +840,9 @@ impl ServerHandler for Fixture {
             }
         }
         let args = request.arguments.clone().unwrap_or_default();
-        self.run_tool(&request.name, &args, &context).await.map(Into::into)
+        self.run_tool(&request.name, &args, &context)
+            .await
+            .map(Into::into)
     }
 
     async fn list_resources(
@@ -810,7 +866,9 @@ impl ServerHandler for Fixture {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        self.shared.gate("resources/templates/list", cursor.is_none()).await;
+        self.shared
+            .gate("resources/templates/list", cursor.is_none())
+            .await;
         self.resources_enabled()?;
         let all = vec![ResourceTemplate::new("fixture://item/{id}", "item")
             .with_description("Item by id; reads as `item <id>`")
@@ -916,7 +974,10 @@ impl ServerHandler for Fixture {
         self.resources_enabled()?;
         // `--description-file` changes the prompt's description too (a prompt that changed).
         let description = match &self.shared.args.description_file {
-            Some(path) => format!("Greets someone by name. {}", std::fs::read_to_string(path).unwrap_or_default().trim_end()),
+            Some(path) => format!(
+                "Greets someone by name. {}",
+                std::fs::read_to_string(path).unwrap_or_default().trim_end()
+            ),
             None => "Greets someone by name".to_string(),
         };
         let all = vec![Prompt::new(
@@ -940,7 +1001,10 @@ impl ServerHandler for Fixture {
         self.shared.gate("prompts/get", true).await;
         self.resources_enabled()?;
         if request.name != "greet" {
-            return Err(McpError::invalid_params(format!("unknown prompt {:?}", request.name), None));
+            return Err(McpError::invalid_params(
+                format!("unknown prompt {:?}", request.name),
+                None,
+            ));
         }
         let name = request
             .arguments
@@ -1099,7 +1163,10 @@ fn stderr_garbage() {
 async fn stay_alive_after_eof() -> ! {
     // Not eprintln!: it panics when nobody reads stderr any more, and a
     // server that stays alive must survive exactly that.
-    let _ = writeln!(std::io::stderr(), "fixture-server: stdin EOF, staying alive (--ignore-stdin-eof)");
+    let _ = writeln!(
+        std::io::stderr(),
+        "fixture-server: stdin EOF, staying alive (--ignore-stdin-eof)"
+    );
     std::future::pending::<()>().await;
     unreachable!()
 }
@@ -1157,7 +1224,10 @@ struct SseState {
 
 async fn serve_http(shared: Arc<Shared>) -> anyhow::Result<()> {
     let args = shared.args.clone();
-    let addr = args.http.clone().unwrap_or_else(|| "127.0.0.1:0".to_string());
+    let addr = args
+        .http
+        .clone()
+        .unwrap_or_else(|| "127.0.0.1:0".to_string());
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
@@ -1198,16 +1268,27 @@ async fn serve_http(shared: Arc<Shared>) -> anyhow::Result<()> {
     }
     if let Some(token) = args.require_bearer.clone() {
         let wanted = format!("Bearer {token}");
-        router = router.layer(axum::middleware::from_fn(move |request: axum::extract::Request, next: axum::middleware::Next| {
-            let ok = request.headers().get("authorization").and_then(|v| v.to_str().ok()) == Some(wanted.as_str());
-            async move {
-                if ok {
-                    next.run(request).await
-                } else {
-                    (StatusCode::UNAUTHORIZED, [("www-authenticate", "Bearer")], "a bearer token is required").into_response()
+        router = router.layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let ok = request
+                    .headers()
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    == Some(wanted.as_str());
+                async move {
+                    if ok {
+                        next.run(request).await
+                    } else {
+                        (
+                            StatusCode::UNAUTHORIZED,
+                            [("www-authenticate", "Bearer")],
+                            "a bearer token is required",
+                        )
+                            .into_response()
+                    }
                 }
-            }
-        }));
+            },
+        ));
     }
     let path = if args.sse { "sse" } else { "mcp" };
     let host = match local.ip() {
@@ -1243,7 +1324,9 @@ async fn sse_get(
             Ok(running) => {
                 let _ = running.waiting().await;
             }
-            Err(e) => eprintln!("fixture-server: sse session {session_id} failed to initialize: {e}"),
+            Err(e) => {
+                eprintln!("fixture-server: sse session {session_id} failed to initialize: {e}")
+            }
         }
         sessions.lock().unwrap().remove(&session_id);
     });
@@ -1266,7 +1349,7 @@ async fn sse_get(
             .chain(futures::stream::iter(huge))
             .chain(messages),
     )
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+    .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
 
 async fn sse_post(
@@ -1282,7 +1365,13 @@ async fn sse_post(
     };
     let msg: RxJsonRpcMessage<RoleServer> = match serde_json::from_slice(&body) {
         Ok(m) => m,
-        Err(e) => return (StatusCode::BAD_REQUEST, format!("invalid JSON-RPC message: {e}")).into_response(),
+        Err(e) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("invalid JSON-RPC message: {e}"),
+            )
+                .into_response()
+        }
     };
     if tx.unbounded_send(msg).is_err() {
         return (StatusCode::NOT_FOUND, "session closed").into_response();

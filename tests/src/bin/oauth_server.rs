@@ -267,7 +267,11 @@ async fn register(State(st): State<St>, body: Bytes) -> Response {
             let mut uris = Vec::new();
             for u in a {
                 let Some(s) = u.as_str() else {
-                    return oauth_error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", "redirect_uris must be strings");
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_redirect_uri",
+                        "redirect_uris must be strings",
+                    );
                 };
                 match url::Url::parse(s) {
                     Ok(parsed) if parsed.fragment().is_none() => uris.push(s.to_string()),
@@ -304,7 +308,11 @@ async fn register(State(st): State<St>, body: Bytes) -> Response {
         );
     }
     let client_id = random_token("client-");
-    let method = if st.args.dcr_confidential && method == "none" { "client_secret_basic".to_string() } else { method };
+    let method = if st.args.dcr_confidential && method == "none" {
+        "client_secret_basic".to_string()
+    } else {
+        method
+    };
     let secret = (method != "none").then(|| random_token("secret-"));
     let mut resp = meta.clone();
     resp["client_id"] = json!(client_id);
@@ -346,7 +354,9 @@ async fn authorize(State(st): State<St>, RawQuery(query): RawQuery) -> Response 
             return bad_request(format!("unknown client_id {client_id}"));
         };
         if !client.redirect_uris.iter().any(|u| u == redirect_uri) {
-            return bad_request(format!("redirect_uri {redirect_uri} is not registered for this client"));
+            return bad_request(format!(
+                "redirect_uri {redirect_uri} is not registered for this client"
+            ));
         }
     }
     if get("response_type") != Some("code") {
@@ -393,7 +403,10 @@ async fn authorize(State(st): State<St>, RawQuery(query): RawQuery) -> Response 
     if inner.deny {
         url.query_pairs_mut()
             .append_pair("error", "access_denied")
-            .append_pair("error_description", "denied by /_control/deny-authorization")
+            .append_pair(
+                "error_description",
+                "denied by /_control/deny-authorization",
+            )
             .append_pair("state", state)
             .append_pair("iss", &st.issuer);
     } else {
@@ -443,7 +456,13 @@ fn basic_credentials(headers: &HeaderMap) -> Option<Result<(String, String), ()>
     Some(parsed)
 }
 
-fn issue_tokens(st: &AppState, inner: &mut Inner, client_id: &str, scope: &str, resource: &str) -> Value {
+fn issue_tokens(
+    st: &AppState,
+    inner: &mut Inner,
+    client_id: &str,
+    scope: &str,
+    resource: &str,
+) -> Value {
     let access = random_token("at-");
     let refresh = random_token("rt-");
     inner.access.insert(
@@ -477,7 +496,9 @@ async fn token(State(st): State<St>, headers: HeaderMap, body: Bytes) -> Respons
         st.stats.token_outage_hits.fetch_add(1, Ordering::SeqCst);
         // The connection breaks mid-answer, as when the network goes away:
         // the client gets no OAuth answer at all.
-        let broken = futures::stream::once(async { Err::<Bytes, std::io::Error>(std::io::Error::other("token outage")) });
+        let broken = futures::stream::once(async {
+            Err::<Bytes, std::io::Error>(std::io::Error::other("token outage"))
+        });
         return Response::builder()
             .status(StatusCode::OK)
             .header(header::CONTENT_TYPE, "application/json")
@@ -502,7 +523,11 @@ fn token_inner(st: &AppState, headers: &HeaderMap, body: &[u8]) -> Response {
     let basic = match basic_credentials(headers) {
         Some(Ok(c)) => Some(c),
         Some(Err(())) => {
-            return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "malformed Basic credentials")
+            return oauth_error(
+                StatusCode::UNAUTHORIZED,
+                "invalid_client",
+                "malformed Basic credentials",
+            )
         }
         None => None,
     };
@@ -516,7 +541,11 @@ fn token_inner(st: &AppState, headers: &HeaderMap, body: &[u8]) -> Response {
     let (client_id, secret, auth_method) = match &basic {
         Some((id, secret)) => {
             if get("client_id").is_some_and(|f| f != id) {
-                return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "client_id differs from Basic credentials");
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    "client_id differs from Basic credentials",
+                );
             }
             (id.clone(), Some(secret.clone()), "client_secret_basic")
         }
@@ -525,7 +554,13 @@ fn token_inner(st: &AppState, headers: &HeaderMap, body: &[u8]) -> Response {
                 Some(s) => (id.to_string(), Some(s.to_string()), "client_secret_post"),
                 None => (id.to_string(), None, "none"),
             },
-            None => return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "no client authentication"),
+            None => {
+                return oauth_error(
+                    StatusCode::UNAUTHORIZED,
+                    "invalid_client",
+                    "no client authentication",
+                )
+            }
         },
     };
 
@@ -544,7 +579,11 @@ fn token_inner(st: &AppState, headers: &HeaderMap, body: &[u8]) -> Response {
     };
     if let Some(expected) = &client.secret {
         if secret.as_deref() != Some(expected.as_str()) {
-            return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "client authentication failed");
+            return oauth_error(
+                StatusCode::UNAUTHORIZED,
+                "invalid_client",
+                "client authentication failed",
+            );
         }
     }
     let resource_param = get("resource");
@@ -557,7 +596,11 @@ fn token_inner(st: &AppState, headers: &HeaderMap, body: &[u8]) -> Response {
             );
         }
     } else if st.args.require_resource {
-        return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "missing resource");
+        return oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "missing resource",
+        );
     }
 
     match get("grant_type") {
@@ -573,24 +616,44 @@ fn token_inner(st: &AppState, headers: &HeaderMap, body: &[u8]) -> Response {
             };
             // Any attempt consumes the code, successful or not.
             let Some(grant) = inner.codes.remove(code) else {
-                return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "unknown or already used code");
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_grant",
+                    "unknown or already used code",
+                );
             };
             if grant.expires < Instant::now() {
                 return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "code expired");
             }
             if grant.client_id != client_id {
-                return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "code was issued to another client");
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_grant",
+                    "code was issued to another client",
+                );
             }
             if grant.redirect_uri != redirect_uri {
-                return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "redirect_uri does not match");
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_grant",
+                    "redirect_uri does not match",
+                );
             }
             let computed = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
             if computed != grant.challenge {
-                return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "PKCE verification failed");
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_grant",
+                    "PKCE verification failed",
+                );
             }
             if let (Some(a), Some(b)) = (grant.resource.as_deref(), resource_param) {
                 if a != b {
-                    return oauth_error(StatusCode::BAD_REQUEST, "invalid_target", "resource differs from the authorization request");
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_target",
+                        "resource differs from the authorization request",
+                    );
                 }
             }
             let resource = st.resource.clone();
@@ -600,25 +663,45 @@ fn token_inner(st: &AppState, headers: &HeaderMap, body: &[u8]) -> Response {
         }
         Some("refresh_token") => {
             let Some(rt) = get("refresh_token") else {
-                return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "refresh_token is required");
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    "refresh_token is required",
+                );
             };
             if inner.reject_refresh {
                 st.stats.refreshes_rejected.fetch_add(1, Ordering::SeqCst);
-                return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "refresh rejected by /_control/reject-refresh");
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_grant",
+                    "refresh rejected by /_control/reject-refresh",
+                );
             }
             match inner.refresh.get(rt) {
                 None => {
                     st.stats.refreshes_rejected.fetch_add(1, Ordering::SeqCst);
-                    return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "unknown or already used refresh token");
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_grant",
+                        "unknown or already used refresh token",
+                    );
                 }
                 Some(g) if g.client_id != client_id => {
-                    return oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", "refresh token was issued to another client");
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_grant",
+                        "refresh token was issued to another client",
+                    );
                 }
                 Some(g) => {
                     if let Some(s) = get("scope") {
                         let original: HashSet<&str> = g.scope.split_whitespace().collect();
                         if !s.split_whitespace().all(|x| original.contains(x)) {
-                            return oauth_error(StatusCode::BAD_REQUEST, "invalid_scope", "scope exceeds the original grant");
+                            return oauth_error(
+                                StatusCode::BAD_REQUEST,
+                                "invalid_scope",
+                                "scope exceeds the original grant",
+                            );
                         }
                     }
                 }
@@ -634,7 +717,11 @@ fn token_inner(st: &AppState, headers: &HeaderMap, body: &[u8]) -> Response {
             "unsupported_grant_type",
             format!("grant_type {other} is not supported"),
         ),
-        None => oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "missing grant_type"),
+        None => oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "missing grant_type",
+        ),
     }
 }
 
@@ -643,13 +730,18 @@ fn token_inner(st: &AppState, headers: &HeaderMap, body: &[u8]) -> Response {
 fn challenge(st: &AppState, error: Option<&str>) -> Response {
     let mut value = String::from("Bearer ");
     if !st.args.no_metadata {
-        value.push_str(&format!("resource_metadata=\"{}\", ", st.resource_metadata_url));
+        value.push_str(&format!(
+            "resource_metadata=\"{}\", ",
+            st.resource_metadata_url
+        ));
     }
     value.push_str(&format!("scope=\"{SCOPE}\""));
     if let Some(e) = error {
         value.push_str(&format!(", error=\"{e}\""));
     }
-    st.stats.mcp_requests_rejected.fetch_add(1, Ordering::SeqCst);
+    st.stats
+        .mcp_requests_rejected
+        .fetch_add(1, Ordering::SeqCst);
     let mut resp = (
         StatusCode::UNAUTHORIZED,
         Json(json!({ "error": error.unwrap_or("unauthorized") })),
@@ -691,7 +783,9 @@ async fn require_token(State(st): State<St>, mut req: Request, next: Next) -> Re
     let Some(info) = info else {
         return challenge(&st, Some("invalid_token"));
     };
-    st.stats.mcp_requests_authorized.fetch_add(1, Ordering::SeqCst);
+    st.stats
+        .mcp_requests_authorized
+        .fetch_add(1, Ordering::SeqCst);
     req.extensions_mut().insert(info);
     next.run(req).await
 }
@@ -775,7 +869,10 @@ impl ServerHandler for Mcp {
         let mut caps = ServerCapabilities::default();
         caps.tools = Some(ToolsCapability::default());
         ServerConfig::new(caps)
-            .with_server_info(Implementation::new("oauth-fixture", env!("CARGO_PKG_VERSION")))
+            .with_server_info(Implementation::new(
+                "oauth-fixture",
+                env!("CARGO_PKG_VERSION"),
+            ))
             .with_instructions("Switchboard OAuth test server")
     }
 
@@ -815,7 +912,9 @@ impl ServerHandler for Mcp {
                     .get::<axum::http::request::Parts>()
                     .and_then(|p| p.extensions.get::<TokenInfo>())
                     .cloned()
-                    .ok_or_else(|| McpError::internal_error("no token information on this request", None))?;
+                    .ok_or_else(|| {
+                        McpError::internal_error("no token information on this request", None)
+                    })?;
                 let v = json!({ "client_id": info.client_id, "scope": info.scope });
                 let mut r = CallToolResult::success(vec![ContentBlock::text(v.to_string())]);
                 r.structured_content = Some(v);
@@ -828,7 +927,12 @@ impl ServerHandler for Mcp {
                     .ok_or_else(|| McpError::invalid_params("echo needs a string `text`", None))?;
                 CallToolResult::success(vec![ContentBlock::text(text.to_string())])
             }
-            other => return Err(McpError::invalid_params(format!("unknown tool {other:?}"), None)),
+            other => {
+                return Err(McpError::invalid_params(
+                    format!("unknown tool {other:?}"),
+                    None,
+                ))
+            }
         };
         Ok(result.into())
     }
@@ -901,16 +1005,31 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let mut router = Router::new()
         .route("/_control/revoke-access", post(control_revoke_access))
         .route("/_control/reject-refresh", post(control_reject_refresh))
-        .route("/_control/deny-authorization", post(control_deny_authorization))
+        .route(
+            "/_control/deny-authorization",
+            post(control_deny_authorization),
+        )
         .route("/_control/token-outage", post(control_token_outage))
         .route("/_control/reset", post(control_reset))
         .route("/_control/stats", get(control_stats));
     if !args.no_metadata {
         router = router
-            .route("/.well-known/oauth-protected-resource", get(protected_resource_metadata))
-            .route("/.well-known/oauth-protected-resource/mcp", get(protected_resource_metadata))
-            .route("/.well-known/oauth-authorization-server", get(authorization_server_metadata))
-            .route("/.well-known/openid-configuration", get(authorization_server_metadata))
+            .route(
+                "/.well-known/oauth-protected-resource",
+                get(protected_resource_metadata),
+            )
+            .route(
+                "/.well-known/oauth-protected-resource/mcp",
+                get(protected_resource_metadata),
+            )
+            .route(
+                "/.well-known/oauth-authorization-server",
+                get(authorization_server_metadata),
+            )
+            .route(
+                "/.well-known/openid-configuration",
+                get(authorization_server_metadata),
+            )
             .route("/authorize", get(authorize))
             .route("/token", post(token));
         if !args.no_registration {

@@ -72,14 +72,27 @@ impl Registry {
         for f in std::fs::read_dir(dir)? {
             let p = f?.path();
             if p.extension().is_some_and(|x| x == "json") {
-                let v: Value = serde_json::from_slice(&std::fs::read(&p)?).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+                let v: Value = serde_json::from_slice(&std::fs::read(&p)?)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
                 entries.push(v);
             }
         }
         entries.sort_by(|a, b| {
-            (name_of(a), official(a)["publishedAt"].as_str().unwrap_or_default()).cmp(&(name_of(b), official(b)["publishedAt"].as_str().unwrap_or_default()))
+            (
+                name_of(a),
+                official(a)["publishedAt"].as_str().unwrap_or_default(),
+            )
+                .cmp(&(
+                    name_of(b),
+                    official(b)["publishedAt"].as_str().unwrap_or_default(),
+                ))
         });
-        Ok(Registry { entries, requests: AtomicU64::new(0), fail_first: 0, always_fail: false })
+        Ok(Registry {
+            entries,
+            requests: AtomicU64::new(0),
+            fail_first: 0,
+            always_fail: false,
+        })
     }
 
     /// 503 for the first `fail_first` requests, or always.
@@ -90,17 +103,33 @@ impl Registry {
 
     fn latest<'a>(&'a self, name: &str) -> Option<&'a Value> {
         let all: Vec<&Value> = self.entries.iter().filter(|e| name_of(e) == name).collect();
-        all.iter().find(|e| official(e)["isLatest"] == json!(true)).copied().or(all.last().copied())
+        all.iter()
+            .find(|e| official(e)["isLatest"] == json!(true))
+            .copied()
+            .or(all.last().copied())
     }
 }
 
 fn page(items: Vec<&Value>, q: &HashMap<String, String>) -> Value {
-    let limit = q.get("limit").and_then(|l| l.parse::<usize>().ok()).unwrap_or(30).clamp(1, 100);
+    let limit = q
+        .get("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .unwrap_or(30)
+        .clamp(1, 100);
     let start = match q.get("cursor").filter(|c| !c.is_empty()) {
-        Some(c) => items.iter().position(|e| key(e) == *c).map(|i| i + 1).unwrap_or(items.len()),
+        Some(c) => items
+            .iter()
+            .position(|e| key(e) == *c)
+            .map(|i| i + 1)
+            .unwrap_or(items.len()),
         None => 0,
     };
-    let slice: Vec<Value> = items.iter().skip(start).take(limit).map(|e| (*e).clone()).collect();
+    let slice: Vec<Value> = items
+        .iter()
+        .skip(start)
+        .take(limit)
+        .map(|e| (*e).clone())
+        .collect();
     let more = start + slice.len() < items.len();
     let mut metadata = json!({"count": slice.len()});
     if more {
@@ -109,18 +138,30 @@ fn page(items: Vec<&Value>, q: &HashMap<String, String>) -> Value {
     json!({"servers": slice, "metadata": metadata})
 }
 
-async fn list(State(r): State<Arc<Registry>>, Query(q): Query<HashMap<String, String>>) -> Response {
+async fn list(
+    State(r): State<Arc<Registry>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
     if let Some(fail) = r.gate() {
         return fail;
     }
-    let search = q.get("search").map(|s| s.to_lowercase()).unwrap_or_default();
+    let search = q
+        .get("search")
+        .map(|s| s.to_lowercase())
+        .unwrap_or_default();
     let latest_only = q.get("version").is_some_and(|v| v == "latest");
     let items: Vec<&Value> = r
         .entries
         .iter()
         .filter(|e| {
             let s = &e["server"];
-            let text = format!("{} {} {}", name_of(e), s["title"].as_str().unwrap_or_default(), s["description"].as_str().unwrap_or_default()).to_lowercase();
+            let text = format!(
+                "{} {} {}",
+                name_of(e),
+                s["title"].as_str().unwrap_or_default(),
+                s["description"].as_str().unwrap_or_default()
+            )
+            .to_lowercase();
             text.contains(&search)
         })
         .filter(|e| !latest_only || r.latest(name_of(e)).is_some_and(|l| std::ptr::eq(l, *e)))
@@ -128,25 +169,51 @@ async fn list(State(r): State<Arc<Registry>>, Query(q): Query<HashMap<String, St
     Json(page(items, &q)).into_response()
 }
 
-async fn versions(State(r): State<Arc<Registry>>, Path(name): Path<String>, Query(q): Query<HashMap<String, String>>) -> Response {
+async fn versions(
+    State(r): State<Arc<Registry>>,
+    Path(name): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
     if let Some(fail) = r.gate() {
         return fail;
     }
-    let items: Vec<&Value> = r.entries.iter().filter(|e| name_of(e) == name).rev().collect();
+    let items: Vec<&Value> = r
+        .entries
+        .iter()
+        .filter(|e| name_of(e) == name)
+        .rev()
+        .collect();
     if items.is_empty() {
-        return (StatusCode::NOT_FOUND, Json(json!({"title": "Not Found", "detail": "Server not found"}))).into_response();
+        return (
+            StatusCode::NOT_FOUND,
+            Json(json!({"title": "Not Found", "detail": "Server not found"})),
+        )
+            .into_response();
     }
     Json(page(items, &q)).into_response()
 }
 
-async fn version(State(r): State<Arc<Registry>>, Path((name, version)): Path<(String, String)>) -> Response {
+async fn version(
+    State(r): State<Arc<Registry>>,
+    Path((name, version)): Path<(String, String)>,
+) -> Response {
     if let Some(fail) = r.gate() {
         return fail;
     }
-    let found = if version == "latest" { r.latest(&name) } else { r.entries.iter().find(|e| name_of(e) == name && version_of(e) == version) };
+    let found = if version == "latest" {
+        r.latest(&name)
+    } else {
+        r.entries
+            .iter()
+            .find(|e| name_of(e) == name && version_of(e) == version)
+    };
     match found {
         Some(e) => Json(e.clone()).into_response(),
-        None => (StatusCode::NOT_FOUND, Json(json!({"title": "Not Found", "detail": "Server not found"}))).into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            Json(json!({"title": "Not Found", "detail": "Server not found"})),
+        )
+            .into_response(),
     }
 }
 
@@ -157,7 +224,9 @@ async fn stats(State(r): State<Arc<Registry>>) -> Json<Value> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let dir = args.fixtures.unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/registry"));
+    let dir = args
+        .fixtures
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/registry"));
     let mut registry = Registry::load(&dir)?;
     registry.fail_first = args.fail_first;
     registry.always_fail = args.always_fail;

@@ -34,7 +34,9 @@ pub struct Account {
 pub async fn list(servers: &[(String, ServerDef)], vault: &Vault) -> Vec<Account> {
     let mut out = vec![];
     for (name, def) in servers {
-        let Ok(Some(rec)) = super::oauth::read_record_blocking(vault, name).await else { continue };
+        let Ok(Some(rec)) = super::oauth::read_record_blocking(vault, name).await else {
+            continue;
+        };
         if !rec.has_tokens() {
             continue;
         }
@@ -44,7 +46,11 @@ pub async fn list(servers: &[(String, ServerDef)], vault: &Vault) -> Vec<Account
             used_by.push(name.clone());
         }
         for (other, d) in servers {
-            if d.transport == Transport::Stdio && d.auth.as_ref().is_some_and(|a| a.kind == "oauth" && a.credential_id.as_deref().unwrap_or(other) == name) {
+            if d.transport == Transport::Stdio
+                && d.auth.as_ref().is_some_and(|a| {
+                    a.kind == "oauth" && a.credential_id.as_deref().unwrap_or(other) == name
+                })
+            {
                 used_by.push(other.clone());
             }
         }
@@ -85,8 +91,14 @@ impl StepUp {
         };
         (param("error")? == "insufficient_scope").then_some(())?;
         // Control characters a server put in its text are not shown.
-        let reason = param("error_description").map(|d| d.chars().filter(|c| !c.is_control()).take(300).collect());
-        Some(StepUp { scopes: param("scope").map(|s| s.split_whitespace().map(str::to_string).collect()).unwrap_or_default(), reason })
+        let reason = param("error_description")
+            .map(|d| d.chars().filter(|c| !c.is_control()).take(300).collect());
+        Some(StepUp {
+            scopes: param("scope")
+                .map(|s| s.split_whitespace().map(str::to_string).collect())
+                .unwrap_or_default(),
+            reason,
+        })
     }
 }
 
@@ -99,7 +111,15 @@ mod tests {
         let s = StepUp::from_challenge(r#"Bearer error="insufficient_scope", scope="files:read files:write", error_description="Writing needs files:write""#).unwrap();
         assert_eq!(s.scopes, ["files:read", "files:write"]);
         assert_eq!(s.reason.as_deref(), Some("Writing needs files:write"));
-        assert_eq!(StepUp::from_challenge(r#"Bearer error="invalid_token", scope="x""#), None);
-        assert_eq!(StepUp::from_challenge(r#"Bearer resource_metadata="https://x/.well-known/oauth-protected-resource""#), None);
+        assert_eq!(
+            StepUp::from_challenge(r#"Bearer error="invalid_token", scope="x""#),
+            None
+        );
+        assert_eq!(
+            StepUp::from_challenge(
+                r#"Bearer resource_metadata="https://x/.well-known/oauth-protected-resource""#
+            ),
+            None
+        );
     }
 }

@@ -81,7 +81,13 @@ pub enum Refresh {
 /// One refresh in flight per authorization server (issuer), across servers.
 fn issuer_lock(issuer: &str) -> Arc<tokio::sync::Mutex<()>> {
     static LOCKS: Mutex<Option<HashMap<String, Arc<tokio::sync::Mutex<()>>>>> = Mutex::new(None);
-    LOCKS.lock().unwrap().get_or_insert_with(HashMap::new).entry(issuer.to_string()).or_default().clone()
+    LOCKS
+        .lock()
+        .unwrap()
+        .get_or_insert_with(HashMap::new)
+        .entry(issuer.to_string())
+        .or_default()
+        .clone()
 }
 
 /// Refresh `server`'s stored sign-in now.
@@ -109,7 +115,10 @@ pub async fn refresh(server: &str, vault: &Vault) -> Refresh {
     };
     match tokio::time::timeout(REFRESH_TIMEOUT, run).await {
         Ok(r) => r,
-        Err(_) => Refresh::Unreachable(format!("the authorization server did not answer within {} s", REFRESH_TIMEOUT.as_secs())),
+        Err(_) => Refresh::Unreachable(format!(
+            "the authorization server did not answer within {} s",
+            REFRESH_TIMEOUT.as_secs()
+        )),
     }
 }
 

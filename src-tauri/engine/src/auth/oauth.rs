@@ -16,7 +16,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession, OAuthClientConfig, OAuthState};
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationMetadata,
+    AuthorizationRequest, AuthorizationSession, OAuthClientConfig, OAuthState,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -35,8 +38,14 @@ pub enum SignInError {
     #[error("OAuth authentication failed: {0}")]
     Failed(String),
     #[error("Authentication required for \"{server}\", but its OAuth endpoints could not be discovered at {url} ({detail}). Set an Authorization header for it instead, if its provider gives you a token.")]
-    NoEndpoints { server: String, url: String, detail: String },
-    #[error("\"{0}\" is not a remote (http or sse) server; only remote servers sign in with OAuth")]
+    NoEndpoints {
+        server: String,
+        url: String,
+        detail: String,
+    },
+    #[error(
+        "\"{0}\" is not a remote (http or sse) server; only remote servers sign in with OAuth"
+    )]
     NotRemote(String),
     #[error("sign-in to \"{0}\" was cancelled")]
     Cancelled(String),
@@ -51,7 +60,11 @@ pub enum SignInError {
     NoRegistration { server: String, issuer: String },
     /// The fixed callback port of the server's OAuth app cannot be listened on.
     #[error("{message}")]
-    PortTaken { server: String, port: u16, message: String },
+    PortTaken {
+        server: String,
+        port: u16,
+        message: String,
+    },
     /// The configured redirect URI is not one Switchboard can receive.
     #[error("Sign-in to \"{server}\": the OAuth app's redirect URI {uri} is not http://localhost:PORT/… or http://127.0.0.1:PORT/… on this computer; Switchboard cannot receive the sign-in there. Change the redirect URI (or the callback port) in the server's OAuth app section.")]
     BadRedirect { server: String, uri: String },
@@ -79,7 +92,11 @@ fn failed(e: impl std::fmt::Display) -> SignInError {
 }
 
 /// An OAuth manager for `url` with the server's keychain record as its store.
-async fn manager_for(server: &str, url: &str, vault: &Vault) -> Result<AuthorizationManager, AuthError> {
+async fn manager_for(
+    server: &str,
+    url: &str,
+    vault: &Vault,
+) -> Result<AuthorizationManager, AuthError> {
     // Corporate authorization servers often live on private addresses; rmcp
     // still refuses loopback metadata unless the server itself is on loopback.
     let mut m = AuthorizationManager::new_allowing_private_addresses(url).await?;
@@ -107,7 +124,10 @@ pub struct PendingSignIn {
 
 impl std::fmt::Debug for PendingSignIn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PendingSignIn").field("server", &self.server).field("redirect_uri", &self.redirect_uri).finish_non_exhaustive()
+        f.debug_struct("PendingSignIn")
+            .field("server", &self.server)
+            .field("redirect_uri", &self.redirect_uri)
+            .finish_non_exhaustive()
     }
 }
 
@@ -141,19 +161,33 @@ async fn bind_listener(previous: Option<u16>) -> Result<(Listener, bool), SignIn
             return Ok((Listener { v4: l, v6: None }, true));
         }
     }
-    let l = TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| failed(format!("cannot listen on 127.0.0.1 for the sign-in redirect: {e}")))?;
+    let l = TcpListener::bind(("127.0.0.1", 0)).await.map_err(|e| {
+        failed(format!(
+            "cannot listen on 127.0.0.1 for the sign-in redirect: {e}"
+        ))
+    })?;
     Ok((Listener { v4: l, v6: None }, false))
 }
 
 /// Bind the fixed port of a pre-registered redirect URI, or say which
 /// program holds it.
 async fn bind_fixed(server: &str, port: u16, localhost: bool) -> Result<Listener, SignInError> {
-    let v4 = TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| SignInError::PortTaken {
-        server: server.into(),
-        port,
-        message: crate::ports::taken_message(&format!("The sign-in to \"{server}\" (its OAuth app's callback port)"), port, &e),
-    })?;
-    let v6 = if localhost { TcpListener::bind(("::1", port)).await.ok() } else { None };
+    let v4 = TcpListener::bind(("127.0.0.1", port))
+        .await
+        .map_err(|e| SignInError::PortTaken {
+            server: server.into(),
+            port,
+            message: crate::ports::taken_message(
+                &format!("The sign-in to \"{server}\" (its OAuth app's callback port)"),
+                port,
+                &e,
+            ),
+        })?;
+    let v6 = if localhost {
+        TcpListener::bind(("::1", port)).await.ok()
+    } else {
+        None
+    };
     Ok(Listener { v4, v6 })
 }
 
@@ -213,37 +247,75 @@ impl SignInOptions {
     /// the one kept in the keychain for it, else one the user wrote in the
     /// client's file (`${VAR}` read from the environment), else
     /// `MCP_CLIENT_SECRET` (Claude Code's convention), only with a client id.
-    pub async fn for_app(server: &str, app: Option<&crate::config::OAuthApp>, vault: &Vault) -> Result<SignInOptions, SignInError> {
-        let Some(app) = app else { return Ok(SignInOptions::default()) };
-        let mut o = SignInOptions { client_id: app.client_id.clone(), redirect_uri: app.redirect(), scopes: app.scopes.clone(), ..Default::default() };
+    pub async fn for_app(
+        server: &str,
+        app: Option<&crate::config::OAuthApp>,
+        vault: &Vault,
+    ) -> Result<SignInOptions, SignInError> {
+        let Some(app) = app else {
+            return Ok(SignInOptions::default());
+        };
+        let mut o = SignInOptions {
+            client_id: app.client_id.clone(),
+            redirect_uri: app.redirect(),
+            scopes: app.scopes.clone(),
+            ..Default::default()
+        };
         if o.client_id.is_some() {
             let (v, s) = (vault.clone(), server.to_string());
-            let kept = match tokio::task::spawn_blocking(move || v.app_secret(&s)).await.map_err(failed)? {
+            let kept = match tokio::task::spawn_blocking(move || v.app_secret(&s))
+                .await
+                .map_err(failed)?
+            {
                 Ok(kept) => kept,
                 Err(VaultError::Unavailable(_)) => None,
                 Err(e) => return Err(e.into()),
             };
-            let written = app.client_secret.as_deref().and_then(|raw| match raw.strip_prefix("${").and_then(|r| r.strip_suffix('}')).or_else(|| raw.strip_prefix('$')) {
-                Some(var) => std::env::var(var).ok(),
-                None => Some(raw.to_string()),
+            let written = app.client_secret.as_deref().and_then(|raw| {
+                match raw
+                    .strip_prefix("${")
+                    .and_then(|r| r.strip_suffix('}'))
+                    .or_else(|| raw.strip_prefix('$'))
+                {
+                    Some(var) => std::env::var(var).ok(),
+                    None => Some(raw.to_string()),
+                }
             });
-            o.client_secret = kept.or(written).or_else(|| std::env::var(CLIENT_SECRET_ENV).ok()).filter(|s| !s.is_empty());
+            o.client_secret = kept
+                .or(written)
+                .or_else(|| std::env::var(CLIENT_SECRET_ENV).ok())
+                .filter(|s| !s.is_empty());
         }
         Ok(o)
     }
 }
 
 /// [`begin`] with [`SignInOptions`].
-pub async fn begin_with(server: &str, url: &str, vault: &Vault, options: SignInOptions) -> Result<PendingSignIn, SignInError> {
+pub async fn begin_with(
+    server: &str,
+    url: &str,
+    vault: &Vault,
+    options: SignInOptions,
+) -> Result<PendingSignIn, SignInError> {
     // Fail before the browser opens when there is nowhere to keep the tokens.
     let previous = read_record(vault, server, Some(url)).await?;
     vault.probe_writable()?;
 
     let (listener, kept_port, path) = match options.redirect_uri.as_deref() {
         Some(uri) => {
-            let Some((port, path)) = crate::config::loopback_redirect(uri) else { return Err(SignInError::BadRedirect { server: server.into(), uri: uri.into() }) };
-            let localhost = url::Url::parse(uri).ok().and_then(|u| u.host_str().map(|h| h == "localhost")).unwrap_or(false);
-            let kept = previous.as_ref().is_some_and(|r| r.redirect_port == Some(port));
+            let Some((port, path)) = crate::config::loopback_redirect(uri) else {
+                return Err(SignInError::BadRedirect {
+                    server: server.into(),
+                    uri: uri.into(),
+                });
+            };
+            let localhost = url::Url::parse(uri)
+                .ok()
+                .and_then(|u| u.host_str().map(|h| h == "localhost"))
+                .unwrap_or(false);
+            let kept = previous
+                .as_ref()
+                .is_some_and(|r| r.redirect_port == Some(port));
             (bind_fixed(server, port, localhost).await?, kept, path)
         }
         None => {
@@ -251,10 +323,17 @@ pub async fn begin_with(server: &str, url: &str, vault: &Vault, options: SignInO
             (l, kept, "/callback".to_string())
         }
     };
-    let port = listener.port().ok_or_else(|| failed("the sign-in listener has no port"))?;
-    let redirect_uri = options.redirect_uri.clone().unwrap_or_else(|| format!("http://127.0.0.1:{port}/callback"));
+    let port = listener
+        .port()
+        .ok_or_else(|| failed("the sign-in listener has no port"))?;
+    let redirect_uri = options
+        .redirect_uri
+        .clone()
+        .unwrap_or_else(|| format!("http://127.0.0.1:{port}/callback"));
 
-    let mut manager = manager_for(server, url, vault).await.map_err(|e| no_endpoints(server, url, e))?;
+    let mut manager = manager_for(server, url, vault)
+        .await
+        .map_err(|e| no_endpoints(server, url, e))?;
     let mut request = AuthorizationRequest::new(redirect_uri.clone()).with_client_name(CLIENT_NAME);
     if let Some(challenge) = options.challenge.clone() {
         request = request.with_challenge(challenge);
@@ -267,15 +346,38 @@ pub async fn begin_with(server: &str, url: &str, vault: &Vault, options: SignInO
     }
 
     // Discovery: the server's challenge first, then RFC 9728 / 8414.
-    let metadata = match manager.resolve_metadata_from_challenge(options.challenge.as_deref()).await {
+    let metadata = match manager
+        .resolve_metadata_from_challenge(options.challenge.as_deref())
+        .await
+    {
         Ok(r) => r.metadata,
-        Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer }) if options.accept_same_origin_issuer => match same_origin_metadata(url, &received_issuer).await {
-            Some(m) => m,
-            None => return Err(no_endpoints(server, url, AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer })),
-        },
+        Err(AuthError::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        }) if options.accept_same_origin_issuer => {
+            match same_origin_metadata(url, &received_issuer).await {
+                Some(m) => m,
+                None => {
+                    return Err(no_endpoints(
+                        server,
+                        url,
+                        AuthError::AuthorizationServerMismatch {
+                            expected_issuer,
+                            received_issuer,
+                        },
+                    ))
+                }
+            }
+        }
         Err(e) => {
             return Err(match e {
-                AuthError::NoAuthorizationSupport | AuthError::DiscoveryRequestFailed { .. } | AuthError::MetadataError(_) | AuthError::AuthorizationServersUnavailable { .. } | AuthError::ProtectedResourceMetadataInvalid { .. } => no_endpoints(server, url, e),
+                AuthError::NoAuthorizationSupport
+                | AuthError::DiscoveryRequestFailed { .. }
+                | AuthError::MetadataError(_)
+                | AuthError::AuthorizationServersUnavailable { .. }
+                | AuthError::ProtectedResourceMetadataInvalid { .. } => {
+                    no_endpoints(server, url, e)
+                }
                 other if !metadata_published(url).await => no_endpoints(server, url, other),
                 other => failed(other),
             })
@@ -294,22 +396,50 @@ pub async fn begin_with(server: &str, url: &str, vault: &Vault, options: SignInO
             request = request.with_client_secret(secret.clone());
             client_secret = Some(secret);
         }
-    } else if let Some(prev) = previous.as_ref().filter(|_| kept_port).and_then(|r| r.credentials.as_ref().map(|c| (c.client_id.clone(), r.client_secret.clone()))) {
+    } else if let Some(prev) = previous.as_ref().filter(|_| kept_port).and_then(|r| {
+        r.credentials
+            .as_ref()
+            .map(|c| (c.client_id.clone(), r.client_secret.clone()))
+    }) {
         request = request.with_preregistered_client(prev.0);
         if let Some(secret) = prev.1 {
             request = request.with_client_secret(secret.clone());
             client_secret = Some(secret);
         }
     } else {
-        let cimd = options.client_metadata_url.is_some() && metadata.additional_fields.get("client_id_metadata_document_supported").and_then(|v| v.as_bool()).unwrap_or(false);
+        let cimd = options.client_metadata_url.is_some()
+            && metadata
+                .additional_fields
+                .get("client_id_metadata_document_supported")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false);
         if !cimd {
             let published = metadata_published(url).await;
             if metadata.registration_endpoint.is_none() && published {
-                return Err(SignInError::NoRegistration { server: server.into(), issuer: metadata.issuer.clone().unwrap_or_else(|| metadata.authorization_endpoint.clone()) });
+                return Err(SignInError::NoRegistration {
+                    server: server.into(),
+                    issuer: metadata
+                        .issuer
+                        .clone()
+                        .unwrap_or_else(|| metadata.authorization_endpoint.clone()),
+                });
             }
-            let scopes = if options.scopes.is_empty() { manager.select_scopes(None, &[]) } else { options.scopes.clone() };
+            let scopes = if options.scopes.is_empty() {
+                manager.select_scopes(None, &[])
+            } else {
+                options.scopes.clone()
+            };
             let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-            let registered = manager.register_client(CLIENT_NAME, &redirect_uri, &scope_refs).await.map_err(|e| if published { failed(format!("Dynamic registration failed: {e}")) } else { no_endpoints(server, url, e) })?;
+            let registered = manager
+                .register_client(CLIENT_NAME, &redirect_uri, &scope_refs)
+                .await
+                .map_err(|e| {
+                    if published {
+                        failed(format!("Dynamic registration failed: {e}"))
+                    } else {
+                        no_endpoints(server, url, e)
+                    }
+                })?;
             request = request.with_preregistered_client(registered.client_id.clone());
             if let Some(secret) = registered.client_secret {
                 request = request.with_client_secret(secret.clone());
@@ -319,15 +449,36 @@ pub async fn begin_with(server: &str, url: &str, vault: &Vault, options: SignInO
     }
     let state = match AuthorizationSession::new(manager, request).await {
         Ok(session) => OAuthState::Session(session),
-        Err((_, e)) => return Err(if metadata_published(url).await { failed(e) } else { no_endpoints(server, url, e) }),
+        Err((_, e)) => {
+            return Err(if metadata_published(url).await {
+                failed(e)
+            } else {
+                no_endpoints(server, url, e)
+            })
+        }
     };
     let auth_url = state.get_authorization_url().await.map_err(failed)?;
     let auth_url = check_link(&auth_url, SIGN_IN_METADATA)?.to_string();
     let expected_state = url::Url::parse(&auth_url)
         .ok()
-        .and_then(|u| u.query_pairs().find(|(k, _)| k == "state").map(|(_, v)| v.into_owned()))
+        .and_then(|u| {
+            u.query_pairs()
+                .find(|(k, _)| k == "state")
+                .map(|(_, v)| v.into_owned())
+        })
         .ok_or_else(|| failed("the authorization URL has no state parameter"))?;
-    Ok(PendingSignIn { server: server.into(), url: auth_url, redirect_uri, resource: url.into(), state, expected_state, listener, path, client_secret, vault: vault.clone() })
+    Ok(PendingSignIn {
+        server: server.into(),
+        url: auth_url,
+        redirect_uri,
+        resource: url.into(),
+        state,
+        expected_state,
+        listener,
+        path,
+        client_secret,
+        vault: vault.clone(),
+    })
 }
 
 /// The authorization server metadata at the origin root of the MCP server
@@ -343,12 +494,22 @@ async fn same_origin_metadata(url: &str, issuer: &str) -> Option<AuthorizationMe
     well_known.set_path("/.well-known/oauth-authorization-server");
     well_known.set_query(None);
     well_known.set_fragment(None);
-    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).timeout(Duration::from_secs(10)).build().ok()?;
-    let response = http.get(well_known).header("Accept", "application/json").send().await.ok()?;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(10))
+        .build()
+        .ok()?;
+    let response = http
+        .get(well_known)
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .ok()?;
     if !response.status().is_success() {
         return None;
     }
-    let metadata: AuthorizationMetadata = serde_json::from_slice(&response.bytes().await.ok()?).ok()?;
+    let metadata: AuthorizationMetadata =
+        serde_json::from_slice(&response.bytes().await.ok()?).ok()?;
     (metadata.issuer.as_deref() == Some(issuer)).then_some(metadata)
 }
 
@@ -356,11 +517,21 @@ async fn same_origin_metadata(url: &str, issuer: &str) -> Option<AuthorizationMe
 /// [`SignInOptions::accept_same_origin_issuer`]: when discovery fails with an
 /// issuer mismatch and the mismatching issuer is the one recorded with the
 /// tokens, that same-origin metadata is used again.
-async fn initialize_from_store(m: &mut AuthorizationManager, url: &str, recorded_issuer: Option<&str>) -> Result<bool, AuthError> {
+async fn initialize_from_store(
+    m: &mut AuthorizationManager,
+    url: &str,
+    recorded_issuer: Option<&str>,
+) -> Result<bool, AuthError> {
     match m.initialize_from_store().await {
-        Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer }) if recorded_issuer == Some(received_issuer.as_str()) => {
+        Err(AuthError::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        }) if recorded_issuer == Some(received_issuer.as_str()) => {
             let Some(metadata) = same_origin_metadata(url, &received_issuer).await else {
-                return Err(AuthError::AuthorizationServerMismatch { expected_issuer, received_issuer });
+                return Err(AuthError::AuthorizationServerMismatch {
+                    expected_issuer,
+                    received_issuer,
+                });
             };
             m.set_metadata(metadata);
             m.initialize_from_store().await
@@ -372,13 +543,20 @@ async fn initialize_from_store(m: &mut AuthorizationManager, url: &str, recorded
 /// Whether the server (or its authorization server) publishes OAuth metadata.
 async fn metadata_published(url: &str) -> bool {
     match AuthorizationManager::new_allowing_private_addresses(url).await {
-        Ok(m) => m.resolve_metadata().await.is_ok_and(|r| r.source.is_discovered()),
+        Ok(m) => m
+            .resolve_metadata()
+            .await
+            .is_ok_and(|r| r.source.is_discovered()),
         Err(_) => false,
     }
 }
 
 fn no_endpoints(server: &str, url: &str, e: AuthError) -> SignInError {
-    SignInError::NoEndpoints { server: server.into(), url: url.into(), detail: e.to_string() }
+    SignInError::NoEndpoints {
+        server: server.into(),
+        url: url.into(),
+        detail: e.to_string(),
+    }
 }
 
 impl PendingSignIn {
@@ -386,21 +564,49 @@ impl PendingSignIn {
     /// check `state`, exchange the code (PKCE verifier, `iss`), and keep the
     /// tokens and the redirect port in the keychain.
     pub async fn finish(mut self, timeout: Duration) -> Result<(), SignInError> {
-        let waited = tokio::time::timeout(timeout, wait_for_callback(&self.listener, &self.path, &self.expected_state, &self.server)).await;
+        let waited = tokio::time::timeout(
+            timeout,
+            wait_for_callback(
+                &self.listener,
+                &self.path,
+                &self.expected_state,
+                &self.server,
+            ),
+        )
+        .await;
         let (callback, mut stream) = match waited {
             Err(_) => return Err(SignInError::TimedOut),
             Ok(r) => r?,
         };
-        let exchanged = self.state.handle_callback_with_issuer(&callback.code, &callback.csrf_token, callback.issuer.as_deref()).await;
+        let exchanged = self
+            .state
+            .handle_callback_with_issuer(
+                &callback.code,
+                &callback.csrf_token,
+                callback.issuer.as_deref(),
+            )
+            .await;
         if let Err(e) = exchanged {
             let err = failed(e);
-            respond(&mut stream, 400, &page(false, &self.server, &err.to_string())).await;
+            respond(
+                &mut stream,
+                400,
+                &page(false, &self.server, &err.to_string()),
+            )
+            .await;
             return Err(err);
         }
         let port = self.listener.port();
-        let (vault, server, resource, secret) = (self.vault.clone(), self.server.clone(), self.resource.clone(), self.client_secret.clone());
+        let (vault, server, resource, secret) = (
+            self.vault.clone(),
+            self.server.clone(),
+            self.resource.clone(),
+            self.client_secret.clone(),
+        );
         let kept = tokio::task::spawn_blocking(move || -> Result<(), VaultError> {
-            let mut rec = vault.record(&server)?.unwrap_or_else(|| OAuthRecord::new(&resource));
+            let mut rec = vault
+                .record(&server)?
+                .unwrap_or_else(|| OAuthRecord::new(&resource));
             rec.resource = resource;
             rec.redirect_port = port;
             rec.client_secret = secret;
@@ -427,7 +633,12 @@ const MAX_VISITORS: usize = 16;
 /// another `state` (a stale tab, a forged link) gets a 400 page, other paths
 /// (a browser's favicon request) a 404. Requests are read concurrently, so a
 /// connection that sends nothing (a browser's preconnect) holds up nothing.
-async fn wait_for_callback(listener: &Listener, path: &str, expected_state: &str, server: &str) -> Result<(AuthorizationCallback, TcpStream), SignInError> {
+async fn wait_for_callback(
+    listener: &Listener,
+    path: &str,
+    expected_state: &str,
+    server: &str,
+) -> Result<(AuthorizationCallback, TcpStream), SignInError> {
     // Dropped with this future (timeout, cancel): every visit in progress ends.
     let mut visits = tokio::task::JoinSet::new();
     loop {
@@ -450,7 +661,12 @@ async fn wait_for_callback(listener: &Listener, path: &str, expected_state: &str
 
 /// One request to the redirect listener: `None` when it is not this
 /// sign-in's redirect (answered here), else how the sign-in ends.
-async fn visit(mut stream: TcpStream, path: &str, expected_state: &str, server: &str) -> Option<Result<(AuthorizationCallback, TcpStream), SignInError>> {
+async fn visit(
+    mut stream: TcpStream,
+    path: &str,
+    expected_state: &str,
+    server: &str,
+) -> Option<Result<(AuthorizationCallback, TcpStream), SignInError>> {
     let target = read_request_target(&mut stream).await?;
     let Ok(url) = url::Url::parse(&format!("http://127.0.0.1{target}")) else {
         respond(&mut stream, 400, "Bad request").await;
@@ -460,13 +676,19 @@ async fn visit(mut stream: TcpStream, path: &str, expected_state: &str, server: 
         respond(&mut stream, 404, "Not found").await;
         return None;
     }
-    let q: std::collections::HashMap<String, String> = url.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+    let q: std::collections::HashMap<String, String> = url
+        .query_pairs()
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
     if q.get("state").map(String::as_str) != Some(expected_state) {
         respond(&mut stream, 400, &stray_page()).await;
         return None;
     }
     if let Some(code) = q.get("error") {
-        let detail = q.get("error_description").map(|d| format!(": {d}")).unwrap_or_default();
+        let detail = q
+            .get("error_description")
+            .map(|d| format!(": {d}"))
+            .unwrap_or_default();
         let err = failed(format!("the authorization server answered {code}{detail}"));
         respond(&mut stream, 400, &page(false, server, &err.to_string())).await;
         return Some(Err(err));
@@ -496,7 +718,9 @@ async fn read_request_target(stream: &mut TcpStream) -> Option<String> {
         }
         Some(())
     };
-    tokio::time::timeout(Duration::from_secs(10), read).await.ok()??;
+    tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .ok()??;
     let text = String::from_utf8_lossy(&buf);
     let mut parts = text.lines().next()?.split_whitespace();
     (parts.next()? == "GET").then_some(())?;
@@ -521,16 +745,28 @@ async fn respond(stream: &mut TcpStream, status: u16, body: &str) {
 }
 
 fn html_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// The page the browser shows when it comes back.
 fn page(ok: bool, server: &str, error: &str) -> String {
     let server = html_escape(server);
     if ok {
-        html_page(&format!("Signed in to {server}"), "You can close this tab and return to Switchboard.")
+        html_page(
+            &format!("Signed in to {server}"),
+            "You can close this tab and return to Switchboard.",
+        )
     } else {
-        html_page(&format!("Sign-in to {server} failed"), &format!("{}<br>Close this tab and try again from Switchboard.", html_escape(error)))
+        html_page(
+            &format!("Sign-in to {server} failed"),
+            &format!(
+                "{}<br>Close this tab and try again from Switchboard.",
+                html_escape(error)
+            ),
+        )
     }
 }
 
@@ -577,7 +813,11 @@ pub async fn authorized(server: &str, url: &str, vault: &Vault) -> Result<Author
 
 /// `server`'s record (keychain calls block: off the async threads); with
 /// `url`, only a record made for that URL.
-async fn read_record(vault: &Vault, server: &str, url: Option<&str>) -> Result<Option<OAuthRecord>, VaultError> {
+async fn read_record(
+    vault: &Vault,
+    server: &str,
+    url: Option<&str>,
+) -> Result<Option<OAuthRecord>, VaultError> {
     let (v, s, u) = (vault.clone(), server.to_string(), url.map(str::to_string));
     tokio::task::spawn_blocking(move || match u {
         Some(u) => v.record_for(&s, &u),
@@ -588,26 +828,47 @@ async fn read_record(vault: &Vault, server: &str, url: Option<&str>) -> Result<O
 }
 
 /// `server`'s record, whatever URL it was made for.
-pub(crate) async fn read_record_blocking(vault: &Vault, server: &str) -> Result<Option<OAuthRecord>, VaultError> {
+pub(crate) async fn read_record_blocking(
+    vault: &Vault,
+    server: &str,
+) -> Result<Option<OAuthRecord>, VaultError> {
     read_record(vault, server, None).await
 }
 
 /// [`stored_manager`] at the URL the record was made for.
-pub(crate) async fn stored_manager_for(server: &str, rec: &OAuthRecord, vault: &Vault) -> Result<Option<AuthorizationManager>, String> {
+pub(crate) async fn stored_manager_for(
+    server: &str,
+    rec: &OAuthRecord,
+    vault: &Vault,
+) -> Result<Option<AuthorizationManager>, String> {
     stored_manager(server, &rec.resource, rec, vault).await
 }
 
 /// An rmcp manager for `url` loaded with the stored sign-in `rec`; `None`
 /// when rmcp finds it unusable (e.g. the authorization server changed).
-async fn stored_manager(server: &str, url: &str, rec: &OAuthRecord, vault: &Vault) -> Result<Option<AuthorizationManager>, String> {
-    let mut m = manager_for(server, url, vault).await.map_err(|e| format!("cannot reach the authorization server for the saved sign-in: {e}"))?;
+async fn stored_manager(
+    server: &str,
+    url: &str,
+    rec: &OAuthRecord,
+    vault: &Vault,
+) -> Result<Option<AuthorizationManager>, String> {
+    let mut m = manager_for(server, url, vault)
+        .await
+        .map_err(|e| format!("cannot reach the authorization server for the saved sign-in: {e}"))?;
     match initialize_from_store(&mut m, url, rec.issuer()).await {
         Ok(true) => {
             // rmcp configures a stored client without its secret; a
             // confidential client's refresh needs it.
             if let (Some(secret), Some(c)) = (&rec.client_secret, &rec.credentials) {
-                let redirect = format!("http://127.0.0.1:{}/callback", rec.redirect_port.unwrap_or(0));
-                m.configure_client(OAuthClientConfig::new(c.client_id.clone(), redirect).with_client_secret(secret.clone())).map_err(|e| format!("the saved sign-in cannot be used: {e}"))?;
+                let redirect = format!(
+                    "http://127.0.0.1:{}/callback",
+                    rec.redirect_port.unwrap_or(0)
+                );
+                m.configure_client(
+                    OAuthClientConfig::new(c.client_id.clone(), redirect)
+                        .with_client_secret(secret.clone()),
+                )
+                .map_err(|e| format!("the saved sign-in cannot be used: {e}"))?;
             }
             Ok(Some(m))
         }
@@ -620,12 +881,20 @@ async fn stored_manager(server: &str, url: &str, rec: &OAuthRecord, vault: &Vaul
 /// to expire): for `sse` servers' header and stdio servers' `OAUTH_ACCESS_TOKEN`.
 /// `Ok(None)`: nothing stored. `Err`: a message for `needs-auth`.
 pub async fn access_token(server: &str, vault: &Vault) -> Result<Option<String>, String> {
-    let rec = read_record(vault, server, None).await.map_err(|e| e.to_string())?;
-    let Some(rec) = rec.filter(OAuthRecord::has_tokens) else { return Ok(None) };
-    let Some(m) = stored_manager(server, &rec.resource, &rec, vault).await? else { return Ok(None) };
+    let rec = read_record(vault, server, None)
+        .await
+        .map_err(|e| e.to_string())?;
+    let Some(rec) = rec.filter(OAuthRecord::has_tokens) else {
+        return Ok(None);
+    };
+    let Some(m) = stored_manager(server, &rec.resource, &rec, vault).await? else {
+        return Ok(None);
+    };
     match m.get_access_token().await {
         Ok(t) => Ok(Some(t)),
-        Err(AuthError::AuthorizationRequired) => Err(format!("the saved sign-in for \"{server}\" has expired or was revoked; sign in again")),
+        Err(AuthError::AuthorizationRequired) => Err(format!(
+            "the saved sign-in for \"{server}\" has expired or was revoked; sign in again"
+        )),
         Err(e) => Err(e.to_string()),
     }
 }
@@ -634,14 +903,23 @@ pub async fn access_token(server: &str, vault: &Vault) -> Result<Option<String>,
 /// for the server (`add --token-stdin`) leave the keychain.
 pub async fn sign_out(server: &str, vault: &Vault) -> Result<(), VaultError> {
     let (v, s) = (vault.clone(), server.to_string());
-    tokio::task::spawn_blocking(move || v.remove(&s).and_then(|()| v.remove_token(&s))).await.map_err(|e| VaultError::Keychain(e.to_string()))?
+    tokio::task::spawn_blocking(move || v.remove(&s).and_then(|()| v.remove_token(&s)))
+        .await
+        .map_err(|e| VaultError::Keychain(e.to_string()))?
 }
 
 /// The bearer token given for `server` at `url`, if any (keychain calls
 /// block: off the async threads). No keychain means none was stored.
-pub async fn static_token(server: &str, url: &str, vault: &Vault) -> Result<Option<String>, VaultError> {
+pub async fn static_token(
+    server: &str,
+    url: &str,
+    vault: &Vault,
+) -> Result<Option<String>, VaultError> {
     let (v, s, u) = (vault.clone(), server.to_string(), url.to_string());
-    match tokio::task::spawn_blocking(move || v.token_for(&s, &u)).await.map_err(|e| VaultError::Keychain(e.to_string()))? {
+    match tokio::task::spawn_blocking(move || v.token_for(&s, &u))
+        .await
+        .map_err(|e| VaultError::Keychain(e.to_string()))?
+    {
         Err(VaultError::Unavailable(_)) => Ok(None),
         other => other,
     }
@@ -649,11 +927,18 @@ pub async fn static_token(server: &str, url: &str, vault: &Vault) -> Result<Opti
 
 /// Whether a sign-in is stored for `server` at `url` (no token is returned).
 pub async fn is_signed_in(server: &str, url: &str, vault: &Vault) -> bool {
-    read_record(vault, server, Some(url)).await.ok().flatten().is_some_and(|r| r.has_tokens())
+    read_record(vault, server, Some(url))
+        .await
+        .ok()
+        .flatten()
+        .is_some_and(|r| r.has_tokens())
 }
 
 pub(crate) fn now_secs() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// A shareable browser opener (the app: tauri-plugin-opener; the CLI: `open`).

@@ -34,7 +34,9 @@ pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum Resolution {
     Value(String),
     /// Dropped from the connection; `reason` never contains a secret.
-    Unresolved { reason: String },
+    Unresolved {
+        reason: String,
+    },
 }
 
 impl Resolution {
@@ -50,9 +52,10 @@ impl fmt::Debug for Resolution {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Resolution::Value(_) => f.write_str("Value(<redacted>)"),
-            Resolution::Unresolved { reason } => {
-                f.debug_struct("Unresolved").field("reason", reason).finish()
-            }
+            Resolution::Unresolved { reason } => f
+                .debug_struct("Unresolved")
+                .field("reason", reason)
+                .finish(),
         }
     }
 }
@@ -95,7 +98,12 @@ impl SecretResolver {
     /// Uses `env` instead of the process environment for variable lookups;
     /// commands also see these variables (on top of the process environment).
     pub fn with_env(env: HashMap<String, String>) -> Self {
-        Self { env, timeout: DEFAULT_COMMAND_TIMEOUT, commands: Mutex::new(HashMap::new()), keychain: Default::default() }
+        Self {
+            env,
+            timeout: DEFAULT_COMMAND_TIMEOUT,
+            commands: Mutex::new(HashMap::new()),
+            keychain: Default::default(),
+        }
     }
 
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
@@ -147,7 +155,9 @@ impl SecretResolver {
             let got = match vault.clone() {
                 Some(v) => {
                     let n = name.clone();
-                    tokio::task::spawn_blocking(move || v.secret(&n)).await.unwrap_or(Ok(None))
+                    tokio::task::spawn_blocking(move || v.secret(&n))
+                        .await
+                        .unwrap_or(Ok(None))
                 }
                 None => Ok(None),
             };
@@ -162,7 +172,9 @@ impl SecretResolver {
         if unresolved.is_empty() {
             Resolution::Value(out)
         } else {
-            Resolution::Unresolved { reason: unresolved_reason(&unresolved) }
+            Resolution::Unresolved {
+                reason: unresolved_reason(&unresolved),
+            }
         }
     }
 
@@ -196,8 +208,11 @@ impl SecretResolver {
         cx: &VarContext,
     ) -> (IndexMap<String, String>, Vec<String>) {
         let header = kind == "header";
-        let resolutions =
-            futures::future::join_all(map.iter().map(|(k, raw)| self.resolve_value(header.then_some(k.as_str()), raw, cx))).await;
+        let resolutions = futures::future::join_all(
+            map.iter()
+                .map(|(k, raw)| self.resolve_value(header.then_some(k.as_str()), raw, cx)),
+        )
+        .await;
         let mut out = IndexMap::with_capacity(map.len());
         let mut warnings = vec![];
         for (key, resolution) in map.keys().zip(resolutions) {
@@ -240,21 +255,40 @@ impl SecretResolver {
             Resolution::Value(expanded.value)
         } else {
             // Name only the references: the rest of the value may be a secret.
-            Resolution::Unresolved { reason: unresolved_reason(&expanded.unresolved) }
+            Resolution::Unresolved {
+                reason: unresolved_reason(&expanded.unresolved),
+            }
         }
     }
 
     /// Switchboard's own rules over the resolver's environment.
     fn var_context(&self) -> VarContext {
-        let user_home = self.env.get("HOME").or_else(|| self.env.get("USERPROFILE")).cloned();
-        VarContext { env: self.env.clone(), user_home, expansion: Expansion::SWITCHBOARD, ..Default::default() }
+        let user_home = self
+            .env
+            .get("HOME")
+            .or_else(|| self.env.get("USERPROFILE"))
+            .cloned();
+        VarContext {
+            env: self.env.clone(),
+            user_home,
+            expansion: Expansion::SWITCHBOARD,
+            ..Default::default()
+        }
     }
 
     async fn run_cached(&self, command: &str) -> Resolution {
         if command.is_empty() {
-            return Resolution::Unresolved { reason: "empty command after `!`".into() };
+            return Resolution::Unresolved {
+                reason: "empty command after `!`".into(),
+            };
         }
-        let cell = self.commands.lock().await.entry(command.to_string()).or_default().clone();
+        let cell = self
+            .commands
+            .lock()
+            .await
+            .entry(command.to_string())
+            .or_default()
+            .clone();
         match cell.get_or_try_init(|| self.run(command)).await {
             Ok(v) => Resolution::Value(v.clone()),
             Err(reason) => Resolution::Unresolved { reason },
@@ -273,7 +307,9 @@ impl SecretResolver {
         #[cfg(windows)]
         cmd.creation_flags(0x0800_0000); // CREATE_NO_WINDOW: no console flashing up in the GUI.
 
-        let child = cmd.spawn().map_err(|e| format!("could not run command: {e}"))?;
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("could not run command: {e}"))?;
         let pid = child.id();
         let output = match tokio::time::timeout(self.timeout, child.wait_with_output()).await {
             Ok(output) => output.map_err(|e| format!("command failed: {e}"))?,
@@ -285,7 +321,10 @@ impl SecretResolver {
                     unsafe { libc::killpg(pid as libc::pid_t, libc::SIGKILL) };
                 }
                 let _ = pid;
-                return Err(format!("command timed out after {}", fmt_duration(self.timeout)));
+                return Err(format!(
+                    "command timed out after {}",
+                    fmt_duration(self.timeout)
+                ));
             }
         };
         if !output.status.success() {
@@ -299,7 +338,8 @@ impl SecretResolver {
                 None => status,
             });
         }
-        let stdout = String::from_utf8(output.stdout).map_err(|_| "command output is not UTF-8".to_string())?;
+        let stdout = String::from_utf8(output.stdout)
+            .map_err(|_| "command output is not UTF-8".to_string())?;
         let value = stdout.trim();
         if value.is_empty() {
             return Err("command printed nothing".into());
@@ -326,13 +366,19 @@ fn shell(command: &str) -> tokio::process::Command {
 /// `unresolved ${A}, ${B}`; a VS Code `${input:id}` is not missing but
 /// needs an answer only the client asks for.
 fn unresolved_reason(refs: &[String]) -> String {
-    let (inputs, vars): (Vec<&str>, Vec<&str>) = refs.iter().map(String::as_str).partition(|r| r.starts_with("${input:"));
+    let (inputs, vars): (Vec<&str>, Vec<&str>) = refs
+        .iter()
+        .map(String::as_str)
+        .partition(|r| r.starts_with("${input:"));
     let mut parts = vec![];
     if !vars.is_empty() {
         parts.push(format!("unresolved {}", vars.join(", ")));
     }
     if !inputs.is_empty() {
-        parts.push(format!("{} needs input, which VS Code asks for and Switchboard cannot", inputs.join(", ")));
+        parts.push(format!(
+            "{} needs input, which VS Code asks for and Switchboard cannot",
+            inputs.join(", ")
+        ));
     }
     parts.join("; ")
 }

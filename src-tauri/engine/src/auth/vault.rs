@@ -92,15 +92,22 @@ impl Keychain {
 
     /// Whether a keychain can be used at all (for the UI's and CLI's status).
     pub fn status() -> Result<(), VaultError> {
-        keyring::Entry::store_status().as_ref().map(|_| ()).map_err(|e| VaultError::Unavailable(e.to_string()))
+        keyring::Entry::store_status()
+            .as_ref()
+            .map(|_| ())
+            .map_err(|e| VaultError::Unavailable(e.to_string()))
     }
 }
 
 fn map_keyring(e: keyring::Error, account: &str) -> VaultError {
     match e {
         keyring::Error::NoStorageAccess(inner) => VaultError::Unavailable(inner.to_string()),
-        keyring::Error::NoDefaultStore => VaultError::Unavailable("no default credential store".into()),
-        keyring::Error::PlatformFailure(inner) => VaultError::Keychain(format!("{account}: {inner}")),
+        keyring::Error::NoDefaultStore => {
+            VaultError::Unavailable("no default credential store".into())
+        }
+        keyring::Error::PlatformFailure(inner) => {
+            VaultError::Keychain(format!("{account}: {inner}"))
+        }
         other => VaultError::Keychain(format!("{account}: {other}")),
     }
 }
@@ -115,7 +122,9 @@ impl SecretBackend for Keychain {
     }
 
     fn set(&self, account: &str, secret: &str) -> Result<(), VaultError> {
-        Self::entry(account)?.set_password(secret).map_err(|e| map_keyring(e, account))
+        Self::entry(account)?
+            .set_password(secret)
+            .map_err(|e| map_keyring(e, account))
     }
 
     fn delete(&self, account: &str) -> Result<(), VaultError> {
@@ -150,7 +159,12 @@ pub struct MemoryBackend {
 impl MemoryBackend {
     /// Every stored secret, for leak tests that look for tokens elsewhere.
     pub fn dump(&self) -> Vec<(String, String)> {
-        self.items.lock().unwrap().iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        self.items
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     }
 }
 
@@ -159,7 +173,10 @@ impl SecretBackend for MemoryBackend {
         Ok(self.items.lock().unwrap().get(account).cloned())
     }
     fn set(&self, account: &str, secret: &str) -> Result<(), VaultError> {
-        self.items.lock().unwrap().insert(account.into(), secret.into());
+        self.items
+            .lock()
+            .unwrap()
+            .insert(account.into(), secret.into());
         Ok(())
     }
     fn delete(&self, account: &str) -> Result<(), VaultError> {
@@ -200,7 +217,10 @@ impl std::fmt::Debug for OAuthRecord {
             .field("resource", &self.resource)
             .field("redirect_port", &self.redirect_port)
             .field("credentials", &self.credentials)
-            .field("client_secret", &self.client_secret.as_ref().map(|_| "[REDACTED]"))
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "[REDACTED]"),
+            )
             .field("signed_in_at", &self.signed_in_at)
             .finish()
     }
@@ -209,10 +229,18 @@ impl std::fmt::Debug for OAuthRecord {
 impl OAuthRecord {
     /// A record for `resource` with nothing in it yet.
     pub fn new(resource: &str) -> Self {
-        OAuthRecord { resource: resource.into(), redirect_port: None, credentials: None, client_secret: None, signed_in_at: None }
+        OAuthRecord {
+            resource: resource.into(),
+            redirect_port: None,
+            credentials: None,
+            client_secret: None,
+            signed_in_at: None,
+        }
     }
     pub fn has_tokens(&self) -> bool {
-        self.credentials.as_ref().is_some_and(|c| c.token_response.is_some())
+        self.credentials
+            .as_ref()
+            .is_some_and(|c| c.token_response.is_some())
     }
     pub fn issuer(&self) -> Option<&str> {
         self.credentials.as_ref().and_then(|c| c.issuer.as_deref())
@@ -333,13 +361,21 @@ pub struct Vault {
 impl Vault {
     /// Items as large as this platform's keychain takes ([`PLATFORM_ITEM_LIMIT`]).
     pub fn new(backend: Arc<dyn SecretBackend>) -> Self {
-        Vault { backend, item_limit: PLATFORM_ITEM_LIMIT, cache: Default::default(), refreshing: Default::default() }
+        Vault {
+            backend,
+            item_limit: PLATFORM_ITEM_LIMIT,
+            cache: Default::default(),
+            refreshing: Default::default(),
+        }
     }
 
     /// Items of at most `limit` bytes as the platform stores them (at least
     /// 128): a larger record is split. Tests force a small one anywhere.
     pub fn with_item_limit(backend: Arc<dyn SecretBackend>, limit: usize) -> Self {
-        Vault { item_limit: Some(limit.max(MIN_ITEM_LIMIT)), ..Self::new(backend) }
+        Vault {
+            item_limit: Some(limit.max(MIN_ITEM_LIMIT)),
+            ..Self::new(backend)
+        }
     }
 
     /// The OS keychain.
@@ -363,21 +399,36 @@ impl Vault {
         }
         let rec = match self.read_text(Item::SignIn, server)? {
             None => None,
-            Some(text) => Some(serde_json::from_str::<OAuthRecord>(&text).map_err(|_| VaultError::Damaged(server.into()))?),
+            Some(text) => Some(
+                serde_json::from_str::<OAuthRecord>(&text)
+                    .map_err(|_| VaultError::Damaged(server.into()))?,
+            ),
         };
-        self.cache.lock().unwrap().insert(server.into(), rec.clone());
+        self.cache
+            .lock()
+            .unwrap()
+            .insert(server.into(), rec.clone());
         Ok(rec)
     }
 
     /// The record of `server` if it was made for `resource`.
-    pub fn record_for(&self, server: &str, resource: &str) -> Result<Option<OAuthRecord>, VaultError> {
-        Ok(self.record(server)?.filter(|r| same_resource(&r.resource, resource)))
+    pub fn record_for(
+        &self,
+        server: &str,
+        resource: &str,
+    ) -> Result<Option<OAuthRecord>, VaultError> {
+        Ok(self
+            .record(server)?
+            .filter(|r| same_resource(&r.resource, resource)))
     }
 
     pub fn put(&self, server: &str, rec: &OAuthRecord) -> Result<(), VaultError> {
         let text = serde_json::to_string(rec).expect("records serialize");
         self.write_text(Item::SignIn, server, &text)?;
-        self.cache.lock().unwrap().insert(server.into(), Some(rec.clone()));
+        self.cache
+            .lock()
+            .unwrap()
+            .insert(server.into(), Some(rec.clone()));
         Ok(())
     }
 
@@ -397,14 +448,21 @@ impl Vault {
     /// Keep `token` as the bearer token of `server` at `resource` (its URL),
     /// replacing any earlier one.
     pub fn put_token(&self, server: &str, resource: &str, token: &str) -> Result<(), VaultError> {
-        let text = serde_json::to_string(&StaticToken { resource: resource.into(), token: token.into() }).expect("tokens serialize");
+        let text = serde_json::to_string(&StaticToken {
+            resource: resource.into(),
+            token: token.into(),
+        })
+        .expect("tokens serialize");
         self.write_text(Item::Token, server, &text)
     }
 
     /// The bearer token given for `server`, if it was given for `resource`.
     pub fn token_for(&self, server: &str, resource: &str) -> Result<Option<String>, VaultError> {
-        let Some(text) = self.read_text(Item::Token, server)? else { return Ok(None) };
-        let t: StaticToken = serde_json::from_str(&text).map_err(|_| VaultError::Damaged(server.into()))?;
+        let Some(text) = self.read_text(Item::Token, server)? else {
+            return Ok(None);
+        };
+        let t: StaticToken =
+            serde_json::from_str(&text).map_err(|_| VaultError::Damaged(server.into()))?;
         Ok(same_resource(&t.resource, resource).then_some(t.token))
     }
 
@@ -442,11 +500,22 @@ impl Vault {
     /// The names of the servers with a record in memory (read or written
     /// by this process); the keychain cannot be listed by prefix everywhere.
     pub fn cached_servers(&self) -> Vec<String> {
-        self.cache.lock().unwrap().iter().filter(|(_, r)| r.is_some()).map(|(k, _)| k.clone()).collect()
+        self.cache
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, r)| r.is_some())
+            .map(|(k, _)| k.clone())
+            .collect()
     }
 
     fn delete_item(&self, item: Item, server: &str) -> Result<(), VaultError> {
-        let parts = self.backend.get(&item.head(server))?.as_deref().and_then(parse_head).map_or(0, |(n, _)| n);
+        let parts = self
+            .backend
+            .get(&item.head(server))?
+            .as_deref()
+            .and_then(parse_head)
+            .map_or(0, |(n, _)| n);
         // The head goes first: a sign-out cut short leaves no record to read.
         self.backend.delete(&item.head(server))?;
         self.delete_parts(item, server, 1, parts)
@@ -454,11 +523,20 @@ impl Vault {
 
     /// The record's text, whole again if it was split.
     fn read_text(&self, item: Item, server: &str) -> Result<Option<String>, VaultError> {
-        let Some(head) = self.backend.get(&item.head(server))? else { return Ok(None) };
-        let Some((n, hash)) = parse_head(&head) else { return Ok(Some(head)) };
+        let Some(head) = self.backend.get(&item.head(server))? else {
+            return Ok(None);
+        };
+        let Some((n, hash)) = parse_head(&head) else {
+            return Ok(Some(head));
+        };
         let mut text = String::new();
         for i in 1..=n {
-            text.push_str(&self.backend.get(&item.part(server, i))?.ok_or_else(|| VaultError::Damaged(server.into()))?);
+            text.push_str(
+                &self
+                    .backend
+                    .get(&item.part(server, i))?
+                    .ok_or_else(|| VaultError::Damaged(server.into()))?,
+            );
         }
         // A write cut short between its parts and its head mixes two records.
         if digest(&text) != hash {
@@ -470,7 +548,12 @@ impl Vault {
     /// Store the record's text in one item, or in parts behind a head when
     /// it is larger than an item may be; parts the record no longer needs go.
     fn write_text(&self, item: Item, server: &str, text: &str) -> Result<(), VaultError> {
-        let had = self.backend.get(&item.head(server))?.as_deref().and_then(parse_head).map_or(0, |(n, _)| n);
+        let had = self
+            .backend
+            .get(&item.head(server))?
+            .as_deref()
+            .and_then(parse_head)
+            .map_or(0, |(n, _)| n);
         let parts = match self.item_limit {
             Some(limit) if stored_len(text) > limit => split_text(text, limit),
             _ => vec![],
@@ -480,14 +563,24 @@ impl Vault {
         for (i, part) in parts.iter().enumerate() {
             self.backend.set(&item.part(server, i + 1), part)?;
         }
-        let head = if parts.is_empty() { text.to_string() } else { format!("{PARTS_HEAD}{}:{}", parts.len(), digest(text)) };
+        let head = if parts.is_empty() {
+            text.to_string()
+        } else {
+            format!("{PARTS_HEAD}{}:{}", parts.len(), digest(text))
+        };
         self.backend.set(&item.head(server), &head)?;
         self.delete_parts(item, server, parts.len() + 1, had)
     }
 
     /// Delete parts `from..=to`, then any further ones a write cut short
     /// left behind (up to the first that is absent).
-    fn delete_parts(&self, item: Item, server: &str, from: usize, to: usize) -> Result<(), VaultError> {
+    fn delete_parts(
+        &self,
+        item: Item,
+        server: &str,
+        from: usize,
+        to: usize,
+    ) -> Result<(), VaultError> {
         for i in from..=to {
             self.backend.delete(&item.part(server, i))?;
         }
@@ -506,8 +599,19 @@ impl Vault {
 
     /// rmcp's view of one server's record.
     pub fn credential_store(&self, server: &str, resource: &str) -> VaultCredentialStore {
-        let refresh = self.refreshing.lock().unwrap().entry(server.to_string()).or_default().clone();
-        VaultCredentialStore { vault: self.clone(), server: server.into(), resource: resource.into(), refresh }
+        let refresh = self
+            .refreshing
+            .lock()
+            .unwrap()
+            .entry(server.to_string())
+            .or_default()
+            .clone();
+        VaultCredentialStore {
+            vault: self.clone(),
+            server: server.into(),
+            resource: resource.into(),
+            refresh,
+        }
     }
 }
 
@@ -540,7 +644,10 @@ impl VaultCredentialStore {
 impl CredentialStore for VaultCredentialStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
         let me = self.clone();
-        let rec = tokio::task::spawn_blocking(move || me.read()).await.map_err(|e| AuthError::CredentialStoreError(e.to_string()))?.map_err(store_err)?;
+        let rec = tokio::task::spawn_blocking(move || me.read())
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
+            .map_err(store_err)?;
         Ok(rec.and_then(|r| r.credentials))
     }
 
@@ -558,18 +665,32 @@ impl CredentialStore for VaultCredentialStore {
 
     async fn clear(&self) -> Result<(), AuthError> {
         let me = self.clone();
-        tokio::task::spawn_blocking(move || me.vault.remove(&me.server)).await.map_err(|e| AuthError::CredentialStoreError(e.to_string()))?.map_err(store_err)
+        tokio::task::spawn_blocking(move || me.vault.remove(&me.server))
+            .await
+            .map_err(|e| AuthError::CredentialStoreError(e.to_string()))?
+            .map_err(store_err)
     }
 
     /// A refresh token the server rejected is worthless: drop the tokens, keep
     /// the client registration (and its port) for the next sign-in.
-    async fn on_refresh_token_rejected(&self, rejected: &StoredCredentials) -> Result<(), AuthError> {
+    async fn on_refresh_token_rejected(
+        &self,
+        rejected: &StoredCredentials,
+    ) -> Result<(), AuthError> {
         let me = self.clone();
         let client_id = rejected.client_id.clone();
         tokio::task::spawn_blocking(move || {
-            let Some(mut rec) = me.read()? else { return Ok(()) };
-            if rec.credentials.as_ref().is_some_and(|c| c.client_id == client_id) {
-                rec.credentials = rec.credentials.map(|c| StoredCredentials::new(c.client_id, None, vec![], None).with_issuer(c.issuer));
+            let Some(mut rec) = me.read()? else {
+                return Ok(());
+            };
+            if rec
+                .credentials
+                .as_ref()
+                .is_some_and(|c| c.client_id == client_id)
+            {
+                rec.credentials = rec.credentials.map(|c| {
+                    StoredCredentials::new(c.client_id, None, vec![], None).with_issuer(c.issuer)
+                });
                 me.vault.put(&me.server, &rec)?;
             }
             Ok(())
@@ -579,7 +700,9 @@ impl CredentialStore for VaultCredentialStore {
         .map_err(store_err)
     }
 
-    async fn acquire_refresh_guard(&self) -> Result<Option<rmcp::transport::auth::CredentialRefreshGuard>, AuthError> {
+    async fn acquire_refresh_guard(
+        &self,
+    ) -> Result<Option<rmcp::transport::auth::CredentialRefreshGuard>, AuthError> {
         let g = self.refresh.clone().lock_owned().await;
         Ok(Some(rmcp::transport::auth::CredentialRefreshGuard::new(g)))
     }

@@ -85,19 +85,31 @@ pub struct OAuthApp {
 
 impl OAuthApp {
     pub fn is_empty(&self) -> bool {
-        self.client_id.is_none() && self.callback_port.is_none() && self.scopes.is_empty() && self.redirect_uri.is_none() && self.client_secret.is_none()
+        self.client_id.is_none()
+            && self.callback_port.is_none()
+            && self.scopes.is_empty()
+            && self.redirect_uri.is_none()
+            && self.client_secret.is_none()
     }
 
     /// The redirect URI a sign-in uses: the one written in the file, else
     /// `http://localhost:PORT/callback` for a fixed port; `None`: any free port.
     pub fn redirect(&self) -> Option<String> {
-        self.redirect_uri.clone().or_else(|| self.callback_port.map(|p| format!("http://localhost:{p}/callback")))
+        self.redirect_uri.clone().or_else(|| {
+            self.callback_port
+                .map(|p| format!("http://localhost:{p}/callback"))
+        })
     }
 
     /// The port the sign-in listens on: the configured one, else the one in
     /// the redirect URI.
     pub fn port(&self) -> Option<u16> {
-        self.callback_port.or_else(|| self.redirect_uri.as_deref().and_then(|u| url::Url::parse(u).ok()).and_then(|u| u.port()))
+        self.callback_port.or_else(|| {
+            self.redirect_uri
+                .as_deref()
+                .and_then(|u| url::Url::parse(u).ok())
+                .and_then(|u| u.port())
+        })
     }
 }
 
@@ -117,7 +129,10 @@ impl std::fmt::Debug for OAuthApp {
             .field("callback_port", &self.callback_port)
             .field("scopes", &self.scopes)
             .field("redirect_uri", &self.redirect_uri)
-            .field("client_secret", &self.client_secret.as_ref().map(|_| "<redacted>"))
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
             .finish()
     }
 }
@@ -200,7 +215,11 @@ impl ServerDef {
 
 impl std::fmt::Debug for ServerDef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let redact = |m: &IndexMap<String, String>| m.keys().map(|k| format!("{k}=<redacted>")).collect::<Vec<_>>();
+        let redact = |m: &IndexMap<String, String>| {
+            m.keys()
+                .map(|k| format!("{k}=<redacted>"))
+                .collect::<Vec<_>>()
+        };
         f.debug_struct("ServerDef")
             .field("name", &self.name)
             .field("transport", &self.transport)

@@ -140,8 +140,14 @@ impl ServerPatch {
     /// What changed from `original` (the definition the user started from)
     /// to `def` (what they saved).
     pub fn between(original: &ServerDef, def: &ServerDef) -> ServerPatch {
-        let fields = Field::ALL.into_iter().filter(|f| f.differs(original, def)).collect();
-        ServerPatch { fields, def: def.clone() }
+        let fields = Field::ALL
+            .into_iter()
+            .filter(|f| f.differs(original, def))
+            .collect();
+        ServerPatch {
+            fields,
+            def: def.clone(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {

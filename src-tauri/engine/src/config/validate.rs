@@ -12,9 +12,14 @@ pub fn validate_name(name: &str) -> Result<(), String> {
         return Err("Invalid server config: the server name is empty".into());
     }
     if name.chars().count() > MAX_NAME_LEN {
-        return Err(format!("Invalid server config: the server name is longer than {MAX_NAME_LEN} characters"));
+        return Err(format!(
+            "Invalid server config: the server name is longer than {MAX_NAME_LEN} characters"
+        ));
     }
-    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))) {
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+    {
         return Err(format!(
             "Invalid server config: the server name \"{name}\" contains \"{c}\"; use only letters, digits, '_', '.' and '-'"
         ));
@@ -23,7 +28,11 @@ pub fn validate_name(name: &str) -> Result<(), String> {
 }
 
 fn error(field: Option<&str>, message: String) -> FieldIssue {
-    FieldIssue { field: field.map(Into::into), message, is_error: true }
+    FieldIssue {
+        field: field.map(Into::into),
+        message,
+        is_error: true,
+    }
 }
 
 /// Structural errors of a definition (an empty list means valid).
@@ -47,11 +56,17 @@ pub fn validate_def(def: &ServerDef) -> Vec<FieldIssue> {
         Transport::Http | Transport::Sse => match def.url.as_deref() {
             None => out.push(error(
                 Some("url"),
-                format!("Invalid server config: type \"{}\" needs \"url\"", def.transport.as_str()),
+                format!(
+                    "Invalid server config: type \"{}\" needs \"url\"",
+                    def.transport.as_str()
+                ),
             )),
             Some(u) => {
                 if let Err(e) = check_url(u) {
-                    out.push(error(Some("url"), format!("Invalid server config: \"url\" {e}")));
+                    out.push(error(
+                        Some("url"),
+                        format!("Invalid server config: \"url\" {e}"),
+                    ));
                 }
             }
         },

@@ -177,7 +177,10 @@ pub fn expand(input: &str, cx: &VarContext) -> Expanded {
             rest = &body[end + 1..];
             continue;
         }
-        let name_len = after.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+        let name_len = after
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count();
         if rules.dollar && name_len > 0 {
             let whole = &rest[start..start + 1 + name_len];
             match cx.var(&after[..name_len]) {
@@ -194,7 +197,10 @@ pub fn expand(input: &str, cx: &VarContext) -> Expanded {
         rest = after;
     }
     out.push_str(rest);
-    Expanded { value: out, unresolved }
+    Expanded {
+        value: out,
+        unresolved,
+    }
 }
 
 /// The variable a Codex header names, as the model spells it: `${VAR}`, or
@@ -216,8 +222,14 @@ pub fn expand_header(header: &str, value: &str, cx: &VarContext) -> Expanded {
     if cx.expansion.header_env_refs {
         if let Some((prefix, name)) = header_env_ref(header, value) {
             return match cx.var(name) {
-                Some(v) => Expanded { value: format!("{prefix}{v}"), unresolved: vec![] },
-                None => Expanded { value: value.to_string(), unresolved: vec![format!("${{{name}}}")] },
+                Some(v) => Expanded {
+                    value: format!("{prefix}{v}"),
+                    unresolved: vec![],
+                },
+                None => Expanded {
+                    value: value.to_string(),
+                    unresolved: vec![format!("${{{name}}}")],
+                },
             };
         }
     }
@@ -229,7 +241,10 @@ mod tests {
     use super::*;
 
     fn cx(expansion: Expansion) -> VarContext {
-        let mut c = VarContext { expansion, ..Default::default() };
+        let mut c = VarContext {
+            expansion,
+            ..Default::default()
+        };
         c.env.insert("HOME".into(), "/home/me".into());
         c.env.insert("TOKEN".into(), "t0k".into());
         c.workspace_folder = Some("/w".into());
@@ -239,16 +254,25 @@ mod tests {
 
     #[test]
     fn expands_every_form() {
-        let e = expand("${HOME}/a:${env:TOKEN}:${workspaceFolder}:${userHome}:${NOPE:-dflt}", &cx(Expansion::SWITCHBOARD));
+        let e = expand(
+            "${HOME}/a:${env:TOKEN}:${workspaceFolder}:${userHome}:${NOPE:-dflt}",
+            &cx(Expansion::SWITCHBOARD),
+        );
         assert_eq!(e.value, "/home/me/a:t0k:/w:/home/me:dflt");
         assert!(e.unresolved.is_empty());
     }
 
     #[test]
     fn unresolved_stay_literal_and_are_reported() {
-        let e = expand("x ${MISSING} ${env:ALSO} ${input:key} ${bad name}", &cx(Expansion::SWITCHBOARD));
+        let e = expand(
+            "x ${MISSING} ${env:ALSO} ${input:key} ${bad name}",
+            &cx(Expansion::SWITCHBOARD),
+        );
         assert_eq!(e.value, "x ${MISSING} ${env:ALSO} ${input:key} ${bad name}");
-        assert_eq!(e.unresolved, vec!["${MISSING}", "${env:ALSO}", "${input:key}", "${bad name}"]);
+        assert_eq!(
+            e.unresolved,
+            vec!["${MISSING}", "${env:ALSO}", "${input:key}", "${bad name}"]
+        );
     }
 
     #[test]
@@ -262,17 +286,28 @@ mod tests {
         let raw = "${HOME} ${env:TOKEN} ${userHome} ${X:-d} $HOME ${input:k}";
         let e = expand(raw, &cx(Expansion::NONE));
         assert_eq!(e.value, raw);
-        assert!(e.unresolved.is_empty(), "a form the client does not know is text, not a missing variable");
+        assert!(
+            e.unresolved.is_empty(),
+            "a form the client does not know is text, not a missing variable"
+        );
     }
 
     #[test]
     fn a_form_the_client_lacks_is_text() {
-        let env_only = Expansion { env_prefix: true, user_home: true, ..Expansion::NONE };
+        let env_only = Expansion {
+            env_prefix: true,
+            user_home: true,
+            ..Expansion::NONE
+        };
         let e = expand("${env:TOKEN} ${HOME} ${X:-d} ${userHome}", &cx(env_only));
         assert_eq!(e.value, "t0k ${HOME} ${X:-d} /home/me");
         assert!(e.unresolved.is_empty());
         // To a client with only `${VAR}`, `${userHome}` is a variable name.
-        let braced = Expansion { braced: true, default: true, ..Expansion::NONE };
+        let braced = Expansion {
+            braced: true,
+            default: true,
+            ..Expansion::NONE
+        };
         let e = expand("${HOME} ${env:TOKEN} ${userHome} ${X:-d}", &cx(braced));
         assert_eq!(e.value, "/home/me ${env:TOKEN} ${userHome} d");
         assert_eq!(e.unresolved, vec!["${env:TOKEN}", "${userHome}"]);
@@ -280,7 +315,11 @@ mod tests {
 
     #[test]
     fn dollar_names_expand_only_where_enabled() {
-        let gemini = Expansion { braced: true, dollar: true, ..Expansion::NONE };
+        let gemini = Expansion {
+            braced: true,
+            dollar: true,
+            ..Expansion::NONE
+        };
         let e = expand("$HOME/x:${TOKEN}:$NOPE:$:$1a:${X:-d}", &cx(gemini));
         assert_eq!(e.value, "/home/me/x:t0k:$NOPE:$:$1a:${X:-d}");
         assert_eq!(e.unresolved, vec!["$NOPE", "$1a", "${X:-d}"]);
@@ -289,15 +328,32 @@ mod tests {
 
     #[test]
     fn codex_header_references_are_whole_values() {
-        let codex = cx(Expansion { header_env_refs: true, ..Expansion::NONE });
-        assert_eq!(expand_header("Authorization", "Bearer ${TOKEN}", &codex).value, "Bearer t0k");
+        let codex = cx(Expansion {
+            header_env_refs: true,
+            ..Expansion::NONE
+        });
+        assert_eq!(
+            expand_header("Authorization", "Bearer ${TOKEN}", &codex).value,
+            "Bearer t0k"
+        );
         assert_eq!(expand_header("X-Key", "${TOKEN}", &codex).value, "t0k");
-        for (h, v) in [("X-Key", "Bearer ${TOKEN}"), ("X-Key", "a ${TOKEN}"), ("X-Key", "TOKEN"), ("X-Key", "$TOKEN")] {
+        for (h, v) in [
+            ("X-Key", "Bearer ${TOKEN}"),
+            ("X-Key", "a ${TOKEN}"),
+            ("X-Key", "TOKEN"),
+            ("X-Key", "$TOKEN"),
+        ] {
             assert_eq!(expand_header(h, v, &codex).value, v, "{h}: {v}");
         }
         let e = expand_header("X-Key", "${UNSET}", &codex);
-        assert_eq!((e.value.as_str(), e.unresolved), ("${UNSET}", vec!["${UNSET}".to_string()]));
+        assert_eq!(
+            (e.value.as_str(), e.unresolved),
+            ("${UNSET}", vec!["${UNSET}".to_string()])
+        );
         // Without the rule a whole-value reference is text too.
-        assert_eq!(expand_header("X-Key", "${TOKEN}", &cx(Expansion::NONE)).value, "${TOKEN}");
+        assert_eq!(
+            expand_header("X-Key", "${TOKEN}", &cx(Expansion::NONE)).value,
+            "${TOKEN}"
+        );
     }
 }

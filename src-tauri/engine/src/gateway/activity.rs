@@ -40,7 +40,11 @@ pub struct Activity {
 
 impl Default for Activity {
     fn default() -> Self {
-        Activity { sessions: Mutex::default(), calls: Mutex::default(), changed: watch::channel(0).0 }
+        Activity {
+            sessions: Mutex::default(),
+            calls: Mutex::default(),
+            changed: watch::channel(0).0,
+        }
     }
 }
 
@@ -63,7 +67,9 @@ impl Activity {
     pub(crate) fn called(&self, server: &str, tool: &str, failed: bool) {
         {
             let mut calls = self.calls.lock().unwrap();
-            let c = calls.entry((server.to_string(), tool.to_string())).or_default();
+            let c = calls
+                .entry((server.to_string(), tool.to_string()))
+                .or_default();
             c.0 += 1;
             c.1 += u64::from(failed);
         }
@@ -77,9 +83,18 @@ impl Activity {
             .lock()
             .unwrap()
             .iter()
-            .map(|((server, tool), (calls, errors))| ToolCalls { server: server.clone(), tool: tool.clone(), calls: *calls, errors: *errors })
+            .map(|((server, tool), (calls, errors))| ToolCalls {
+                server: server.clone(),
+                tool: tool.clone(),
+                calls: *calls,
+                errors: *errors,
+            })
             .collect();
-        calls.sort_by(|a, b| b.calls.cmp(&a.calls).then_with(|| (&a.server, &a.tool).cmp(&(&b.server, &b.tool))));
+        calls.sort_by(|a, b| {
+            b.calls
+                .cmp(&a.calls)
+                .then_with(|| (&a.server, &a.tool).cmp(&(&b.server, &b.tool)))
+        });
         ActivitySnapshot { sessions, calls }
     }
 

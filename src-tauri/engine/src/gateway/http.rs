@@ -33,11 +33,15 @@ pub fn loopback_addr(addr: &str) -> Result<SocketAddr, String> {
     let parsed = match addr.parse::<SocketAddr>() {
         Ok(a) => Some(a),
         Err(_) => match addr.rsplit_once(':') {
-            Some((h, p)) if h.eq_ignore_ascii_case("localhost") => p.parse::<u16>().ok().map(|p| SocketAddr::from(([127, 0, 0, 1], p))),
+            Some((h, p)) if h.eq_ignore_ascii_case("localhost") => p
+                .parse::<u16>()
+                .ok()
+                .map(|p| SocketAddr::from(([127, 0, 0, 1], p))),
             _ => None,
         },
     };
-    let a = parsed.ok_or_else(|| format!("\"{addr}\" is not an address with a port (e.g. 127.0.0.1:8765)"))?;
+    let a = parsed
+        .ok_or_else(|| format!("\"{addr}\" is not an address with a port (e.g. 127.0.0.1:8765)"))?;
     if !a.ip().is_loopback() {
         return Err(format!(
             "{addr} is not a loopback address: the gateway serves every server you signed in to, so it listens only on this computer (127.0.0.1, ::1 or localhost)"
@@ -56,17 +60,32 @@ struct HttpState {
 }
 
 fn service(gateway: Gateway, config: StreamableHttpServerConfig) -> Service {
-    StreamableHttpService::new(move || Ok(gateway.session()), Arc::new(LocalSessionManager::default()), config)
+    StreamableHttpService::new(
+        move || Ok(gateway.session()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
 }
 
 /// The router: `/mcp`, `/mcp/{server}`, every request checked first.
-pub fn router(gateway: Gateway, token: GatewayToken, bound: SocketAddr, stop: CancellationToken) -> Router {
+pub fn router(
+    gateway: Gateway,
+    token: GatewayToken,
+    bound: SocketAddr,
+    stop: CancellationToken,
+) -> Router {
     let ip = match bound.ip() {
         IpAddr::V6(v6) => format!("[{v6}]"),
         v4 => v4.to_string(),
     };
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string(), "[::1]".to_string(), ip])
+        .with_allowed_hosts([
+            "localhost".to_string(),
+            "127.0.0.1".to_string(),
+            "::1".to_string(),
+            "[::1]".to_string(),
+            ip,
+        ])
         .with_cancellation_token(stop);
     let state = Arc::new(HttpState {
         aggregate: service(gateway.clone(), config.clone()),
@@ -92,7 +111,11 @@ async fn aggregate(State(st): State<Arc<HttpState>>, req: Request) -> Response {
     }
 }
 
-async fn scoped(State(st): State<Arc<HttpState>>, Path(server): Path<String>, req: Request) -> Response {
+async fn scoped(
+    State(st): State<Arc<HttpState>>,
+    Path(server): Path<String>,
+    req: Request,
+) -> Response {
     use tower_service::Service as _;
     // Servers are registered as the gateway starts: a client quicker than
     // that waits for the startup gate before hearing "no such server".
@@ -104,7 +127,9 @@ async fn scoped(State(st): State<Arc<HttpState>>, Path(server): Path<String>, re
     }
     let mut svc = {
         let mut map = st.scoped.lock().unwrap();
-        map.entry(server.clone()).or_insert_with(|| service(st.gateway.scoped(&server), st.config.clone())).clone()
+        map.entry(server.clone())
+            .or_insert_with(|| service(st.gateway.scoped(&server), st.config.clone()))
+            .clone()
     };
     match svc.call(req).await {
         Ok(r) => r.into_response(),
@@ -126,7 +151,11 @@ fn loopback_host(host: &str) -> bool {
 fn host_ok(value: &str) -> bool {
     let host = match value.rsplit_once(':') {
         // `[::1]:8080`, `127.0.0.1:8080`, `localhost:8080`; a bare `::1` has colons but no brackets.
-        Some((h, p)) if !h.is_empty() && (value.starts_with('[') || !h.contains(':')) && !h.ends_with(':') => {
+        Some((h, p))
+            if !h.is_empty()
+                && (value.starts_with('[') || !h.contains(':'))
+                && !h.ends_with(':') =>
+        {
             if p.parse::<u16>().is_err() {
                 return false;
             }
@@ -140,7 +169,9 @@ fn host_ok(value: &str) -> bool {
 /// A browser page's `Origin` on this machine (any port: local tools such as
 /// an MCP inspector run on their own).
 fn origin_ok(value: &str) -> bool {
-    let Some((scheme, rest)) = value.split_once("://") else { return false };
+    let Some((scheme, rest)) = value.split_once("://") else {
+        return false;
+    };
     if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
         return false;
     }
@@ -155,7 +186,10 @@ fn origin_ok(value: &str) -> bool {
 
 async fn guard(State(st): State<Arc<HttpState>>, req: Request, next: Next) -> Response {
     let headers = req.headers();
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default();
     if !host_ok(host) {
         return (StatusCode::FORBIDDEN, "Forbidden: the Host header does not name this Switchboard gateway (DNS rebinding protection)").into_response();
     }
@@ -164,10 +198,15 @@ async fn guard(State(st): State<Arc<HttpState>>, req: Request, next: Next) -> Re
             return (StatusCode::FORBIDDEN, "Forbidden: requests from web pages of other sites are refused (Origin is not this computer)").into_response();
         }
     }
-    let auth = headers.get(header::AUTHORIZATION).and_then(|h| h.to_str().ok());
+    let auth = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok());
     if !st.token.accepts(auth) {
         let mut r = (StatusCode::UNAUTHORIZED, "Unauthorized: the Switchboard gateway needs `Authorization: Bearer <token>`; `switchboard gateway token` prints the token").into_response();
-        r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"Switchboard gateway\""));
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"Switchboard gateway\""),
+        );
         return r;
     }
     next.run(req).await
@@ -175,9 +214,16 @@ async fn guard(State(st): State<Arc<HttpState>>, req: Request, next: Next) -> Re
 
 /// Serve `router` on `listener` until `stop` is cancelled; open streams get
 /// [`SHUTDOWN_GRACE`] to end.
-pub async fn serve(listener: tokio::net::TcpListener, router: Router, stop: CancellationToken) -> std::io::Result<()> {
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    stop: CancellationToken,
+) -> std::io::Result<()> {
     let graceful = stop.clone();
-    let server = std::future::IntoFuture::into_future(axum::serve(listener, router).with_graceful_shutdown(async move { graceful.cancelled().await }));
+    let server = std::future::IntoFuture::into_future(
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move { graceful.cancelled().await }),
+    );
     tokio::pin!(server);
     tokio::select! {
         r = &mut server => r,
@@ -194,7 +240,9 @@ mod tests {
         assert_eq!(loopback_addr("127.0.0.1:0").unwrap().port(), 0);
         assert!(loopback_addr("[::1]:8080").is_ok());
         assert!(loopback_addr("localhost:9").is_ok());
-        assert!(loopback_addr("0.0.0.0:8080").unwrap_err().contains("not a loopback address"));
+        assert!(loopback_addr("0.0.0.0:8080")
+            .unwrap_err()
+            .contains("not a loopback address"));
         assert!(loopback_addr("192.168.1.2:80").is_err());
         assert!(loopback_addr("example.com:80").is_err());
         assert!(loopback_addr("127.0.0.1").is_err());
@@ -203,16 +251,45 @@ mod tests {
     #[test]
     fn host_and_origin_must_be_this_machine() {
         // Any port: a port forward names its own.
-        for ok in ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "LOCALHOST:8080", "127.0.0.1:8081", "127.0.0.1", "localhost", "[::1]", "::1"] {
+        for ok in [
+            "127.0.0.1:8080",
+            "localhost:8080",
+            "[::1]:8080",
+            "LOCALHOST:8080",
+            "127.0.0.1:8081",
+            "127.0.0.1",
+            "localhost",
+            "[::1]",
+            "::1",
+        ] {
             assert!(host_ok(ok), "{ok}");
         }
-        for bad in ["evil.example:8080", "", "evil.example", "127.0.0.1.evil.example:8080", "127.0.0.1:http", "127.0.0.1:99999", "localhost.evil.example:80", "[::1]:"] {
+        for bad in [
+            "evil.example:8080",
+            "",
+            "evil.example",
+            "127.0.0.1.evil.example:8080",
+            "127.0.0.1:http",
+            "127.0.0.1:99999",
+            "localhost.evil.example:80",
+            "[::1]:",
+        ] {
             assert!(!host_ok(bad), "{bad}");
         }
-        for ok in ["http://localhost:5173", "http://127.0.0.1", "https://[::1]:3000"] {
+        for ok in [
+            "http://localhost:5173",
+            "http://127.0.0.1",
+            "https://[::1]:3000",
+        ] {
             assert!(origin_ok(ok), "{ok}");
         }
-        for bad in ["http://evil.example", "null", "http://localhost.evil.example", "file://", "http://127.0.0.1.evil.example:80"] {
+        for bad in [
+            "http://evil.example",
+            "null",
+            "http://localhost.evil.example",
+            "file://",
+            "http://127.0.0.1.evil.example:80",
+        ] {
             assert!(!origin_ok(bad), "{bad}");
         }
     }

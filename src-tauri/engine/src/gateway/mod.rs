@@ -39,14 +39,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, Tool};
+use rmcp::model::{
+    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, Tool,
+};
 use rmcp::service::Peer;
 use rmcp::RoleServer;
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::{EngineEvent, ServerStatus};
-use crate::manager::{ElicitAnswer, ElicitRequest, ElicitationHandler, Manager, SamplingHandler, SamplingRequest, ToolIndex};
+use crate::manager::{
+    ElicitAnswer, ElicitRequest, ElicitationHandler, Manager, SamplingHandler, SamplingRequest,
+    ToolIndex,
+};
 use crate::tool_trust::{Holds, TrustBasis};
 pub use server::GatewaySession;
 pub use switches::Switches;
@@ -92,7 +97,10 @@ pub struct GatewayOptions {
 
 impl Default for GatewayOptions {
     fn default() -> Self {
-        GatewayOptions { tool_search: false, gate: crate::manager::DEFAULT_GATE }
+        GatewayOptions {
+            tool_search: false,
+            gate: crate::manager::DEFAULT_GATE,
+        }
     }
 }
 
@@ -189,7 +197,10 @@ impl Drop for SessionEntry {
 }
 
 /// Where a call's progress goes: its queue, and the client's own token.
-type ProgressRoute = (tokio::sync::mpsc::Sender<ProgressNotificationParam>, ProgressToken);
+type ProgressRoute = (
+    tokio::sync::mpsc::Sender<ProgressNotificationParam>,
+    ProgressToken,
+);
 /// Gateway tool or prompt name → (server, its raw name there).
 pub(crate) type ToolRoutes = HashMap<String, (String, String)>;
 
@@ -208,23 +219,32 @@ pub(crate) struct Relay {
 
 impl Relay {
     fn install(manager: &Manager) -> Arc<Relay> {
-        let relay = Arc::new(Relay { next: AtomicU64::new(1), progress: Default::default(), calls: Default::default(), activity: Default::default() });
+        let relay = Arc::new(Relay {
+            next: AtomicU64::new(1),
+            progress: Default::default(),
+            calls: Default::default(),
+            activity: Default::default(),
+        });
         let weak = Arc::downgrade(&relay);
-        manager.set_progress_handler(Some(Arc::new(move |server: &str, p: ProgressNotificationParam| {
-            let Some(relay) = weak.upgrade() else { return };
-            let key = (server.to_string(), token_key(&p.progress_token));
-            let target = relay.progress.lock().unwrap().get(&key).cloned();
-            if let Some((call, token)) = target {
-                let mut p = p;
-                p.progress_token = token;
-                // Bounded: a flood of progress loses steps, never memory.
-                let _ = call.try_send(p);
-            }
-        })));
+        manager.set_progress_handler(Some(Arc::new(
+            move |server: &str, p: ProgressNotificationParam| {
+                let Some(relay) = weak.upgrade() else { return };
+                let key = (server.to_string(), token_key(&p.progress_token));
+                let target = relay.progress.lock().unwrap().get(&key).cloned();
+                if let Some((call, token)) = target {
+                    let mut p = p;
+                    p.progress_token = token;
+                    // Bounded: a flood of progress loses steps, never memory.
+                    let _ = call.try_send(p);
+                }
+            },
+        )));
         let previous = manager.elicitation_handler();
         let weak = Arc::downgrade(&relay);
         let handler: ElicitationHandler = Arc::new(move |req: ElicitRequest| {
-            let target = weak.upgrade().and_then(|r| r.elicitation_target(&req.server));
+            let target = weak
+                .upgrade()
+                .and_then(|r| r.elicitation_target(&req.server));
             let previous = previous.clone();
             Box::pin(async move {
                 match target {
@@ -271,18 +291,49 @@ impl Relay {
         self.asking_target(server, |s| s.sampling)
     }
 
-    fn asking_target(&self, server: &str, can: impl Fn(&SessionEntry) -> bool) -> Option<Peer<RoleServer>> {
+    fn asking_target(
+        &self,
+        server: &str,
+        can: impl Fn(&SessionEntry) -> bool,
+    ) -> Option<Peer<RoleServer>> {
         let calls = self.calls.lock().unwrap();
-        calls.iter().rev().filter(|(_, s, _)| s == server).filter_map(|(_, _, w)| w.upgrade()).find(|s| can(s)).map(|s| s.peer.clone())
+        calls
+            .iter()
+            .rev()
+            .filter(|(_, s, _)| s == server)
+            .filter_map(|(_, _, w)| w.upgrade())
+            .find(|s| can(s))
+            .map(|s| s.peer.clone())
     }
 
     /// Register a call; its progress notifications arrive on the receiver,
     /// to be sent to the client before the call's result.
-    pub(crate) fn begin_call(self: &Arc<Self>, server: &str, session: &Arc<SessionEntry>, client_token: Option<ProgressToken>) -> (CallGuard, tokio::sync::mpsc::Receiver<ProgressNotificationParam>) {
+    pub(crate) fn begin_call(
+        self: &Arc<Self>,
+        server: &str,
+        session: &Arc<SessionEntry>,
+        client_token: Option<ProgressToken>,
+    ) -> (
+        CallGuard,
+        tokio::sync::mpsc::Receiver<ProgressNotificationParam>,
+    ) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        self.calls.lock().unwrap().push((id, server.to_string(), Arc::downgrade(session)));
+        self.calls
+            .lock()
+            .unwrap()
+            .push((id, server.to_string(), Arc::downgrade(session)));
         let (tx, rx) = tokio::sync::mpsc::channel(PROGRESS_LIMIT);
-        (CallGuard { relay: self.clone(), id, server: server.to_string(), progress: tx, client_token, upstream: Mutex::new(None) }, rx)
+        (
+            CallGuard {
+                relay: self.clone(),
+                id,
+                server: server.to_string(),
+                progress: tx,
+                client_token,
+                upstream: Mutex::new(None),
+            },
+            rx,
+        )
     }
 }
 
@@ -301,16 +352,26 @@ impl CallGuard {
     /// The upstream request went out with `token`: its progress goes to the
     /// client under the client's own token.
     pub(crate) fn sent(&self, token: &ProgressToken) {
-        let Some(client) = self.client_token.clone() else { return };
+        let Some(client) = self.client_token.clone() else {
+            return;
+        };
         let key = (self.server.clone(), token_key(token));
-        self.relay.progress.lock().unwrap().insert(key.clone(), (self.progress.clone(), client));
+        self.relay
+            .progress
+            .lock()
+            .unwrap()
+            .insert(key.clone(), (self.progress.clone(), client));
         *self.upstream.lock().unwrap() = Some(key);
     }
 }
 
 impl Drop for CallGuard {
     fn drop(&mut self) {
-        self.relay.calls.lock().unwrap().retain(|(id, _, _)| *id != self.id);
+        self.relay
+            .calls
+            .lock()
+            .unwrap()
+            .retain(|(id, _, _)| *id != self.id);
         if let Some(key) = self.upstream.lock().unwrap().take() {
             self.relay.progress.lock().unwrap().remove(&key);
         }
@@ -327,10 +388,16 @@ fn token_key(t: &ProgressToken) -> String {
 async fn forward_elicitation(peer: &Peer<RoleServer>, req: &ElicitRequest) -> ElicitAnswer {
     use rmcp::model::ElicitationAction;
     let params = serde_json::json!({ "mode": "form", "message": req.message, "requestedSchema": req.schema });
-    let Ok(params) = serde_json::from_value::<rmcp::model::ElicitRequestParams>(params) else { return ElicitAnswer::Decline };
+    let Ok(params) = serde_json::from_value::<rmcp::model::ElicitRequestParams>(params) else {
+        return ElicitAnswer::Decline;
+    };
     match tokio::time::timeout(ELICITATION_TIMEOUT, peer.create_elicitation(params)).await {
         Ok(Ok(r)) => match r.action {
-            ElicitationAction::Accept => ElicitAnswer::Accept(r.content.map(|c| serde_json::to_value(c).unwrap_or_default()).unwrap_or(serde_json::json!({}))),
+            ElicitationAction::Accept => ElicitAnswer::Accept(
+                r.content
+                    .map(|c| serde_json::to_value(c).unwrap_or_default())
+                    .unwrap_or(serde_json::json!({})),
+            ),
             ElicitationAction::Decline => ElicitAnswer::Decline,
             _ => ElicitAnswer::Cancel,
         },
@@ -341,7 +408,10 @@ async fn forward_elicitation(peer: &Peer<RoleServer>, req: &ElicitRequest) -> El
 /// A server's sampling request, asked of the gateway client; its answer or
 /// error goes back to the server as it is.
 #[allow(deprecated)] // sampling is what 2025 clients and servers use.
-async fn forward_sampling(peer: &Peer<RoleServer>, params: rmcp::model::CreateMessageRequestParams) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
+async fn forward_sampling(
+    peer: &Peer<RoleServer>,
+    params: rmcp::model::CreateMessageRequestParams,
+) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
     match tokio::time::timeout(SAMPLING_TIMEOUT, peer.create_message(params)).await {
         Ok(Ok(r)) => Ok(r),
         Ok(Err(rmcp::ServiceError::McpError(e))) => Err(e),
@@ -400,10 +470,23 @@ impl Gateway {
     /// [`Gateway::set_ready`] once the servers passed the startup gate).
     /// Installs itself as the manager's progress and elicitation hooks (the
     /// previous elicitation handler answers what no gateway client can).
-    pub fn new(manager: Manager, switches: watch::Receiver<Arc<Switches>>, opts: GatewayOptions) -> Gateway {
+    pub fn new(
+        manager: Manager,
+        switches: watch::Receiver<Arc<Switches>>,
+        opts: GatewayOptions,
+    ) -> Gateway {
         let relay = Relay::install(&manager);
         let (ready_tx, ready) = watch::channel(false);
-        Self::build(manager, Scope::All, opts, switches, Arc::new(ready_tx), ready, relay, Arc::new(AtomicU64::new(1)))
+        Self::build(
+            manager,
+            Scope::All,
+            opts,
+            switches,
+            Arc::new(ready_tx),
+            ready,
+            relay,
+            Arc::new(AtomicU64::new(1)),
+        )
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -439,14 +522,29 @@ impl Gateway {
             subscribers: tokio::sync::Mutex::new(HashMap::new()),
             stop: CancellationToken::new(),
         });
-        tokio::spawn(notifier(Arc::downgrade(&inner), inner.manager.subscribe(), inner.switches.clone(), inner.trust.clone(), inner.stop.clone()));
+        tokio::spawn(notifier(
+            Arc::downgrade(&inner),
+            inner.manager.subscribe(),
+            inner.switches.clone(),
+            inner.trust.clone(),
+            inner.stop.clone(),
+        ));
         Gateway { inner }
     }
 
     /// The same gateway for one server alone, under its own names.
     pub fn scoped(&self, server: &str) -> Gateway {
         let i = &self.inner;
-        Self::build(i.manager.clone(), Scope::One(server.to_string()), i.opts.clone(), i.switches.clone(), i.ready_tx.clone(), i.ready.clone(), i.relay.clone(), i.next_session.clone())
+        Self::build(
+            i.manager.clone(),
+            Scope::One(server.to_string()),
+            i.opts.clone(),
+            i.switches.clone(),
+            i.ready_tx.clone(),
+            i.ready.clone(),
+            i.relay.clone(),
+            i.next_session.clone(),
+        )
     }
 
     /// The servers passed the startup gate: `tools/list` stops waiting.
@@ -480,7 +578,11 @@ impl Gateway {
 
     /// The clients connected now.
     pub fn sessions(&self) -> Vec<SessionInfo> {
-        self.inner.live_sessions().iter().map(|s| s.info.clone()).collect()
+        self.inner
+            .live_sessions()
+            .iter()
+            .map(|s| s.info.clone())
+            .collect()
     }
 
     /// Open sessions (of this gateway and of the one-server gateways made
@@ -515,7 +617,11 @@ impl Inner {
 
     /// Servers to ask for resources and prompts: served and connected.
     pub fn connected_servers(&self) -> Vec<String> {
-        self.manager.server_names().into_iter().filter(|s| self.visible(s) && self.manager.status(s) == Some(ServerStatus::Connected)).collect()
+        self.manager
+            .server_names()
+            .into_iter()
+            .filter(|s| self.visible(s) && self.manager.status(s) == Some(ServerStatus::Connected))
+            .collect()
     }
 
     /// Until the manager's start passed its startup gate (its tools and the
@@ -550,7 +656,12 @@ impl Inner {
     }
 
     fn live_sessions(&self) -> Vec<Arc<SessionEntry>> {
-        self.sessions.lock().unwrap().values().filter_map(Weak::upgrade).collect()
+        self.sessions
+            .lock()
+            .unwrap()
+            .values()
+            .filter_map(Weak::upgrade)
+            .collect()
     }
 
     /// The visible tools and how each name finds its server.
@@ -564,37 +675,61 @@ impl Inner {
             _ => false,
         };
         let mut cache = self.tool_list.lock().unwrap();
-        if let Some(c) = cache.as_ref().filter(|c| Arc::ptr_eq(&c.index, &index) && Arc::ptr_eq(&c.switches, &switches) && same_basis(c)) {
+        if let Some(c) = cache.as_ref().filter(|c| {
+            Arc::ptr_eq(&c.index, &index) && Arc::ptr_eq(&c.switches, &switches) && same_basis(c)
+        }) {
             return (c.tools.clone(), c.routes.clone());
         }
         // Reviewed against the same servers the index was built from: a
         // server that just connected is judged before its tools are offered.
         let holds = match (&basis, self.manager.trust()) {
-            (Some(b), Some(cell)) => crate::tool_trust::holds_with(&self.manager.trust_inputs(), b, &cell.memo),
+            (Some(b), Some(cell)) => {
+                crate::tool_trust::holds_with(&self.manager.trust_inputs(), b, &cell.memo)
+            }
             _ => Default::default(),
         };
         let (tools, routes) = self.build_tool_list(&index, &switches, &holds);
         let (tools, routes) = (Arc::new(tools), Arc::new(routes));
-        *cache = Some(ToolList { index, switches, basis, tools: tools.clone(), routes: routes.clone() });
+        *cache = Some(ToolList {
+            index,
+            switches,
+            basis,
+            tools: tools.clone(),
+            routes: routes.clone(),
+        });
         (tools, routes)
     }
 
-    fn build_tool_list(&self, index: &ToolIndex, switches: &Switches, holds: &Holds) -> (Vec<Tool>, ToolRoutes) {
+    fn build_tool_list(
+        &self,
+        index: &ToolIndex,
+        switches: &Switches,
+        holds: &Holds,
+    ) -> (Vec<Tool>, ToolRoutes) {
         let mut tools = Vec::with_capacity(index.tools.len());
         let mut routes = HashMap::with_capacity(index.tools.len());
         // Each server's own definitions, by raw name.
         type ByName = (Arc<Vec<Tool>>, HashMap<String, usize>);
         let mut raw: HashMap<String, ByName> = HashMap::new();
         for e in &index.tools {
-            if !self.visible(&e.server) || switches.is_off(&e.server, &e.tool) || holds.holds_tool(&e.server, &e.tool) {
+            if !self.visible(&e.server)
+                || switches.is_off(&e.server, &e.tool)
+                || holds.holds_tool(&e.server, &e.tool)
+            {
                 continue;
             }
             let (list, by_name) = raw.entry(e.server.clone()).or_insert_with(|| {
                 let list = self.manager.server_tools(&e.server).unwrap_or_default();
-                let by_name = list.iter().enumerate().map(|(i, t)| (t.name.to_string(), i)).collect();
+                let by_name = list
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| (t.name.to_string(), i))
+                    .collect();
                 (list, by_name)
             });
-            let Some(def) = by_name.get(&e.tool).map(|i| &list[*i]) else { continue };
+            let Some(def) = by_name.get(&e.tool).map(|i| &list[*i]) else {
+                continue;
+            };
             let mut t = def.clone();
             let name = match &self.scope {
                 Scope::All => e.name.clone(),
@@ -610,7 +745,11 @@ impl Inner {
 
     /// Whether the tool trust holds this prompt or resource template of `server`.
     pub fn holds_item(&self, server: &str, item: Option<crate::tool_trust::Item>) -> bool {
-        let (Some(trust), Some(item), Some(def)) = (&self.trust, item, self.manager.server_def(server)) else { return false };
+        let (Some(trust), Some(item), Some(def)) =
+            (&self.trust, item, self.manager.server_def(server))
+        else {
+            return false;
+        };
         let basis = trust.borrow().clone();
         basis.holds_item(server, &crate::tool_trust::pins::identity(&def), &item)
     }
@@ -666,7 +805,13 @@ fn level_rank(l: LoggingLevel) -> u8 {
 
 /// Hears the manager and the switches; tells every session what changed,
 /// coalesced over [`COALESCE`].
-async fn notifier(inner: Weak<Inner>, mut events: broadcast::Receiver<EngineEvent>, mut switches: watch::Receiver<Arc<Switches>>, mut trust: Option<watch::Receiver<Arc<TrustBasis>>>, stop: CancellationToken) {
+async fn notifier(
+    inner: Weak<Inner>,
+    mut events: broadcast::Receiver<EngineEvent>,
+    mut switches: watch::Receiver<Arc<Switches>>,
+    mut trust: Option<watch::Receiver<Arc<TrustBasis>>>,
+    stop: CancellationToken,
+) {
     let mut pending: u8 = 0;
     let mut flush_at: Option<tokio::time::Instant> = None;
     let mut last_tools = match inner.upgrade() {
@@ -760,8 +905,14 @@ impl Inner {
                     return 0;
                 }
                 for line in lines {
-                    let Some(level) = level_of(&line.kind) else { continue };
-                    let msg = LoggingMessageNotificationParam::new(level, serde_json::Value::String(line.text.clone())).with_logger(server.clone());
+                    let Some(level) = level_of(&line.kind) else {
+                        continue;
+                    };
+                    let msg = LoggingMessageNotificationParam::new(
+                        level,
+                        serde_json::Value::String(line.text.clone()),
+                    )
+                    .with_logger(server.clone());
                     for s in &sessions {
                         if level_rank(level) >= level_rank(*s.log_level.lock().unwrap()) {
                             s.outbox.push(Outgoing::Log(msg.clone()));
@@ -784,10 +935,15 @@ pub(crate) async fn drain(outbox: Arc<Outbox>, peer: Peer<RoleServer>) {
         }
         let bits = outbox.flags.swap(0, Ordering::AcqRel);
         let queued: Vec<Outgoing> = outbox.logs.lock().unwrap().drain(..).collect();
-        let updated: Vec<String> = std::mem::take(&mut *outbox.updated.lock().unwrap()).into_iter().collect();
+        let updated: Vec<String> = std::mem::take(&mut *outbox.updated.lock().unwrap())
+            .into_iter()
+            .collect();
         let mut ok = true;
         let send = |f: futures::future::BoxFuture<'static, Result<(), rmcp::ServiceError>>| async move {
-            !matches!(tokio::time::timeout(SEND_TIMEOUT, f).await, Ok(Err(rmcp::ServiceError::TransportClosed)))
+            !matches!(
+                tokio::time::timeout(SEND_TIMEOUT, f).await,
+                Ok(Err(rmcp::ServiceError::TransportClosed))
+            )
         };
         if bits & TOOLS != 0 {
             let p = peer.clone();
@@ -795,30 +951,44 @@ pub(crate) async fn drain(outbox: Arc<Outbox>, peer: Peer<RoleServer>) {
         }
         if bits & RESOURCES != 0 {
             let p = peer.clone();
-            ok &= send(Box::pin(async move { p.notify_resource_list_changed().await })).await;
+            ok &= send(Box::pin(
+                async move { p.notify_resource_list_changed().await },
+            ))
+            .await;
         }
         if bits & PROMPTS != 0 {
             let p = peer.clone();
-            ok &= send(Box::pin(async move { p.notify_prompt_list_changed().await })).await;
+            ok &= send(Box::pin(
+                async move { p.notify_prompt_list_changed().await },
+            ))
+            .await;
         }
         for uri in updated {
             let p = peer.clone();
-            let param: rmcp::model::ResourceUpdatedNotificationParam = match serde_json::from_value(serde_json::json!({ "uri": uri })) {
-                Ok(p) => p,
-                Err(_) => continue,
-            };
-            ok &= send(Box::pin(async move { p.notify_resource_updated(param).await })).await;
+            let param: rmcp::model::ResourceUpdatedNotificationParam =
+                match serde_json::from_value(serde_json::json!({ "uri": uri })) {
+                    Ok(p) => p,
+                    Err(_) => continue,
+                };
+            ok &= send(Box::pin(
+                async move { p.notify_resource_updated(param).await },
+            ))
+            .await;
         }
         for o in queued {
             let p = peer.clone();
             ok &= match o {
-                Outgoing::Log(m) => send(Box::pin(async move { p.notify_logging_message(m).await })).await,
+                Outgoing::Log(m) => {
+                    send(Box::pin(async move { p.notify_logging_message(m).await })).await
+                }
             };
         }
         if !ok {
             return;
         }
-        let more = outbox.flags.load(Ordering::Acquire) != 0 || !outbox.logs.lock().unwrap().is_empty() || !outbox.updated.lock().unwrap().is_empty();
+        let more = outbox.flags.load(Ordering::Acquire) != 0
+            || !outbox.logs.lock().unwrap().is_empty()
+            || !outbox.updated.lock().unwrap().is_empty();
         if !more {
             outbox.wake.notified().await;
         }

@@ -35,7 +35,10 @@ pub fn wrap_uri(server: &str, uri: &str) -> String {
 
 /// The server and original URI behind a gateway URI.
 pub fn unwrap_uri(uri: &str) -> Option<(String, &str)> {
-    let rest = uri.get(..URI_PREFIX.len()).filter(|p| p.eq_ignore_ascii_case(URI_PREFIX)).map(|_| &uri[URI_PREFIX.len()..])?;
+    let rest = uri
+        .get(..URI_PREFIX.len())
+        .filter(|p| p.eq_ignore_ascii_case(URI_PREFIX))
+        .map(|_| &uri[URI_PREFIX.len()..])?;
     let (server, original) = rest.split_once('/')?;
     if server.is_empty() {
         return None;
@@ -63,14 +66,20 @@ fn percent_decode(s: &str) -> Option<String> {
 /// Resource links and embedded resources in a tool result point at gateway
 /// URIs, so a client can read them through the gateway.
 pub fn wrap_result_uris(server: &str, result: &mut CallToolResult) {
-    if !result.content.iter().any(|c| matches!(c, ContentBlock::Resource(_) | ContentBlock::ResourceLink(_))) {
+    if !result
+        .content
+        .iter()
+        .any(|c| matches!(c, ContentBlock::Resource(_) | ContentBlock::ResourceLink(_)))
+    {
         return;
     }
     for c in result.content.iter_mut() {
         if !matches!(c, ContentBlock::Resource(_) | ContentBlock::ResourceLink(_)) {
             continue;
         }
-        let Ok(mut v) = serde_json::to_value(&*c) else { continue };
+        let Ok(mut v) = serde_json::to_value(&*c) else {
+            continue;
+        };
         wrap_uri_fields(server, &mut v);
         if let Ok(back) = serde_json::from_value(v) {
             *c = back;
@@ -97,13 +106,24 @@ mod tests {
 
     #[test]
     fn uris_map_back_exactly() {
-        for (server, uri) in [("fx", "fixture://greeting"), ("my server", "file:///a b?x=1#y"), ("a.b-c_d", "https://h/p/{id}"), ("ü", "x:")] {
+        for (server, uri) in [
+            ("fx", "fixture://greeting"),
+            ("my server", "file:///a b?x=1#y"),
+            ("a.b-c_d", "https://h/p/{id}"),
+            ("ü", "x:"),
+        ] {
             let w = wrap_uri(server, uri);
             assert!(w.starts_with(URI_PREFIX), "{w}");
             assert_eq!(unwrap_uri(&w), Some((server.to_string(), uri)), "{w}");
         }
-        assert_eq!(wrap_uri("fx", "fixture://item/{id}"), "switchboard://fx/fixture://item/{id}");
-        assert_eq!(unwrap_uri("SWITCHBOARD://fx/fixture://item/7"), Some(("fx".to_string(), "fixture://item/7")));
+        assert_eq!(
+            wrap_uri("fx", "fixture://item/{id}"),
+            "switchboard://fx/fixture://item/{id}"
+        );
+        assert_eq!(
+            unwrap_uri("SWITCHBOARD://fx/fixture://item/7"),
+            Some(("fx".to_string(), "fixture://item/7"))
+        );
         assert_eq!(unwrap_uri("fixture://greeting"), None);
         assert_eq!(unwrap_uri("switchboard:///x"), None);
         assert_eq!(unwrap_uri("switchboard://fx"), None);

@@ -47,7 +47,10 @@ pub fn tools(total: usize) -> Vec<Tool> {
             "required": ["name"]
         }
     });
-    vec![serde_json::from_value(search).expect("search_tools"), serde_json::from_value(call).expect("call_tool")]
+    vec![
+        serde_json::from_value(search).expect("search_tools"),
+        serde_json::from_value(call).expect("call_tool"),
+    ]
 }
 
 /// What `search_tools` answers with for one tool.
@@ -116,7 +119,11 @@ impl SearchIndex {
                 *tf.entry(w).or_default() += NAME_WEIGHT as u32;
                 len += NAME_WEIGHT as u32;
             }
-            let text = [t.title.as_deref(), t.description.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(" ");
+            let text = [t.title.as_deref(), t.description.as_deref()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" ");
             for w in words(&text) {
                 *tf.entry(w).or_default() += 1;
                 len += 1;
@@ -127,8 +134,17 @@ impl SearchIndex {
             total += len as u64;
             docs.push((tf, len));
         }
-        let avg_len = if docs.is_empty() { 1.0 } else { (total as f64 / docs.len() as f64).max(1.0) };
-        SearchIndex { tools, docs, df, avg_len }
+        let avg_len = if docs.is_empty() {
+            1.0
+        } else {
+            (total as f64 / docs.len() as f64).max(1.0)
+        };
+        SearchIndex {
+            tools,
+            docs,
+            df,
+            avg_len,
+        }
     }
 
     pub fn tools(&self) -> &Arc<Vec<Tool>> {
@@ -158,7 +174,8 @@ impl SearchIndex {
                 for (w, idf) in &idf {
                     if let Some(&f) = tf.get(w) {
                         let f = f as f64;
-                        score += idf * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * *len as f64 / self.avg_len));
+                        score += idf * f * (K1 + 1.0)
+                            / (f + K1 * (1.0 - B + B * *len as f64 / self.avg_len));
                     }
                 }
                 (score > 0.0).then_some((i, score))
@@ -166,7 +183,10 @@ impl SearchIndex {
             .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         scored.truncate(limit);
-        scored.into_iter().map(|(i, s)| (&self.tools[i], s)).collect()
+        scored
+            .into_iter()
+            .map(|(i, s)| (&self.tools[i], s))
+            .collect()
     }
 }
 
@@ -175,30 +195,60 @@ mod tests {
     use super::*;
 
     fn tool(name: &str, description: &str) -> Tool {
-        serde_json::from_value(json!({"name": name, "description": description, "inputSchema": {"type": "object"}})).unwrap()
+        serde_json::from_value(
+            json!({"name": name, "description": description, "inputSchema": {"type": "object"}}),
+        )
+        .unwrap()
     }
 
     #[test]
     fn words_split_names_and_camel_case() {
-        assert_eq!(words("mcp_github_listIssues"), vec!["mcp", "github", "list", "issues"]);
+        assert_eq!(
+            words("mcp_github_listIssues"),
+            vec!["mcp", "github", "list", "issues"]
+        );
         assert_eq!(words("Read a FILE, v2!"), vec!["read", "a", "file", "v2"]);
     }
 
     #[test]
     fn names_and_descriptions_rank_the_right_tool_first() {
         let tools = Arc::new(vec![
-            tool("mcp_fs_read_file", "Read the complete contents of a file from the file system"),
-            tool("mcp_fs_write_file", "Create a new file or overwrite an existing file"),
-            tool("mcp_github_create_issue", "Create a new issue in a GitHub repository"),
-            tool("mcp_github_list_issues", "List issues in a GitHub repository"),
-            tool("mcp_time_get_current_time", "Get the current time in a given timezone"),
+            tool(
+                "mcp_fs_read_file",
+                "Read the complete contents of a file from the file system",
+            ),
+            tool(
+                "mcp_fs_write_file",
+                "Create a new file or overwrite an existing file",
+            ),
+            tool(
+                "mcp_github_create_issue",
+                "Create a new issue in a GitHub repository",
+            ),
+            tool(
+                "mcp_github_list_issues",
+                "List issues in a GitHub repository",
+            ),
+            tool(
+                "mcp_time_get_current_time",
+                "Get the current time in a given timezone",
+            ),
         ]);
         let idx = SearchIndex::new(tools);
         let top = |q: &str| idx.search(q, 3).first().map(|(t, _)| t.name.to_string());
         assert_eq!(top("read a file").as_deref(), Some("mcp_fs_read_file"));
-        assert_eq!(top("open an issue on github").as_deref(), Some("mcp_github_create_issue"));
-        assert_eq!(top("what time is it").as_deref(), Some("mcp_time_get_current_time"));
-        assert_eq!(top("list issues").as_deref(), Some("mcp_github_list_issues"));
+        assert_eq!(
+            top("open an issue on github").as_deref(),
+            Some("mcp_github_create_issue")
+        );
+        assert_eq!(
+            top("what time is it").as_deref(),
+            Some("mcp_time_get_current_time")
+        );
+        assert_eq!(
+            top("list issues").as_deref(),
+            Some("mcp_github_list_issues")
+        );
         assert!(idx.search("zebra", 3).is_empty());
         assert_eq!(idx.search("file", 1).len(), 1);
     }

@@ -23,7 +23,10 @@ pub struct GatewaySession {
 
 impl GatewaySession {
     pub(crate) fn new(inner: Arc<Inner>) -> Self {
-        GatewaySession { inner, entry: std::sync::OnceLock::new() }
+        GatewaySession {
+            inner,
+            entry: std::sync::OnceLock::new(),
+        }
     }
 
     /// The session's entry; a client that skipped `initialize` (stateless
@@ -33,9 +36,16 @@ impl GatewaySession {
             return Ok(e.clone());
         }
         let info = peer.peer_info();
-        let elicitation = info.as_ref().is_some_and(|i| i.capabilities.elicitation.is_some());
-        let sampling = info.as_ref().is_some_and(|i| i.capabilities.sampling.is_some());
-        let (client, version) = info.as_ref().map(|i| (i.client_info.name.clone(), i.client_info.version.clone())).unwrap_or_default();
+        let elicitation = info
+            .as_ref()
+            .is_some_and(|i| i.capabilities.elicitation.is_some());
+        let sampling = info
+            .as_ref()
+            .is_some_and(|i| i.capabilities.sampling.is_some());
+        let (client, version) = info
+            .as_ref()
+            .map(|i| (i.client_info.name.clone(), i.client_info.version.clone()))
+            .unwrap_or_default();
         let id = self.inner.next_session_id();
         let entry = Arc::new(SessionEntry {
             id,
@@ -60,7 +70,9 @@ impl GatewaySession {
             Ok(()) => entry,
             Err(_) => return Ok(self.entry.get().expect("set").clone()),
         };
-        self.inner.register(&entry).map_err(|e| McpError::internal_error(e, None))?;
+        self.inner
+            .register(&entry)
+            .map_err(|e| McpError::internal_error(e, None))?;
         entry.activity.opened(&entry.info);
         tokio::spawn(super::drain(entry.outbox.clone(), peer.clone()));
         Ok(entry)
@@ -81,7 +93,13 @@ impl GatewaySession {
 
     /// Forward one `tools/call` of `name` (gateway name) with the client's
     /// arguments, progress token and cancellation.
-    async fn call(&self, name: &str, arguments: Option<JsonObject>, meta: Option<RequestMetaObject>, cx: &RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+    async fn call(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+        meta: Option<RequestMetaObject>,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, McpError> {
         let route = match self.route_tool(name) {
             Some(r) => Some(r),
             // Called before listing, while servers still come up: wait for the gate.
@@ -92,11 +110,17 @@ impl GatewaySession {
             None => None,
         };
         let Some((server, tool)) = route else {
-            return Err(McpError::invalid_params(format!("Unknown tool \"{name}\""), None));
+            return Err(McpError::invalid_params(
+                format!("Unknown tool \"{name}\""),
+                None,
+            ));
         };
         let entry = self.entry(&cx.peer)?;
         // rmcp hands the request's _meta over in the context.
-        let client_token = meta.as_ref().and_then(|m| m.get_progress_token()).or_else(|| cx.meta.get_progress_token());
+        let client_token = meta
+            .as_ref()
+            .and_then(|m| m.get_progress_token())
+            .or_else(|| cx.meta.get_progress_token());
         let (guard, mut progress) = self.inner.relay.begin_call(&server, &entry, client_token);
         let mut params = CallToolRequestParams::new(tool.clone());
         params.arguments = arguments;
@@ -105,12 +129,16 @@ impl GatewaySession {
         let mut meta = meta.unwrap_or_else(|| cx.meta.clone());
         meta.0.remove("progressToken");
         // Protocol keys describe the gateway's session, not the upstream one.
-        meta.0.retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
+        meta.0
+            .retain(|k, _| !k.starts_with("io.modelcontextprotocol/"));
         if !meta.0.is_empty() {
             params.meta = Some(meta);
         }
         let sent = |t: &ProgressToken| guard.sent(t);
-        let call = self.inner.manager.forward_call(&server, params, cx.ct.clone(), Some(&sent));
+        let call = self
+            .inner
+            .manager
+            .forward_call(&server, params, cx.ct.clone(), Some(&sent));
         tokio::pin!(call);
         // Progress goes out while the call runs, on this request (streamable
         // HTTP sends it on the call's own stream), and before its result.
@@ -144,21 +172,40 @@ impl GatewaySession {
                 Ok(r)
             }
             Err(ForwardError::Server(e)) => Err(e),
-            Err(ForwardError::Call(CallError::Aborted)) => Err(McpError::new(ErrorCode::INTERNAL_ERROR, "Request cancelled", None)),
+            Err(ForwardError::Call(CallError::Aborted)) => Err(McpError::new(
+                ErrorCode::INTERNAL_ERROR,
+                "Request cancelled",
+                None,
+            )),
             // The model should read why: a failed call is a tool result with isError.
-            Err(ForwardError::Call(e)) => Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())])),
+            Err(ForwardError::Call(e)) => Ok(CallToolResult::error(vec![ContentBlock::text(
+                e.to_string(),
+            )])),
         }
     }
 
     /// `search_tools` in search mode.
     fn search(&self, arguments: Option<JsonObject>) -> Result<CallToolResult, McpError> {
         let args = arguments.unwrap_or_default();
-        let query = args.get("query").and_then(Value::as_str).ok_or_else(|| McpError::invalid_params("search_tools needs a \"query\" (text)", None))?;
-        let limit = args.get("limit").and_then(Value::as_u64).map(|l| (l as usize).clamp(1, search::MAX_LIMIT)).unwrap_or(search::DEFAULT_LIMIT);
+        let query = args.get("query").and_then(Value::as_str).ok_or_else(|| {
+            McpError::invalid_params("search_tools needs a \"query\" (text)", None)
+        })?;
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_u64)
+            .map(|l| (l as usize).clamp(1, search::MAX_LIMIT))
+            .unwrap_or(search::DEFAULT_LIMIT);
         let idx = self.inner.search_index();
-        let found: Vec<Value> = idx.search(query, limit).into_iter().map(|(t, _)| search::describe(t)).collect();
+        let found: Vec<Value> = idx
+            .search(query, limit)
+            .into_iter()
+            .map(|(t, _)| search::describe(t))
+            .collect();
         let text = if found.is_empty() {
-            format!("No tool matches \"{query}\" among {} tools; try other words.", idx.tools().len())
+            format!(
+                "No tool matches \"{query}\" among {} tools; try other words.",
+                idx.tools().len()
+            )
         } else {
             serde_json::to_string(&found).unwrap_or_default()
         };
@@ -169,7 +216,12 @@ impl GatewaySession {
 
     /// (server, original URI) of a URI a client sent.
     fn route_uri<'a>(&self, uri: &'a str) -> Result<(String, Cow<'a, str>), McpError> {
-        let not_found = || McpError::resource_not_found(format!("no resource {uri} in this Switchboard gateway"), Some(json!({ "uri": uri })));
+        let not_found = || {
+            McpError::resource_not_found(
+                format!("no resource {uri} in this Switchboard gateway"),
+                Some(json!({ "uri": uri })),
+            )
+        };
         let (server, original) = match self.one() {
             Some(s) => (s.to_string(), Cow::Borrowed(uri)),
             None => {
@@ -196,10 +248,19 @@ impl GatewaySession {
         let servers = self.inner.connected_servers();
         let m = &self.inner.manager;
         let lists = futures::future::join_all(servers.iter().map(|s| m.list_resources(s))).await;
-        servers.into_iter().zip(lists).filter_map(|(s, l)| l.ok().map(|v| (s, v))).collect()
+        servers
+            .into_iter()
+            .zip(lists)
+            .filter_map(|(s, l)| l.ok().map(|v| (s, v)))
+            .collect()
     }
 
-    async fn subscribe_uri(&self, uri: &str, on: bool, cx: &RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn subscribe_uri(
+        &self,
+        uri: &str,
+        on: bool,
+        cx: &RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         let (server, original) = self.route_uri(uri)?;
         let entry = self.entry(&cx.peer)?;
         let key = (server.clone(), original.to_string());
@@ -253,23 +314,35 @@ impl ServerHandler for GatewaySession {
             None => ("switchboard".to_string(), "Switchboard: the tools, resources and prompts of every MCP server configured on this machine, in one place.".to_string()),
         };
         ServerConfig::new(caps)
-            .with_server_info(Implementation::new(name, env!("CARGO_PKG_VERSION")).with_title("Switchboard"))
+            .with_server_info(
+                Implementation::new(name, env!("CARGO_PKG_VERSION")).with_title("Switchboard"),
+            )
             .with_instructions(instructions)
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         // Sessions need `initialize` (list_changed, subscriptions, elicitation).
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE))
+        Cow::Borrowed(ProtocolVersion::known_up_to(
+            &ProtocolVersion::LATEST_WITH_INITIALIZE,
+        ))
     }
 
-    async fn initialize(&self, request: InitializeRequestParams, context: RequestContext<RoleServer>) -> Result<InitializeResult, McpError> {
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
         let result = self.negotiate_initialize(&request)?;
         self.entry(&context.peer)?;
         Ok(result)
     }
 
-    async fn list_tools(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
         self.inner.wait_ready().await;
         let tools = if self.inner.opts.tool_search {
             search::tools(self.inner.tool_list().0.len())
@@ -279,31 +352,63 @@ impl ServerHandler for GatewaySession {
         Ok(ListToolsResult::with_all_items(tools))
     }
 
-    async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         let meta = request.meta.clone();
         if self.inner.opts.tool_search {
             return match request.name.as_ref() {
                 search::SEARCH_TOOL => self.search(request.arguments).map(Into::into),
                 search::CALL_TOOL => {
                     let args = request.arguments.unwrap_or_default();
-                    let name = args.get("name").and_then(Value::as_str).ok_or_else(|| McpError::invalid_params("call_tool needs the \"name\" of a tool (see search_tools)", None))?;
+                    let name = args.get("name").and_then(Value::as_str).ok_or_else(|| {
+                        McpError::invalid_params(
+                            "call_tool needs the \"name\" of a tool (see search_tools)",
+                            None,
+                        )
+                    })?;
                     let arguments = match args.get("arguments") {
                         None | Some(Value::Null) => None,
                         Some(Value::Object(o)) => Some(o.clone()),
-                        Some(_) => return Err(McpError::invalid_params("call_tool's \"arguments\" must be an object", None)),
+                        Some(_) => {
+                            return Err(McpError::invalid_params(
+                                "call_tool's \"arguments\" must be an object",
+                                None,
+                            ))
+                        }
                     };
-                    self.call(name, arguments, meta, &context).await.map(Into::into)
+                    self.call(name, arguments, meta, &context)
+                        .await
+                        .map(Into::into)
                 }
-                other => Err(McpError::invalid_params(format!("Unknown tool \"{other}\": this gateway offers search_tools and call_tool"), None)),
+                other => Err(McpError::invalid_params(
+                    format!(
+                        "Unknown tool \"{other}\": this gateway offers search_tools and call_tool"
+                    ),
+                    None,
+                )),
             };
         }
-        self.call(&request.name, request.arguments, meta, &context).await.map(Into::into)
+        self.call(&request.name, request.arguments, meta, &context)
+            .await
+            .map(Into::into)
     }
 
-    async fn list_resources(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
         let mut out: Vec<Resource> = vec![];
         for (server, v) in self.listed().await {
-            for mut r in v.get("resources").and_then(Value::as_array).cloned().unwrap_or_default() {
+            for mut r in v
+                .get("resources")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+            {
                 if self.one().is_none() {
                     routes::wrap_uri_fields(&server, &mut r);
                 }
@@ -315,14 +420,31 @@ impl ServerHandler for GatewaySession {
         Ok(ListResourcesResult::with_all_items(out))
     }
 
-    async fn list_resource_templates(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListResourceTemplatesResult, McpError> {
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
         let mut out: Vec<ResourceTemplate> = vec![];
         for (server, v) in self.listed().await {
-            for mut t in v.get("resourceTemplates").and_then(Value::as_array).cloned().unwrap_or_default() {
-                if self.inner.holds_item(&server, crate::tool_trust::Item::template(&t)) {
+            for mut t in v
+                .get("resourceTemplates")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+            {
+                if self
+                    .inner
+                    .holds_item(&server, crate::tool_trust::Item::template(&t))
+                {
                     continue;
                 }
-                if let (None, Some(u)) = (self.one(), t.get("uriTemplate").and_then(Value::as_str).map(String::from)) {
+                if let (None, Some(u)) = (
+                    self.one(),
+                    t.get("uriTemplate")
+                        .and_then(Value::as_str)
+                        .map(String::from),
+                ) {
                     t["uriTemplate"] = Value::String(routes::wrap_uri(&server, &u));
                 }
                 if let Ok(t) = serde_json::from_value(t) {
@@ -333,19 +455,34 @@ impl ServerHandler for GatewaySession {
         Ok(ListResourceTemplatesResult::with_all_items(out))
     }
 
-    async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
         let (server, original) = self.route_uri(&request.uri)?;
         let mut params = request.clone();
         params.uri = original.to_string();
         let req = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
-        let r = self.inner.manager.forward(&server, "resources/read", req, context.ct.clone()).await.map_err(forwarded)?;
+        let r = self
+            .inner
+            .manager
+            .forward(&server, "resources/read", req, context.ct.clone())
+            .await
+            .map_err(forwarded)?;
         let ServerResult::ReadResourceResult(mut r) = r else {
-            return Err(McpError::internal_error(format!("server \"{server}\" answered resources/read with something else"), None));
+            return Err(McpError::internal_error(
+                format!("server \"{server}\" answered resources/read with something else"),
+                None,
+            ));
         };
         if self.one().is_none() {
             for c in r.contents.iter_mut() {
                 match c {
-                    ResourceContents::TextResourceContents { uri, .. } | ResourceContents::BlobResourceContents { uri, .. } => *uri = self.gateway_uri(&server, uri),
+                    ResourceContents::TextResourceContents { uri, .. }
+                    | ResourceContents::BlobResourceContents { uri, .. } => {
+                        *uri = self.gateway_uri(&server, uri)
+                    }
                     #[allow(unreachable_patterns)]
                     _ => {}
                 }
@@ -354,15 +491,27 @@ impl ServerHandler for GatewaySession {
         Ok(r.into())
     }
 
-    async fn subscribe(&self, request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         self.subscribe_uri(&request.uri, true, &context).await
     }
 
-    async fn unsubscribe(&self, request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         self.subscribe_uri(&request.uri, false, &context).await
     }
 
-    async fn list_prompts(&self, _request: Option<PaginatedRequestParams>, _context: RequestContext<RoleServer>) -> Result<ListPromptsResult, McpError> {
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
         self.inner.wait_ready().await;
         let servers = self.inner.connected_servers();
         let m = &self.inner.manager;
@@ -370,17 +519,41 @@ impl ServerHandler for GatewaySession {
         let mut found: Vec<(String, Value)> = vec![];
         for (server, l) in servers.into_iter().zip(lists) {
             let Ok(v) = l else { continue };
-            for p in v.get("prompts").and_then(Value::as_array).cloned().unwrap_or_default() {
-                if self.inner.holds_item(&server, crate::tool_trust::Item::prompt(&p)) {
+            for p in v
+                .get("prompts")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+            {
+                if self
+                    .inner
+                    .holds_item(&server, crate::tool_trust::Item::prompt(&p))
+                {
                     continue;
                 }
                 found.push((server.clone(), p));
             }
         }
         let names: Vec<String> = match self.one() {
-            Some(_) => found.iter().map(|(_, p)| p.get("name").and_then(Value::as_str).unwrap_or_default().to_string()).collect(),
+            Some(_) => found
+                .iter()
+                .map(|(_, p)| {
+                    p.get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                })
+                .collect(),
             None => {
-                let refs: Vec<crate::naming::ToolRef> = found.iter().map(|(s, p)| crate::naming::ToolRef::new(s.clone(), p.get("name").and_then(Value::as_str).unwrap_or_default())).collect();
+                let refs: Vec<crate::naming::ToolRef> = found
+                    .iter()
+                    .map(|(s, p)| {
+                        crate::naming::ToolRef::new(
+                            s.clone(),
+                            p.get("name").and_then(Value::as_str).unwrap_or_default(),
+                        )
+                    })
+                    .collect();
                 let naming = crate::naming::assign_names(&refs);
                 let mut map = self.inner.prompt_names.lock().unwrap();
                 map.clear();
@@ -401,30 +574,66 @@ impl ServerHandler for GatewaySession {
         Ok(ListPromptsResult::with_all_items(prompts))
     }
 
-    async fn get_prompt(&self, request: GetPromptRequestParams, context: RequestContext<RoleServer>) -> Result<GetPromptResponse, McpError> {
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
         let (server, name) = match self.one() {
             Some(s) => (s.to_string(), request.name.clone()),
             None => {
-                let mut found = self.inner.prompt_names.lock().unwrap().get(&request.name).cloned();
+                let mut found = self
+                    .inner
+                    .prompt_names
+                    .lock()
+                    .unwrap()
+                    .get(&request.name)
+                    .cloned();
                 if found.is_none() {
                     // Not listed yet in this gateway's life: list, then look again.
                     self.list_prompts(None, context.clone()).await?;
-                    found = self.inner.prompt_names.lock().unwrap().get(&request.name).cloned();
+                    found = self
+                        .inner
+                        .prompt_names
+                        .lock()
+                        .unwrap()
+                        .get(&request.name)
+                        .cloned();
                 }
-                found.ok_or_else(|| McpError::invalid_params(format!("Unknown prompt \"{}\"", request.name), None))?
+                found.ok_or_else(|| {
+                    McpError::invalid_params(format!("Unknown prompt \"{}\"", request.name), None)
+                })?
             }
         };
         if !self.inner.visible(&server) {
-            return Err(McpError::invalid_params(format!("Unknown prompt \"{}\"", request.name), None));
+            return Err(McpError::invalid_params(
+                format!("Unknown prompt \"{}\"", request.name),
+                None,
+            ));
         }
         // A prompt held by the tool trust is served by no gateway, not even
         // one that serves its server alone (where names are not looked up in
         // a listed map): its current definition is checked first.
         if self.one().is_some() {
-            let listed = self.inner.manager.list_prompts(&server).await.map_err(|e| McpError::internal_error(e.to_string(), None))?;
-            let current = listed.get("prompts").and_then(Value::as_array).and_then(|ps| ps.iter().find(|p| p.get("name").and_then(Value::as_str) == Some(name.as_str())).cloned());
+            let listed = self
+                .inner
+                .manager
+                .list_prompts(&server)
+                .await
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            let current = listed
+                .get("prompts")
+                .and_then(Value::as_array)
+                .and_then(|ps| {
+                    ps.iter()
+                        .find(|p| p.get("name").and_then(Value::as_str) == Some(name.as_str()))
+                        .cloned()
+                });
             if let Some(p) = current {
-                if self.inner.holds_item(&server, crate::tool_trust::Item::prompt(&p)) {
+                if self
+                    .inner
+                    .holds_item(&server, crate::tool_trust::Item::prompt(&p))
+                {
                     return Err(McpError::invalid_params(
                         format!("The prompt \"{name}\" of \"{server}\" is held: it changed since it was approved, or a check flagged it. Review and approve it in Switchboard (or `switchboard approve {server}`)."),
                         None,
@@ -435,7 +644,12 @@ impl ServerHandler for GatewaySession {
         let mut params = request.clone();
         params.name = name;
         let req = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
-        let r = self.inner.manager.forward(&server, "prompts/get", req, context.ct.clone()).await.map_err(forwarded)?;
+        let r = self
+            .inner
+            .manager
+            .forward(&server, "prompts/get", req, context.ct.clone())
+            .await
+            .map_err(forwarded)?;
         match r {
             ServerResult::GetPromptResult(mut r) => {
                 if self.one().is_none() {
@@ -452,18 +666,35 @@ impl ServerHandler for GatewaySession {
                 }
                 Ok(r.into())
             }
-            _ => Err(McpError::internal_error(format!("server \"{server}\" answered prompts/get with something else"), None)),
+            _ => Err(McpError::internal_error(
+                format!("server \"{server}\" answered prompts/get with something else"),
+                None,
+            )),
         }
     }
 
-    async fn complete(&self, request: CompleteRequestParams, context: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
-        let mut v = serde_json::to_value(&request).map_err(|e| McpError::internal_error(e.to_string(), None))?;
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let mut v = serde_json::to_value(&request)
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         let server = match self.one() {
             Some(s) => s.to_string(),
             None => match v["ref"]["type"].as_str() {
                 Some("ref/prompt") => {
                     let name = v["ref"]["name"].as_str().unwrap_or_default().to_string();
-                    let (server, raw) = self.inner.prompt_names.lock().unwrap().get(&name).cloned().ok_or_else(|| McpError::invalid_params(format!("Unknown prompt \"{name}\""), None))?;
+                    let (server, raw) = self
+                        .inner
+                        .prompt_names
+                        .lock()
+                        .unwrap()
+                        .get(&name)
+                        .cloned()
+                        .ok_or_else(|| {
+                            McpError::invalid_params(format!("Unknown prompt \"{name}\""), None)
+                        })?;
                     v["ref"]["name"] = Value::String(raw);
                     server
                 }
@@ -473,18 +704,37 @@ impl ServerHandler for GatewaySession {
                     v["ref"]["uri"] = Value::String(original.to_string());
                     server
                 }
-                _ => return Err(McpError::invalid_params("completion/complete needs a ref/prompt or ref/resource", None)),
+                _ => {
+                    return Err(McpError::invalid_params(
+                        "completion/complete needs a ref/prompt or ref/resource",
+                        None,
+                    ))
+                }
             },
         };
-        let params: CompleteRequestParams = serde_json::from_value(v).map_err(|e| McpError::invalid_params(e.to_string(), None))?;
+        let params: CompleteRequestParams =
+            serde_json::from_value(v).map_err(|e| McpError::invalid_params(e.to_string(), None))?;
         let req = ClientRequest::CompleteRequest(CompleteRequest::new(params));
-        match self.inner.manager.forward(&server, "completion/complete", req, context.ct.clone()).await.map_err(forwarded)? {
+        match self
+            .inner
+            .manager
+            .forward(&server, "completion/complete", req, context.ct.clone())
+            .await
+            .map_err(forwarded)?
+        {
             ServerResult::CompleteResult(r) => Ok(r),
-            _ => Err(McpError::internal_error(format!("server \"{server}\" answered completion/complete with something else"), None)),
+            _ => Err(McpError::internal_error(
+                format!("server \"{server}\" answered completion/complete with something else"),
+                None,
+            )),
         }
     }
 
-    async fn set_level(&self, request: SetLevelRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         let entry = self.entry(&context.peer)?;
         *entry.log_level.lock().unwrap() = request.level;
         Ok(())

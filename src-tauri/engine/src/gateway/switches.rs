@@ -26,7 +26,11 @@ pub struct Switches {
 impl Switches {
     pub fn from_settings(s: &Settings) -> Switches {
         Switches {
-            off: s.disabled_tools.iter().map(|(server, tools)| (server.clone(), tools.iter().cloned().collect())).collect(),
+            off: s
+                .disabled_tools
+                .iter()
+                .map(|(server, tools)| (server.clone(), tools.iter().cloned().collect()))
+                .collect(),
             excluded: s.gateway_excluded.iter().cloned().collect(),
         }
     }
@@ -70,7 +74,11 @@ pub fn set_excluded(s: &mut Settings, server: &str, excluded: bool) {
 
 /// Switch tools on or off in the settings file (hash-checked, applied again
 /// on top of a concurrent change). `tools` are (server, raw tool name).
-pub fn save_tools(host: &Host, tools: &[(String, String)], on: bool) -> Result<Settings, SettingsError> {
+pub fn save_tools(
+    host: &Host,
+    tools: &[(String, String)],
+    on: bool,
+) -> Result<Settings, SettingsError> {
     Settings::update(host, |s| {
         for (server, tool) in tools {
             set_tool(s, server, tool, on);
@@ -116,13 +124,20 @@ pub fn follow(host: &Host) -> watch::Receiver<Arc<Switches>> {
 
 /// Watch the folder of `file` (a watch on the file itself goes deaf after
 /// the first atomic save, see PLATFORM.md); wake on any event naming it.
-fn watch_folder(file: &std::path::Path, wake: Arc<tokio::sync::Notify>) -> Option<notify::RecommendedWatcher> {
+fn watch_folder(
+    file: &std::path::Path,
+    wake: Arc<tokio::sync::Notify>,
+) -> Option<notify::RecommendedWatcher> {
     let dir: PathBuf = file.parent()?.to_path_buf();
     std::fs::create_dir_all(&dir).ok()?;
     let name = file.file_name()?.to_os_string();
     let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
         if let Ok(ev) = ev {
-            if ev.paths.iter().any(|p| p.file_name() == Some(name.as_os_str())) {
+            if ev
+                .paths
+                .iter()
+                .any(|p| p.file_name() == Some(name.as_os_str()))
+            {
                 wake.notify_one();
             }
         }
@@ -144,7 +159,9 @@ mod tests {
         set_tool(&mut s, "fx", "add", false);
         assert_eq!(s.disabled_tools["fx"], vec!["add", "echo"]);
         let sw = Switches::from_settings(&s);
-        assert!(sw.is_off("fx", "echo") && !sw.is_off("fx", "sleep") && !sw.is_off("other", "echo"));
+        assert!(
+            sw.is_off("fx", "echo") && !sw.is_off("fx", "sleep") && !sw.is_off("other", "echo")
+        );
         set_tool(&mut s, "fx", "add", true);
         set_tool(&mut s, "fx", "echo", true);
         assert!(s.disabled_tools.is_empty());

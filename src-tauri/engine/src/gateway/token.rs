@@ -32,13 +32,18 @@ pub enum TokenOrigin {
 
 impl std::fmt::Debug for GatewayToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GatewayToken").field("value", &"•••").field("origin", &self.origin).finish()
+        f.debug_struct("GatewayToken")
+            .field("value", &"•••")
+            .field("origin", &self.origin)
+            .finish()
     }
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum TokenError {
-    #[error("{TOKEN_ENV} is too short: use at least {MIN_LEN} characters (e.g. `openssl rand -hex 32`)")]
+    #[error(
+        "{TOKEN_ENV} is too short: use at least {MIN_LEN} characters (e.g. `openssl rand -hex 32`)"
+    )]
     TooShort,
     #[error("cannot keep the gateway token: {0}. Set {TOKEN_ENV} to a long random value instead (e.g. `export {TOKEN_ENV}=$(openssl rand -hex 32)`)")]
     Keychain(VaultError),
@@ -49,19 +54,37 @@ pub enum TokenError {
 impl GatewayToken {
     /// The token for this machine: `env` (the value of [`TOKEN_ENV`]) when
     /// set, else the one in the keychain, generated and stored on first use.
-    pub fn resolve(env: Option<String>, keychain: &dyn SecretBackend) -> Result<GatewayToken, TokenError> {
+    pub fn resolve(
+        env: Option<String>,
+        keychain: &dyn SecretBackend,
+    ) -> Result<GatewayToken, TokenError> {
         if let Some(v) = env.map(|v| v.trim().to_string()).filter(|v| !v.is_empty()) {
             if v.len() < MIN_LEN {
                 return Err(TokenError::TooShort);
             }
-            return Ok(GatewayToken { value: v, origin: TokenOrigin::Environment });
+            return Ok(GatewayToken {
+                value: v,
+                origin: TokenOrigin::Environment,
+            });
         }
-        if let Some(v) = keychain.get(TOKEN_ACCOUNT).map_err(TokenError::Keychain)?.filter(|v| !v.is_empty()) {
-            return Ok(GatewayToken { value: v, origin: TokenOrigin::Keychain });
+        if let Some(v) = keychain
+            .get(TOKEN_ACCOUNT)
+            .map_err(TokenError::Keychain)?
+            .filter(|v| !v.is_empty())
+        {
+            return Ok(GatewayToken {
+                value: v,
+                origin: TokenOrigin::Keychain,
+            });
         }
         let value = generate()?;
-        keychain.set(TOKEN_ACCOUNT, &value).map_err(TokenError::Keychain)?;
-        Ok(GatewayToken { value, origin: TokenOrigin::Created })
+        keychain
+            .set(TOKEN_ACCOUNT, &value)
+            .map_err(TokenError::Keychain)?;
+        Ok(GatewayToken {
+            value,
+            origin: TokenOrigin::Created,
+        })
     }
 
     /// This process's token: the environment, else the OS keychain.
@@ -71,7 +94,10 @@ impl GatewayToken {
 
     /// A token that is exactly `value` (tests, the app's own settings).
     pub fn fixed(value: impl Into<String>) -> GatewayToken {
-        GatewayToken { value: value.into(), origin: TokenOrigin::Environment }
+        GatewayToken {
+            value: value.into(),
+            origin: TokenOrigin::Environment,
+        }
     }
 
     /// The value, to print for the user (`switchboard gateway token`) or to
@@ -85,13 +111,18 @@ impl GatewayToken {
     /// length or the first differing byte.
     pub fn accepts(&self, authorization: Option<&str>) -> bool {
         let Some(h) = authorization else { return false };
-        let Some((scheme, presented)) = h.trim().split_once(' ') else { return false };
+        let Some((scheme, presented)) = h.trim().split_once(' ') else {
+            return false;
+        };
         if !scheme.eq_ignore_ascii_case("bearer") {
             return false;
         }
         let a = Sha256::digest(presented.trim().as_bytes());
         let b = Sha256::digest(self.value.as_bytes());
-        a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+        a.iter()
+            .zip(b.iter())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
     }
 }
 
@@ -114,10 +145,19 @@ mod tests {
         assert_eq!(first.origin, TokenOrigin::Created);
         assert_eq!(first.reveal().len(), 64);
         let again = GatewayToken::resolve(None, &store).unwrap();
-        assert_eq!((again.origin, again.reveal()), (TokenOrigin::Keychain, first.reveal()));
+        assert_eq!(
+            (again.origin, again.reveal()),
+            (TokenOrigin::Keychain, first.reveal())
+        );
         let env = GatewayToken::resolve(Some("0123456789abcdef-env".into()), &store).unwrap();
-        assert_eq!((env.origin, env.reveal()), (TokenOrigin::Environment, "0123456789abcdef-env"));
-        assert!(matches!(GatewayToken::resolve(Some("short".into()), &store), Err(TokenError::TooShort)));
+        assert_eq!(
+            (env.origin, env.reveal()),
+            (TokenOrigin::Environment, "0123456789abcdef-env")
+        );
+        assert!(matches!(
+            GatewayToken::resolve(Some("short".into()), &store),
+            Err(TokenError::TooShort)
+        ));
         assert!(!format!("{first:?}").contains(first.reveal()));
     }
 
@@ -126,7 +166,15 @@ mod tests {
         let t = GatewayToken::fixed("s3cret-token-value");
         assert!(t.accepts(Some("Bearer s3cret-token-value")));
         assert!(t.accepts(Some("bearer s3cret-token-value")));
-        for bad in [None, Some(""), Some("Bearer"), Some("Bearer s3cret-token-valu"), Some("Bearer s3cret-token-value2"), Some("Basic s3cret-token-value"), Some("s3cret-token-value")] {
+        for bad in [
+            None,
+            Some(""),
+            Some("Bearer"),
+            Some("Bearer s3cret-token-valu"),
+            Some("Bearer s3cret-token-value2"),
+            Some("Basic s3cret-token-value"),
+            Some("s3cret-token-value"),
+        ] {
             assert!(!t.accepts(bad), "{bad:?}");
         }
     }

@@ -10,7 +10,10 @@ use std::time::Duration;
 use indexmap::IndexMap;
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
 #[allow(deprecated)]
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam};
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, LoggingMessageNotificationParam,
+    ResourceUpdatedNotificationParam,
+};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -77,7 +80,9 @@ impl Signals {
             tools_changed: self.tools.swap(false, Ordering::AcqRel),
             resources_changed: self.resources.swap(false, Ordering::AcqRel),
             prompts_changed: self.prompts.swap(false, Ordering::AcqRel),
-            updated: std::mem::take(&mut *self.updated.lock().unwrap()).into_iter().collect(),
+            updated: std::mem::take(&mut *self.updated.lock().unwrap())
+                .into_iter()
+                .collect(),
             dropped_updates: self.dropped_updates.swap(0, Ordering::Relaxed),
         }
     }
@@ -99,7 +104,8 @@ pub enum ElicitAnswer {
     Cancel,
 }
 
-pub type ElicitationHandler = Arc<dyn Fn(ElicitRequest) -> futures::future::BoxFuture<'static, ElicitAnswer> + Send + Sync>;
+pub type ElicitationHandler =
+    Arc<dyn Fn(ElicitRequest) -> futures::future::BoxFuture<'static, ElicitAnswer> + Send + Sync>;
 
 /// A server's `sampling/createMessage` during a call: a language model's
 /// answer wanted. Switchboard has no model; a gateway asks its client's.
@@ -111,7 +117,15 @@ pub struct SamplingRequest {
 }
 
 #[allow(deprecated)] // sampling is what 2025 servers use.
-pub type SamplingHandler = Arc<dyn Fn(SamplingRequest) -> futures::future::BoxFuture<'static, Result<rmcp::model::CreateMessageResult, rmcp::ErrorData>> + Send + Sync>;
+pub type SamplingHandler = Arc<
+    dyn Fn(
+            SamplingRequest,
+        ) -> futures::future::BoxFuture<
+            'static,
+            Result<rmcp::model::CreateMessageResult, rmcp::ErrorData>,
+        > + Send
+        + Sync,
+>;
 
 /// Hears a server's `notifications/progress` (server name, notification);
 /// must not block: the gateway hands it on in the background.
@@ -148,7 +162,10 @@ pub fn schema_defaults(schema: &serde_json::Value) -> serde_json::Value {
 pub fn accept_defaults_handler(label: &'static str) -> ElicitationHandler {
     Arc::new(move |req: ElicitRequest| {
         let answer = schema_defaults(&req.schema);
-        eprintln!("{label}: {}: \"{}\" answered with defaults {answer}", req.server, req.message);
+        eprintln!(
+            "{label}: {}: \"{}\" answered with defaults {answer}",
+            req.server, req.message
+        );
         Box::pin(async move { ElicitAnswer::Accept(answer) })
     })
 }
@@ -176,7 +193,12 @@ impl SwitchboardClient {
         .unwrap_or_default()
     }
 
-    pub fn new(server: &str, signals: Arc<Signals>, log: Arc<LogSink>, hooks: Arc<ClientHooks>) -> Self {
+    pub fn new(
+        server: &str,
+        signals: Arc<Signals>,
+        log: Arc<LogSink>,
+        hooks: Arc<ClientHooks>,
+    ) -> Self {
         let mut caps = Self::capabilities();
         // Sampling only with someone to answer it, as the session starts: a
         // server that sees it may count on it.
@@ -185,9 +207,18 @@ impl SwitchboardClient {
         }
         // The handshake is `initialize`, so offer the newest version that has
         // it; servers negotiate down (2024-11-05 … 2025-11-25).
-        let info = ClientConfig::new(caps, Implementation::new("switchboard", env!("CARGO_PKG_VERSION")).with_title("Switchboard"))
-            .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE);
-        SwitchboardClient { server: server.into(), signals, log, info, hooks }
+        let info = ClientConfig::new(
+            caps,
+            Implementation::new("switchboard", env!("CARGO_PKG_VERSION")).with_title("Switchboard"),
+        )
+        .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE);
+        SwitchboardClient {
+            server: server.into(),
+            signals,
+            log,
+            info,
+            hooks,
+        }
     }
 }
 
@@ -197,7 +228,10 @@ impl ClientHandler for SwitchboardClient {
     }
 
     #[allow(deprecated)]
-    async fn list_roots(&self, _cx: rmcp::service::RequestContext<RoleClient>) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
+    async fn list_roots(
+        &self,
+        _cx: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
         let roots: Vec<serde_json::Value> = self
             .hooks
             .roots
@@ -206,7 +240,8 @@ impl ClientHandler for SwitchboardClient {
             .iter()
             .map(|(uri, name)| serde_json::json!({"uri": uri, "name": name}))
             .collect();
-        serde_json::from_value(serde_json::json!({ "roots": roots })).map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
+        serde_json::from_value(serde_json::json!({ "roots": roots }))
+            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
     }
 
     #[allow(deprecated)]
@@ -217,7 +252,11 @@ impl ClientHandler for SwitchboardClient {
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::ErrorData> {
         let handler = self.hooks.sampling.read().unwrap().clone();
         if let Some(h) = handler {
-            return h(SamplingRequest { server: self.server.clone(), params }).await;
+            return h(SamplingRequest {
+                server: self.server.clone(),
+                params,
+            })
+            .await;
         }
         Err(rmcp::ErrorData::new(
             rmcp::model::ErrorCode::METHOD_NOT_FOUND,
@@ -235,7 +274,11 @@ impl ClientHandler for SwitchboardClient {
         let v = serde_json::to_value(&request).unwrap_or_default();
         let req = ElicitRequest {
             server: self.server.clone(),
-            message: v.get("message").and_then(|m| m.as_str()).unwrap_or_default().to_string(),
+            message: v
+                .get("message")
+                .and_then(|m| m.as_str())
+                .unwrap_or_default()
+                .to_string(),
             schema: v.get("requestedSchema").cloned().unwrap_or_default(),
         };
         if v.get("mode").and_then(|m| m.as_str()) == Some("url") {
@@ -247,13 +290,19 @@ impl ClientHandler for SwitchboardClient {
             None => ElicitAnswer::Decline,
         };
         Ok(match answer {
-            ElicitAnswer::Accept(content) => ElicitResult::new(ElicitationAction::Accept).with_content(content),
+            ElicitAnswer::Accept(content) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(content)
+            }
             ElicitAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
             ElicitAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
         })
     }
 
-    async fn on_progress(&self, p: rmcp::model::ProgressNotificationParam, _cx: NotificationContext<RoleClient>) {
+    async fn on_progress(
+        &self,
+        p: rmcp::model::ProgressNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
         let handler = self.hooks.progress.read().unwrap().clone();
         if let Some(h) = handler {
             h(&self.server, p);
@@ -272,13 +321,21 @@ impl ClientHandler for SwitchboardClient {
         self.signals.raise(&self.signals.resources);
     }
 
-    async fn on_resource_updated(&self, p: ResourceUpdatedNotificationParam, _cx: NotificationContext<RoleClient>) {
+    async fn on_resource_updated(
+        &self,
+        p: ResourceUpdatedNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
         self.signals.updated(p.uri.to_string());
     }
 
     // Logging is deprecated in the newest protocol but still what 2025 servers send.
     #[allow(deprecated)]
-    async fn on_logging_message(&self, p: LoggingMessageNotificationParam, _cx: NotificationContext<RoleClient>) {
+    async fn on_logging_message(
+        &self,
+        p: LoggingMessageNotificationParam,
+        _cx: NotificationContext<RoleClient>,
+    ) {
         let text = match &p.data {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -287,7 +344,10 @@ impl ClientHandler for SwitchboardClient {
             Some(l) => format!("[{l}] {text}"),
             None => text,
         };
-        let level = serde_json::to_value(p.level).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_else(|| "info".into());
+        let level = serde_json::to_value(p.level)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_else(|| "info".into());
         // Straight into the bounded, batched log: no queue of its own.
         self.log.line(&level, &text);
     }
@@ -330,7 +390,11 @@ pub enum ConnectError {
     Spawn(String),
     /// Starting the process failed.
     #[error("{message}")]
-    Start { message: String, kind: std::io::ErrorKind, raw_os: Option<i32> },
+    Start {
+        message: String,
+        kind: std::io::ErrorKind,
+        raw_os: Option<i32>,
+    },
     #[error("timed out after {0:?} waiting for the server to initialize")]
     Timeout(Duration),
     #[error("{message}")]
@@ -348,7 +412,13 @@ pub enum ConnectError {
 /// closed again (the child's process group killed).
 /// `stdout_noise` is set to the watch of a stdio server's stdout: after a
 /// failure it holds the lines it printed that are not JSON-RPC.
-pub async fn open(launch: Launch, handler: SwitchboardClient, log: Arc<LogSink>, timeout: Duration, stdout_noise: &mut Noise) -> Result<Opened, ConnectError> {
+pub async fn open(
+    launch: Launch,
+    handler: SwitchboardClient,
+    log: Arc<LogSink>,
+    timeout: Duration,
+    stdout_noise: &mut Noise,
+) -> Result<Opened, ConnectError> {
     let def = &launch.def;
     match def.transport {
         Transport::Stdio => {
@@ -369,12 +439,18 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, log: Arc<LogSink>,
             // ... and with Switchboard, even a crashed one (SPEC P4): forked on
             // the keeper thread, which the parent-death signal depends on.
             cmd.wrap(crate::manager::orphans::DiesWithSwitchboard);
-            cmd.command_mut().stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-            let (transport, stderr) = crate::manager::orphans::spawn_on_keeper(move || StdioChild::spawn(cmd)).await.map_err(|e| ConnectError::Start {
-                message: format!("cannot start {}: {e}", launch.program.display()),
-                kind: e.kind(),
-                raw_os: e.raw_os_error(),
-            })?;
+            cmd.command_mut()
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let (transport, stderr) =
+                crate::manager::orphans::spawn_on_keeper(move || StdioChild::spawn(cmd))
+                    .await
+                    .map_err(|e| ConnectError::Start {
+                        message: format!("cannot start {}: {e}", launch.program.display()),
+                        kind: e.kind(),
+                        raw_os: e.raw_os_error(),
+                    })?;
             let pgid = transport.id();
             let noise = transport.noise.clone();
             *stdout_noise = noise.clone();
@@ -382,7 +458,14 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, log: Arc<LogSink>,
             // stderr pipe stalls blocks, and one whose pipe closes dies.
             let pump = stderr.map(|stderr| tokio::spawn(pump_stderr(stderr, log)));
             let result = match tokio::time::timeout(timeout, handler.serve(transport)).await {
-                Ok(Ok(session)) => Ok(Opened { session, pgid, binary: Some(launch.program.clone()), transport_used: "stdio", close_reason: None, noise: Some(noise.clone()) }),
+                Ok(Ok(session)) => Ok(Opened {
+                    session,
+                    pgid,
+                    binary: Some(launch.program.clone()),
+                    transport_used: "stdio",
+                    close_reason: None,
+                    noise: Some(noise.clone()),
+                }),
                 Ok(Err(e)) => {
                     kill_group(pgid);
                     Err(ConnectError::Handshake(tidy_error(&e.to_string())))
@@ -404,40 +487,82 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, log: Arc<LogSink>,
             let signed_in = launch.oauth.is_some();
             let config = http_config(&url, &launch.headers)?;
             let served = match launch.oauth {
-                Some(client) => tokio::time::timeout(timeout, handler.serve(StreamableHttpClientTransport::with_client(client, config))).await,
-                None => tokio::time::timeout(timeout, handler.serve(StreamableHttpClientTransport::with_client(reqwest::Client::new(), config))).await,
+                Some(client) => {
+                    tokio::time::timeout(
+                        timeout,
+                        handler.serve(StreamableHttpClientTransport::with_client(client, config)),
+                    )
+                    .await
+                }
+                None => {
+                    tokio::time::timeout(
+                        timeout,
+                        handler.serve(StreamableHttpClientTransport::with_client(
+                            reqwest::Client::new(),
+                            config,
+                        )),
+                    )
+                    .await
+                }
             };
             match served {
-                Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: "streamable-http", close_reason: None, noise: None }),
+                Ok(Ok(session)) => Ok(Opened {
+                    session,
+                    pgid: None,
+                    binary: None,
+                    transport_used: "streamable-http",
+                    close_reason: None,
+                    noise: None,
+                }),
                 Err(_) => Err(ConnectError::Timeout(timeout)),
                 Ok(Err(e)) => {
                     let msg = e.to_string();
                     let challenge = e.auth_challenge().map(String::from);
-                    if challenge.is_some() || e.is_authorization_required() || is_auth_failure(&msg) {
-                        let message = if signed_in { resign_message() } else { auth_message(challenge.as_deref().unwrap_or(&msg)) };
+                    if challenge.is_some() || e.is_authorization_required() || is_auth_failure(&msg)
+                    {
+                        let message = if signed_in {
+                            resign_message()
+                        } else {
+                            auth_message(challenge.as_deref().unwrap_or(&msg))
+                        };
                         return Err(ConnectError::Auth { message, challenge });
                     }
                     use rmcp::transport::streamable_http_client::StreamableHttpError;
                     let cause: &(dyn std::error::Error + 'static) = match &e {
-                        rmcp::service::ClientInitializeError::TransportError { error, .. } => match error.error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-                            Some(StreamableHttpError::Client(re)) => re,
-                            _ => error.error.as_ref(),
-                        },
+                        rmcp::service::ClientInitializeError::TransportError { error, .. } => {
+                            match error
+                                .error
+                                .downcast_ref::<StreamableHttpError<reqwest::Error>>()
+                            {
+                                Some(StreamableHttpError::Client(re)) => re,
+                                _ => error.error.as_ref(),
+                            }
+                        }
                         other => other,
                     };
-                    Err(ConnectError::Handshake(with_root_cause(tidy_error(&msg), cause)))
+                    Err(ConnectError::Handshake(with_root_cause(
+                        tidy_error(&msg),
+                        cause,
+                    )))
                 }
             }
         }
         // SPEC C2: streamable HTTP first, the legacy SSE transport as the fallback.
         Transport::Sse => {
             let url = def.url.clone().unwrap_or_default();
-            let probe = crate::sse_client::connect_with_fallback(&url, &launch.headers, reqwest::Client::new());
+            let probe = crate::sse_client::connect_with_fallback(
+                &url,
+                &launch.headers,
+                reqwest::Client::new(),
+            );
             let t = match tokio::time::timeout(timeout, probe).await {
                 Err(_) => return Err(ConnectError::Timeout(timeout)),
                 Ok(Err(e)) if e.is_auth() => {
                     let msg = e.to_string();
-                    return Err(ConnectError::Auth { message: auth_message(&msg), challenge: None });
+                    return Err(ConnectError::Auth {
+                        message: auth_message(&msg),
+                        challenge: None,
+                    });
                 }
                 Ok(Err(e)) => return Err(ConnectError::Handshake(tidy_error(&e.to_string()))),
                 Ok(Ok(t)) => t,
@@ -445,11 +570,21 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, log: Arc<LogSink>,
             let used = t.kind().as_str();
             let close_reason = t.close_reason();
             match tokio::time::timeout(timeout, handler.serve(t)).await {
-                Ok(Ok(session)) => Ok(Opened { session, pgid: None, binary: None, transport_used: used, close_reason, noise: None }),
+                Ok(Ok(session)) => Ok(Opened {
+                    session,
+                    pgid: None,
+                    binary: None,
+                    transport_used: used,
+                    close_reason,
+                    noise: None,
+                }),
                 Ok(Err(e)) => {
                     // The transport's own reason (an oversized event) beats rmcp's "connection closed".
-                    let why = close_reason.and_then(|r| r.lock().unwrap_or_else(|p| p.into_inner()).clone());
-                    Err(ConnectError::Handshake(why.unwrap_or_else(|| tidy_error(&e.to_string()))))
+                    let why = close_reason
+                        .and_then(|r| r.lock().unwrap_or_else(|p| p.into_inner()).clone());
+                    Err(ConnectError::Handshake(
+                        why.unwrap_or_else(|| tidy_error(&e.to_string())),
+                    ))
                 }
                 Err(_) => Err(ConnectError::Timeout(timeout)),
             }
@@ -457,17 +592,28 @@ pub async fn open(launch: Launch, handler: SwitchboardClient, log: Arc<LogSink>,
     }
 }
 
-fn http_config(url: &str, headers: &IndexMap<String, String>) -> Result<StreamableHttpClientTransportConfig, ConnectError> {
+fn http_config(
+    url: &str,
+    headers: &IndexMap<String, String>,
+) -> Result<StreamableHttpClientTransportConfig, ConnectError> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
     for (k, v) in headers {
         if k.eq_ignore_ascii_case("authorization") {
-            if let Some(token) = v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")) {
+            if let Some(token) = v
+                .strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+            {
                 config.auth_header = Some(token.to_string());
                 continue;
             }
         }
-        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes()).map_err(|_| ConnectError::Spawn(format!("header name \"{k}\" is not valid")))?;
-        let value = reqwest::header::HeaderValue::from_str(v).map_err(|_| ConnectError::Spawn(format!("header \"{k}\" has a value that is not valid in HTTP")))?;
+        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| ConnectError::Spawn(format!("header name \"{k}\" is not valid")))?;
+        let value = reqwest::header::HeaderValue::from_str(v).map_err(|_| {
+            ConnectError::Spawn(format!(
+                "header \"{k}\" has a value that is not valid in HTTP"
+            ))
+        })?;
         config.custom_headers.insert(name, value);
     }
     Ok(config)
@@ -475,12 +621,22 @@ fn http_config(url: &str, headers: &IndexMap<String, String>) -> Result<Streamab
 
 pub fn is_auth_failure(msg: &str) -> bool {
     let m = msg.to_ascii_lowercase();
-    m.contains("401") || m.contains("403") || m.contains("unauthorized") || m.contains("forbidden") || m.contains("auth required") || m.contains("www-authenticate")
+    m.contains("401")
+        || m.contains("403")
+        || m.contains("unauthorized")
+        || m.contains("forbidden")
+        || m.contains("auth required")
+        || m.contains("www-authenticate")
 }
 
 fn auth_message(msg: &str) -> String {
     let m = msg.to_ascii_lowercase();
-    let answered = if m.contains("403") || m.contains("forbidden") || m.contains("insufficient_scope") { "403 Forbidden" } else { "401 Unauthorized" };
+    let answered =
+        if m.contains("403") || m.contains("forbidden") || m.contains("insufficient_scope") {
+            "403 Forbidden"
+        } else {
+            "401 Unauthorized"
+        };
     format!("Authentication required: the server answered {answered}. Sign in to this server, or set an Authorization header.")
 }
 
@@ -503,12 +659,20 @@ pub fn with_root_cause(msg: String, e: &(dyn std::error::Error + 'static)) -> St
 }
 
 pub fn tidy_error(msg: &str) -> String {
-    let Some(start) = msg.find("Transport [").and_then(|i| msg[i..].find("] error: ").map(|j| i + j + "] error: ".len())) else {
+    let Some(start) = msg.find("Transport [").and_then(|i| {
+        msg[i..]
+            .find("] error: ")
+            .map(|j| i + j + "] error: ".len())
+    }) else {
         return msg.to_string();
     };
     let rest = &msg[start..];
     match rest.rsplit_once(", when ") {
-        Some((what, when)) => format!("{what} (when the client tried to {})", when.trim_start_matches("send ").trim_end_matches(" request")),
+        Some((what, when)) => format!(
+            "{what} (when the client tried to {})",
+            when.trim_start_matches("send ")
+                .trim_end_matches(" request")
+        ),
         None => rest.to_string(),
     }
 }
@@ -519,7 +683,11 @@ pub fn tidy_error(msg: &str) -> String {
 /// then SIGTERM, then kill) and killed when dropped.
 pub struct StdioChild {
     child: Option<Box<dyn process_wrap::tokio::ChildWrapper>>,
-    transport: rmcp::transport::async_rw::AsyncRwTransport<RoleClient, Watch<tokio::process::ChildStdout>, tokio::process::ChildStdin>,
+    transport: rmcp::transport::async_rw::AsyncRwTransport<
+        RoleClient,
+        Watch<tokio::process::ChildStdout>,
+        tokio::process::ChildStdin,
+    >,
     pub noise: Noise,
 }
 
@@ -531,14 +699,31 @@ const STDIO_EXIT_WAIT: Duration = Duration::from_secs(3);
 
 impl StdioChild {
     /// Spawn `cmd` (stdin, stdout and stderr piped); stderr is handed back to be drained.
-    pub fn spawn(mut cmd: CommandWrap) -> std::io::Result<(StdioChild, Option<tokio::process::ChildStderr>)> {
+    pub fn spawn(
+        mut cmd: CommandWrap,
+    ) -> std::io::Result<(StdioChild, Option<tokio::process::ChildStderr>)> {
         let mut child = cmd.spawn()?;
-        let stdin = child.inner_mut().stdin().take().ok_or_else(|| std::io::Error::other("the server's stdin was not piped"))?;
-        let stdout = child.inner_mut().stdout().take().ok_or_else(|| std::io::Error::other("the server's stdout was not piped"))?;
+        let stdin = child
+            .inner_mut()
+            .stdin()
+            .take()
+            .ok_or_else(|| std::io::Error::other("the server's stdin was not piped"))?;
+        let stdout = child
+            .inner_mut()
+            .stdout()
+            .take()
+            .ok_or_else(|| std::io::Error::other("the server's stdout was not piped"))?;
         let stderr = child.inner_mut().stderr().take();
         let (watched, noise) = Watch::new(stdout);
         let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(watched, stdin);
-        Ok((StdioChild { child: Some(child), transport, noise }, stderr))
+        Ok((
+            StdioChild {
+                child: Some(child),
+                transport,
+                noise,
+            },
+            stderr,
+        ))
     }
 
     pub fn id(&self) -> Option<u32> {
@@ -546,14 +731,24 @@ impl StdioChild {
     }
 
     async fn shutdown(&mut self) -> std::io::Result<()> {
-        let Some(child) = self.child.as_mut() else { return Ok(()) };
+        let Some(child) = self.child.as_mut() else {
+            return Ok(());
+        };
         rmcp::transport::Transport::<RoleClient>::close(&mut self.transport).await?;
-        if matches!(tokio::time::timeout(STDIO_EXIT_WAIT, child.wait()).await, Ok(Ok(_))) {
+        if matches!(
+            tokio::time::timeout(STDIO_EXIT_WAIT, child.wait()).await,
+            Ok(Ok(_))
+        ) {
             self.child = None;
             return Ok(());
         }
         #[cfg(unix)]
-        if child.signal(libc::SIGTERM).is_ok() && matches!(tokio::time::timeout(STDIO_EXIT_WAIT, child.wait()).await, Ok(Ok(_))) {
+        if child.signal(libc::SIGTERM).is_ok()
+            && matches!(
+                tokio::time::timeout(STDIO_EXIT_WAIT, child.wait()).await,
+                Ok(Ok(_))
+            )
+        {
             self.child = None;
             return Ok(());
         }
@@ -583,11 +778,17 @@ impl Drop for StdioChild {
 impl rmcp::transport::Transport<RoleClient> for StdioChild {
     type Error = std::io::Error;
 
-    fn send(&mut self, item: rmcp::service::TxJsonRpcMessage<RoleClient>) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+    fn send(
+        &mut self,
+        item: rmcp::service::TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
         self.transport.send(item)
     }
 
-    fn receive(&mut self) -> impl std::future::Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send {
+    fn receive(
+        &mut self,
+    ) -> impl std::future::Future<Output = Option<rmcp::service::RxJsonRpcMessage<RoleClient>>> + Send
+    {
         self.transport.receive()
     }
 
@@ -604,7 +805,10 @@ mod tidy_tests {
     fn rmcp_transport_errors_lose_the_type_names() {
         let raw = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::client::Client>>] error: Client error: error sending request for url (http://127.0.0.1:9/mcp), when send initialize request";
         assert_eq!(tidy_error(raw), "Client error: error sending request for url (http://127.0.0.1:9/mcp) (when the client tried to initialize)");
-        assert_eq!(tidy_error("connection closed: initialize response"), "connection closed: initialize response");
+        assert_eq!(
+            tidy_error("connection closed: initialize response"),
+            "connection closed: initialize response"
+        );
     }
 }
 
@@ -642,14 +846,26 @@ pub fn reap_adopted() {
     #[cfg(target_os = "linux")]
     {
         let me = std::process::id();
-        let Ok(dir) = std::fs::read_dir("/proc") else { return };
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return;
+        };
         for e in dir.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
             // Fields after the command: state ppid pgrp ...
-            let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else { continue };
+            let Some(rest) = stat.rsplit_once(") ").map(|(_, r)| r) else {
+                continue;
+            };
             let f: Vec<&str> = rest.split_whitespace().collect();
-            if f.len() < 3 || f[0] != "Z" || f[1].parse::<u32>().ok() != Some(me) || f[2].parse::<u32>().ok() == Some(pid) {
+            if f.len() < 3
+                || f[0] != "Z"
+                || f[1].parse::<u32>().ok() != Some(me)
+                || f[2].parse::<u32>().ok() == Some(pid)
+            {
                 continue;
             }
             unsafe {
@@ -710,12 +926,18 @@ pub async fn terminate_group(pgid: u32, grace: Duration) {
 
 /// `resources/subscribe` or `resources/unsubscribe` for one URI.
 #[allow(deprecated)]
-pub async fn subscribe_request(peer: &rmcp::service::Peer<RoleClient>, uri: &str, subscribe: bool) -> Result<(), rmcp::ServiceError> {
+pub async fn subscribe_request(
+    peer: &rmcp::service::Peer<RoleClient>,
+    uri: &str,
+    subscribe: bool,
+) -> Result<(), rmcp::ServiceError> {
     if subscribe {
-        let p: rmcp::model::SubscribeRequestParams = serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
+        let p: rmcp::model::SubscribeRequestParams =
+            serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
         peer.subscribe(p).await
     } else {
-        let p: rmcp::model::UnsubscribeRequestParams = serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
+        let p: rmcp::model::UnsubscribeRequestParams =
+            serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
         peer.unsubscribe(p).await
     }
 }

@@ -21,7 +21,11 @@ const MAX_NAP: Duration = Duration::from_secs(15);
 impl Manager {
     /// Start the refresh timer (once per manager; it ends at shutdown).
     pub(super) fn start_keepalive(&self) {
-        if self.shared.keepalive_started.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        if self
+            .shared
+            .keepalive_started
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
             return;
         }
         let me = self.clone();
@@ -40,10 +44,16 @@ impl Manager {
     fn sign_in_users(&self) -> HashMap<String, Vec<String>> {
         let mut out: HashMap<String, Vec<String>> = HashMap::new();
         for name in self.server_names() {
-            let Some(def) = self.server_def(&name) else { continue };
+            let Some(def) = self.server_def(&name) else {
+                continue;
+            };
             let record = match def.transport {
                 Transport::Http | Transport::Sse => Some(name.clone()),
-                Transport::Stdio => def.auth.as_ref().filter(|a| a.kind == "oauth").map(|a| a.credential_id.clone().unwrap_or_else(|| name.clone())),
+                Transport::Stdio => def
+                    .auth
+                    .as_ref()
+                    .filter(|a| a.kind == "oauth")
+                    .map(|a| a.credential_id.clone().unwrap_or_else(|| name.clone())),
             };
             if let Some(r) = record {
                 out.entry(r).or_default().push(name);
@@ -62,7 +72,8 @@ impl Manager {
             if let Some(vault) = self.vault() {
                 for (record, users) in self.sign_in_users() {
                     let now = keepalive::now();
-                    let rec = match crate::auth::oauth::read_record_blocking(&vault, &record).await {
+                    let rec = match crate::auth::oauth::read_record_blocking(&vault, &record).await
+                    {
                         Ok(Some(r)) if r.has_tokens() => r,
                         _ => {
                             retry.remove(&record);
@@ -70,7 +81,9 @@ impl Manager {
                         }
                     };
                     let j = *jitter.entry(record.clone()).or_insert_with(rand_unit);
-                    let Some(mut due) = keepalive::refresh_at(&rec, j) else { continue };
+                    let Some(mut due) = keepalive::refresh_at(&rec, j) else {
+                        continue;
+                    };
                     if let Some((_, at)) = retry.get(&record) {
                         due = *at;
                     }

@@ -35,7 +35,11 @@ impl Default for LogBuffer {
 
 impl LogBuffer {
     pub fn new(capacity: usize) -> Self {
-        LogBuffer { lines: Mutex::new(VecDeque::with_capacity(capacity.min(256))), capacity, dropped: Default::default() }
+        LogBuffer {
+            lines: Mutex::new(VecDeque::with_capacity(capacity.min(256))),
+            capacity,
+            dropped: Default::default(),
+        }
     }
 
     pub fn push(&self, kind: &str, text: &str) -> LogLine {
@@ -49,11 +53,16 @@ impl LogBuffer {
             text.truncate(cut);
             text.push('…');
         }
-        let line = LogLine { at: now_ms(), kind: kind.into(), text };
+        let line = LogLine {
+            at: now_ms(),
+            kind: kind.into(),
+            text,
+        };
         let mut l = self.lines.lock().unwrap();
         if l.len() == self.capacity {
             l.pop_front();
-            self.dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            self.dropped
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         l.push_back(line.clone());
         line
@@ -146,7 +155,10 @@ impl LogSink {
     fn publish(&self) {
         let lines = std::mem::take(&mut *self.pending.lock().unwrap());
         if !lines.is_empty() {
-            let _ = self.events.send(EngineEvent::Log { server: self.server.clone(), lines });
+            let _ = self.events.send(EngineEvent::Log {
+                server: self.server.clone(),
+                lines,
+            });
         }
     }
 
@@ -197,7 +209,13 @@ fn emit_line(sink: &Arc<LogSink>, bytes: &[u8], skipped: usize) {
     if skipped == 0 {
         sink.line("stderr", &text);
     } else {
-        sink.line("stderr", &format!("{}… [line cut: {skipped} more bytes]", text.trim_end_matches('\r')));
+        sink.line(
+            "stderr",
+            &format!(
+                "{}… [line cut: {skipped} more bytes]",
+                text.trim_end_matches('\r')
+            ),
+        );
     }
 }
 
@@ -212,7 +230,10 @@ mod tests {
             b.push("stderr", &format!("line {i}\n"));
         }
         let s = b.snapshot();
-        assert_eq!(s.iter().map(|l| l.text.as_str()).collect::<Vec<_>>(), ["line 2", "line 3", "line 4"]);
+        assert_eq!(
+            s.iter().map(|l| l.text.as_str()).collect::<Vec<_>>(),
+            ["line 2", "line 3", "line 4"]
+        );
         assert_eq!(b.dropped(), 2);
     }
 
@@ -232,9 +253,25 @@ mod tests {
         input.extend(b"\nalive 1\nno newline at the end");
         pump_stderr(&input[..], sink.clone()).await;
         let lines: Vec<String> = sink.snapshot().into_iter().map(|l| l.text).collect();
-        assert_eq!(lines.len(), 4, "{:?}", lines.iter().map(|l| &l[..l.len().min(40)]).collect::<Vec<_>>());
+        assert_eq!(
+            lines.len(),
+            4,
+            "{:?}",
+            lines
+                .iter()
+                .map(|l| &l[..l.len().min(40)])
+                .collect::<Vec<_>>()
+        );
         assert_eq!(lines[0], "bad \u{fffd}\u{fffd} bytes");
-        assert!(lines[1].len() < MAX_LINE + 64 && lines[1].ends_with(&format!("[line cut: {} more bytes]", 1024 * 1024 - MAX_LINE)), "{}", &lines[1][MAX_LINE - 10..]);
+        assert!(
+            lines[1].len() < MAX_LINE + 64
+                && lines[1].ends_with(&format!(
+                    "[line cut: {} more bytes]",
+                    1024 * 1024 - MAX_LINE
+                )),
+            "{}",
+            &lines[1][MAX_LINE - 10..]
+        );
         assert_eq!(&lines[2..], ["alive 1", "no newline at the end"]);
         // Published in batches, not one event per line.
         let mut published = vec![];
@@ -260,13 +297,18 @@ mod tests {
         while got < 1000 {
             match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
                 Ok(Ok(EngineEvent::Log { lines, .. })) => {
-                    assert!(lines.iter().all(|l| !l.text.contains("hunter2") && l.text.contains("•••")));
+                    assert!(lines
+                        .iter()
+                        .all(|l| !l.text.contains("hunter2") && l.text.contains("•••")));
                     got += lines.len();
                     batches += 1;
                 }
                 other => panic!("expected log lines, got {other:?}"),
             }
         }
-        assert!(batches < 10, "1000 lines written at once came as {batches} events");
+        assert!(
+            batches < 10,
+            "1000 lines written at once came as {batches} events"
+        );
     }
 }

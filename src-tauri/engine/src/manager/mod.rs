@@ -34,9 +34,15 @@ use crate::events::{EngineEvent, ServerStatus};
 use crate::launch::CommandResolver;
 use crate::naming::{assign_names, with_properties, Collision, ToolRef};
 
+use connection::{
+    kill_group, subscribe_request, terminate_group, ConnectError, Launch, Signals,
+    SwitchboardClient,
+};
+pub use connection::{
+    ClientHooks, ElicitAnswer, ElicitRequest, ElicitationHandler, ProgressHandler, SamplingHandler,
+    SamplingRequest,
+};
 use futures::future::FusedFuture;
-pub use connection::{ClientHooks, ElicitAnswer, ElicitRequest, ElicitationHandler, ProgressHandler, SamplingHandler, SamplingRequest};
-use connection::{kill_group, subscribe_request, terminate_group, ConnectError, Launch, Signals, SwitchboardClient};
 use logbuf::LogSink;
 use tool_cache::{config_hash, ToolCache};
 
@@ -86,7 +92,9 @@ impl Default for ManagerOptions {
             default_timeout: DEFAULT_TIMEOUT,
             grace: DEFAULT_GRACE,
             env: std::env::vars().collect(),
-            home: std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default(),
+            home: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default(),
             health_interval: DEFAULT_HEALTH_INTERVAL,
             ping_timeout: DEFAULT_PING_TIMEOUT,
             healthy_after: DEFAULT_HEALTHY_AFTER,
@@ -99,7 +107,10 @@ impl Default for ManagerOptions {
 impl ManagerOptions {
     pub fn for_host(host: &crate::host::Host) -> Self {
         ManagerOptions {
-            cache_path: Some(host.join(&host.join(&host.cache_dir(), "switchboard"), "tool-cache.json")),
+            cache_path: Some(host.join(
+                &host.join(&host.cache_dir(), "switchboard"),
+                "tool-cache.json",
+            )),
             gate: DEFAULT_GATE,
             default_timeout: DEFAULT_TIMEOUT,
             grace: DEFAULT_GRACE,
@@ -109,7 +120,9 @@ impl ManagerOptions {
             ping_timeout: DEFAULT_PING_TIMEOUT,
             healthy_after: DEFAULT_HEALTHY_AFTER,
             call_timeout: DEFAULT_CALL_TIMEOUT,
-            process_records: Some(host.join(&host.join(&host.cache_dir(), "switchboard"), "running")),
+            process_records: Some(
+                host.join(&host.join(&host.cache_dir(), "switchboard"), "running"),
+            ),
         }
     }
 }
@@ -131,7 +144,13 @@ pub struct Wanted {
 impl Wanted {
     /// A server given directly counts as one of Switchboard's own file.
     pub fn new(def: ServerDef) -> Self {
-        Wanted { def, source: None, project: None, expansion: Expansion::SWITCHBOARD, config_dir: None }
+        Wanted {
+            def,
+            source: None,
+            project: None,
+            expansion: Expansion::SWITCHBOARD,
+            config_dir: None,
+        }
     }
 
     /// The folder a stdio server runs in, from its `cwd` with variables
@@ -153,8 +172,21 @@ impl Wanted {
     /// Equal keys start the same way: the definition, and what its
     /// variables and relative paths are taken against.
     fn launch_key(&self) -> (String, Option<PathBuf>, Option<PathBuf>) {
-        let relative = self.def.transport == Transport::Stdio && !self.def.cwd.as_deref().is_some_and(|c| std::path::Path::new(c).is_absolute());
-        (config_hash(&self.def), self.project.clone(), if relative { self.config_dir.clone() } else { None })
+        let relative = self.def.transport == Transport::Stdio
+            && !self
+                .def
+                .cwd
+                .as_deref()
+                .is_some_and(|c| std::path::Path::new(c).is_absolute());
+        (
+            config_hash(&self.def),
+            self.project.clone(),
+            if relative {
+                self.config_dir.clone()
+            } else {
+                None
+            },
+        )
     }
 
     /// The servers discovery says should run: each name's valid winner that
@@ -163,11 +195,15 @@ impl Wanted {
     pub fn from_discovery(d: &crate::discovery::Discovery) -> Vec<Wanted> {
         d.servers
             .iter()
-            .filter(|s| s.winner.is_valid() && s.winner.not_runnable.is_none() && s.winner.held.is_none())
+            .filter(|s| {
+                s.winner.is_valid() && s.winner.not_runnable.is_none() && s.winner.held.is_none()
+            })
             .map(|s| Wanted {
                 def: s.winner.def.clone(),
                 source: Some(s.winner.source.clone()),
-                project: d.source(&s.winner.source).and_then(|src| src.project.clone()),
+                project: d
+                    .source(&s.winner.source)
+                    .and_then(|src| src.project.clone()),
                 expansion: s.winner.expansion,
                 config_dir: s.winner.path.parent().map(PathBuf::from),
             })
@@ -212,7 +248,15 @@ impl SlotState {
                 return shown.clone();
             }
         }
-        let shown: Arc<Vec<Shown>> = Arc::new(self.tools.iter().map(|t| Shown { description: t.description.as_deref().map(Arc::from), input_schema: with_properties(&t.input_schema) }).collect());
+        let shown: Arc<Vec<Shown>> = Arc::new(
+            self.tools
+                .iter()
+                .map(|t| Shown {
+                    description: t.description.as_deref().map(Arc::from),
+                    input_schema: with_properties(&t.input_schema),
+                })
+                .collect(),
+        );
         self.shown = Some((self.tools.clone(), shown.clone()));
         shown
     }
@@ -375,12 +419,18 @@ enum Outcome {
     /// Stopped on purpose: never restarted.
     Stopped,
     NeedsAuth(String),
-    Failed { failure: Failure, healthy_for: Duration },
+    Failed {
+        failure: Failure,
+        healthy_for: Duration,
+    },
 }
 
 /// Delay before restart `attempt` (1-based): initial × multiplier^(n-1), capped.
 pub fn backoff(p: &crate::config::RestartPolicy, attempt: u32) -> Duration {
-    let factor = p.backoff_multiplier.max(1.0).powi(attempt.saturating_sub(1).min(64) as i32);
+    let factor = p
+        .backoff_multiplier
+        .max(1.0)
+        .powi(attempt.saturating_sub(1).min(64) as i32);
     let ms = (p.initial_delay_ms as f64 * factor).min(p.max_delay_ms as f64);
     Duration::from_millis(ms as u64)
 }
@@ -503,19 +553,28 @@ impl Manager {
     /// it have the server's secrets masked.
     fn set_status(&self, slot: &Slot, status: ServerStatus) {
         let status = match status {
-            ServerStatus::Failed { error } => ServerStatus::Failed { error: slot.log.redactor.apply(&error) },
-            ServerStatus::NeedsAuth { message } => ServerStatus::NeedsAuth { message: slot.log.redactor.apply(&message) },
+            ServerStatus::Failed { error } => ServerStatus::Failed {
+                error: slot.log.redactor.apply(&error),
+            },
+            ServerStatus::NeedsAuth { message } => ServerStatus::NeedsAuth {
+                message: slot.log.redactor.apply(&message),
+            },
             s => s,
         };
         let detail = match &status {
             ServerStatus::Failed { error } => format!("failed: {error}"),
             ServerStatus::NeedsAuth { message } => format!("needs auth: {message}"),
-            ServerStatus::Restarting { attempt, of } => format!("restarting (attempt {attempt}/{of})"),
+            ServerStatus::Restarting { attempt, of } => {
+                format!("restarting (attempt {attempt}/{of})")
+            }
             s => s.label().to_string(),
         };
         slot.log.now("lifecycle", &detail);
         slot.status.send_replace(status.clone());
-        let _ = self.shared.events.send(EngineEvent::Status { server: slot.name.clone(), status });
+        let _ = self.shared.events.send(EngineEvent::Status {
+            server: slot.name.clone(),
+            status,
+        });
     }
 
     /// Publish an event on the manager's channel (the engine's sign-in progress).
@@ -532,7 +591,12 @@ impl Manager {
 
     /// The `WWW-Authenticate` challenge of the server's last refusal, if any.
     pub fn auth_challenge(&self, name: &str) -> Option<String> {
-        self.slot(name)?.state.lock().unwrap().auth_challenge.clone()
+        self.slot(name)?
+            .state
+            .lock()
+            .unwrap()
+            .auth_challenge
+            .clone()
     }
 
     /// A managed remote server's URL with its variables expanded, as it connects.
@@ -579,7 +643,10 @@ impl Manager {
     }
 
     pub fn states(&self) -> Vec<ServerState> {
-        self.server_names().iter().filter_map(|n| self.state(n)).collect()
+        self.server_names()
+            .iter()
+            .filter_map(|n| self.state(n))
+            .collect()
     }
 
     /// A report on `name` to paste into a bug report or a chat: its
@@ -593,7 +660,15 @@ impl Manager {
         let def = &slot.wanted.def;
         let mask = |t: &str| slot.log.redactor.apply(t);
         let search_path = self.shared.commands.get().map(|c| c.describe_dirs());
-        let log: Vec<String> = slot.log.snapshot().into_iter().rev().take(30).rev().map(|l| format!("[{}] {}", l.kind, mask(&l.text))).collect();
+        let log: Vec<String> = slot
+            .log
+            .snapshot()
+            .into_iter()
+            .rev()
+            .take(30)
+            .rev()
+            .map(|l| format!("[{}] {}", l.kind, mask(&l.text)))
+            .collect();
         Some(doctor::report(&doctor::ReportInput {
             name: name.to_string(),
             source: slot.wanted.source.clone(),
@@ -608,7 +683,9 @@ impl Manager {
             url: def.url.as_deref().map(mask),
             env_keys: def.env.keys().cloned().collect(),
             header_keys: def.headers.keys().cloned().collect(),
-            timeout_ms: def.timeout.unwrap_or(self.shared.opts.default_timeout.as_millis() as u64),
+            timeout_ms: def
+                .timeout
+                .unwrap_or(self.shared.opts.default_timeout.as_millis() as u64),
             search_path,
             restarts: st.restarts,
             warnings: st.warnings.clone(),
@@ -638,22 +715,45 @@ impl Manager {
         // Serialized: two servers connecting at once must not overwrite each
         // other's index with one computed from an older snapshot.
         let _one_at_a_time = self.shared.reindex.lock().unwrap();
-        let slots: Vec<Arc<Slot>> = self.shared.slots.read().unwrap().values().cloned().collect();
+        let slots: Vec<Arc<Slot>> = self
+            .shared
+            .slots
+            .read()
+            .unwrap()
+            .values()
+            .cloned()
+            .collect();
         let mut refs = vec![];
         let mut meta = vec![];
         for s in &slots {
             let mut st = s.state.lock().unwrap();
             let shown = st.shown();
             for (t, sh) in st.tools.iter().zip(shown.iter()) {
-                refs.push(ToolRef { server: s.name.clone(), tool: t.name.to_string() });
+                refs.push(ToolRef {
+                    server: s.name.clone(),
+                    tool: t.name.to_string(),
+                });
                 meta.push((sh.description.clone(), sh.input_schema.clone(), st.deferred));
             }
         }
         let naming = assign_names(&refs);
-        let mut index = ToolIndex { tools: Vec::with_capacity(refs.len()), collisions: naming.collisions, by_name: HashMap::with_capacity(refs.len()) };
-        for ((r, name), (description, schema, deferred)) in refs.into_iter().zip(naming.names).zip(meta) {
+        let mut index = ToolIndex {
+            tools: Vec::with_capacity(refs.len()),
+            collisions: naming.collisions,
+            by_name: HashMap::with_capacity(refs.len()),
+        };
+        for ((r, name), (description, schema, deferred)) in
+            refs.into_iter().zip(naming.names).zip(meta)
+        {
             index.by_name.insert(name.clone(), index.tools.len());
-            index.tools.push(ToolEntry { name, server: r.server, tool: r.tool, description, input_schema: schema, deferred });
+            index.tools.push(ToolEntry {
+                name,
+                server: r.server,
+                tool: r.tool,
+                description,
+                input_schema: schema,
+                deferred,
+            });
         }
         let big = index.tools.len() >= 1000;
         *self.shared.index.write().unwrap() = Arc::new(index);
@@ -669,7 +769,11 @@ impl Manager {
             (st.tools.len(), st.deferred)
         };
         self.reindex();
-        let _ = self.shared.events.send(EngineEvent::Tools { server: slot.name.clone(), count, deferred });
+        let _ = self.shared.events.send(EngineEvent::Tools {
+            server: slot.name.clone(),
+            count,
+            deferred,
+        });
     }
 
     fn new_slot(&self, w: Wanted) -> Arc<Slot> {
@@ -678,7 +782,12 @@ impl Manager {
             hash: config_hash(&w.def),
             // Born with the status it is listed with: a list read between
             // registering a disabled server and marking it would say "stopped".
-            status: watch::channel(if w.def.enabled { ServerStatus::Disconnected } else { ServerStatus::Disabled }).0,
+            status: watch::channel(if w.def.enabled {
+                ServerStatus::Disconnected
+            } else {
+                ServerStatus::Disabled
+            })
+            .0,
             state: Mutex::new(SlotState::default()),
             log: LogSink::new(&w.def.name, self.shared.events.clone()),
             control: Mutex::new(Control::default()),
@@ -723,7 +832,10 @@ impl Manager {
         let me = self.clone();
         let s = slot.clone();
         let st = stop.clone();
-        let task = self.shared.tracker.spawn(async move { me.supervise(s, st).await });
+        let task = self
+            .shared
+            .tracker
+            .spawn(async move { me.supervise(s, st).await });
         let mut c = slot.control.lock().unwrap();
         c.stop = stop;
         c.task = Some(task);
@@ -786,11 +898,26 @@ impl Manager {
             let status = s.status.borrow().clone();
             match status {
                 ServerStatus::Connected => report.connected.push(s.name.clone()),
-                ServerStatus::Failed { error } => report.failed.push(ServerError { server: s.name.clone(), error }),
-                ServerStatus::NeedsAuth { message } => report.failed.push(ServerError { server: s.name.clone(), error: message }),
+                ServerStatus::Failed { error } => report.failed.push(ServerError {
+                    server: s.name.clone(),
+                    error,
+                }),
+                ServerStatus::NeedsAuth { message } => report.failed.push(ServerError {
+                    server: s.name.clone(),
+                    error: message,
+                }),
                 ServerStatus::Restarting { .. } => {
-                    let error = s.state.lock().unwrap().last_error.clone().unwrap_or_default();
-                    report.failed.push(ServerError { server: s.name.clone(), error })
+                    let error = s
+                        .state
+                        .lock()
+                        .unwrap()
+                        .last_error
+                        .clone()
+                        .unwrap_or_default();
+                    report.failed.push(ServerError {
+                        server: s.name.clone(),
+                        error,
+                    })
                 }
                 _ => {}
             }
@@ -801,7 +928,14 @@ impl Manager {
 
     /// Wait until no server is connecting or restarting.
     pub async fn settle(&self) {
-        let slots: Vec<Arc<Slot>> = self.shared.slots.read().unwrap().values().cloned().collect();
+        let slots: Vec<Arc<Slot>> = self
+            .shared
+            .slots
+            .read()
+            .unwrap()
+            .values()
+            .cloned()
+            .collect();
         futures::future::join_all(slots.iter().map(|s| {
             let mut rx = s.status.subscribe();
             async move {
@@ -813,8 +947,16 @@ impl Manager {
 
     /// Resolve variables, secrets and the command for one launch.
     async fn prepare(&self, slot: &Slot) -> Result<Launch, Outcome> {
-        let mut launch = self.prepare_launch(slot).await.map_err(|failure| Outcome::Failed { failure, healthy_for: Duration::ZERO })?;
-        self.add_sign_in(slot, &mut launch).await.map_err(Outcome::NeedsAuth)?;
+        let mut launch = self
+            .prepare_launch(slot)
+            .await
+            .map_err(|failure| Outcome::Failed {
+                failure,
+                healthy_for: Duration::ZERO,
+            })?;
+        self.add_sign_in(slot, &mut launch)
+            .await
+            .map_err(Outcome::NeedsAuth)?;
         Ok(launch)
     }
 
@@ -825,17 +967,29 @@ impl Manager {
     /// so does a bearer token the user gave for this server and URL (kept in
     /// the keychain, never in the config file).
     async fn add_sign_in(&self, slot: &Slot, launch: &mut Launch) -> Result<(), String> {
-        let Some(vault) = self.vault() else { return Ok(()) };
-        let has_header = launch.headers.keys().any(|k| k.eq_ignore_ascii_case("authorization"));
-        if let (false, Some(url), Transport::Http | Transport::Sse) = (has_header, launch.def.url.clone(), launch.def.transport) {
+        let Some(vault) = self.vault() else {
+            return Ok(());
+        };
+        let has_header = launch
+            .headers
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case("authorization"));
+        if let (false, Some(url), Transport::Http | Transport::Sse) =
+            (has_header, launch.def.url.clone(), launch.def.transport)
+        {
             match crate::auth::oauth::static_token(&slot.name, &url, &vault).await {
                 Ok(Some(t)) => {
                     slot.log.redactor.add([t.clone()]);
-                    launch.headers.insert("Authorization".into(), format!("Bearer {t}"));
+                    launch
+                        .headers
+                        .insert("Authorization".into(), format!("Bearer {t}"));
                     return Ok(());
                 }
                 Ok(None) => {}
-                Err(e) => self.warn(slot, &format!("cannot read the bearer token kept for this server: {e}")),
+                Err(e) => self.warn(
+                    slot,
+                    &format!("cannot read the bearer token kept for this server: {e}"),
+                ),
             }
         }
         match launch.def.transport {
@@ -853,7 +1007,9 @@ impl Manager {
                     match crate::auth::oauth::access_token(&slot.name, &vault).await {
                         Ok(Some(t)) => {
                             slot.log.redactor.add([t.clone()]);
-                            launch.headers.insert("Authorization".into(), format!("Bearer {t}"));
+                            launch
+                                .headers
+                                .insert("Authorization".into(), format!("Bearer {t}"));
                         }
                         Ok(None) => {}
                         Err(e) => return Err(format!("Authentication required: {e}")),
@@ -861,8 +1017,13 @@ impl Manager {
                 }
             }
             Transport::Stdio => {
-                let Some(auth) = launch.def.auth.as_ref().filter(|a| a.kind == "oauth") else { return Ok(()) };
-                let from = auth.credential_id.clone().unwrap_or_else(|| slot.name.clone());
+                let Some(auth) = launch.def.auth.as_ref().filter(|a| a.kind == "oauth") else {
+                    return Ok(());
+                };
+                let from = auth
+                    .credential_id
+                    .clone()
+                    .unwrap_or_else(|| slot.name.clone());
                 match crate::auth::oauth::access_token(&from, &vault).await {
                     Ok(Some(t)) => {
                         slot.log.redactor.add([t.clone()]);
@@ -883,7 +1044,10 @@ impl Manager {
 
     fn warn(&self, slot: &Slot, message: &str) {
         let message = &slot.log.redactor.apply(message);
-        let _ = self.shared.events.send(EngineEvent::Warning { server: slot.name.clone(), message: message.into() });
+        let _ = self.shared.events.send(EngineEvent::Warning {
+            server: slot.name.clone(),
+            message: message.into(),
+        });
         slot.log.now("warning", message);
         let mut st = slot.state.lock().unwrap();
         if !st.warnings.iter().any(|w| w == message) {
@@ -913,10 +1077,20 @@ impl Manager {
         }
         def.url = def.url.as_deref().map(x);
         if let Some(u) = &def.url {
-            crate::config::validate::check_url(u).map_err(|e| Failure::Invalid { message: format!("url {e}") })?;
+            crate::config::validate::check_url(u).map_err(|e| Failure::Invalid {
+                message: format!("url {e}"),
+            })?;
         }
-        let (env, mut warnings) = self.shared.secrets.resolve_map_in("env", &def.env, &cx).await;
-        let (headers, w2) = self.shared.secrets.resolve_map_in("header", &def.headers, &cx).await;
+        let (env, mut warnings) = self
+            .shared
+            .secrets
+            .resolve_map_in("env", &def.env, &cx)
+            .await;
+        let (headers, w2) = self
+            .shared
+            .secrets
+            .resolve_map_in("header", &def.headers, &cx)
+            .await;
         warnings.extend(w2);
         // Arguments with a value kept in the keychain (installed from the registry).
         let mut arg_secrets = vec![];
@@ -926,31 +1100,66 @@ impl Manager {
                     arg_secrets.push(v.clone());
                     def.args[i] = v;
                 }
-                Some(crate::auth::secrets::Resolution::Unresolved { reason }) => return Err(Failure::Invalid { message: format!("argument {} resolved to nothing ({reason})", i + 1) }),
+                Some(crate::auth::secrets::Resolution::Unresolved { reason }) => {
+                    return Err(Failure::Invalid {
+                        message: format!("argument {} resolved to nothing ({reason})", i + 1),
+                    })
+                }
                 None => {}
             }
         }
         // Before anything about this launch is shown: its secrets are masked.
-        let mut masked = crate::redact::secret_values(&w.def.env, &env, &headers, w.def.url.as_deref(), def.url.as_deref());
+        let mut masked = crate::redact::secret_values(
+            &w.def.env,
+            &env,
+            &headers,
+            w.def.url.as_deref(),
+            def.url.as_deref(),
+        );
         masked.extend(arg_secrets);
         slot.log.redactor.set(masked);
-        let warnings: Vec<String> = warnings.iter().map(|w| slot.log.redactor.apply(w)).collect();
+        let warnings: Vec<String> = warnings
+            .iter()
+            .map(|w| slot.log.redactor.apply(w))
+            .collect();
         for w in &warnings {
-            let _ = self.shared.events.send(EngineEvent::Warning { server: slot.name.clone(), message: w.clone() });
+            let _ = self.shared.events.send(EngineEvent::Warning {
+                server: slot.name.clone(),
+                message: w.clone(),
+            });
             slot.log.now("warning", w);
         }
         slot.state.lock().unwrap().warnings = warnings;
         if def.transport != Transport::Stdio {
-            return Ok(Launch { def, program: PathBuf::new(), path_env: None, env, headers, oauth: None });
+            return Ok(Launch {
+                def,
+                program: PathBuf::new(),
+                path_env: None,
+                env,
+                headers,
+                oauth: None,
+            });
         }
         // Only stdio servers need the command search PATH (the login shell is asked once).
         let commands = self
             .shared
             .commands
             .get_or_init(|| async {
-                let path = self.shared.opts.env.get("PATH").map(std::ffi::OsString::from);
+                let path = self
+                    .shared
+                    .opts
+                    .env
+                    .get("PATH")
+                    .map(std::ffi::OsString::from);
                 let home = Some(self.shared.opts.home.clone());
-                let r = tokio::task::spawn_blocking(move || CommandResolver::new(path, home, crate::launch::login_shell_path().map(String::from))).await;
+                let r = tokio::task::spawn_blocking(move || {
+                    CommandResolver::new(
+                        path,
+                        home,
+                        crate::launch::login_shell_path().map(String::from),
+                    )
+                })
+                .await;
                 Arc::new(r.expect("command resolver"))
             })
             .await
@@ -963,13 +1172,24 @@ impl Manager {
                     if cmd.trim().is_empty() {
                         Failure::Invalid { message }
                     } else {
-                        Failure::NotFound { searched: commands.describe_dirs(), message, login_shell: crate::launch::login_shell_path().is_some() }
+                        Failure::NotFound {
+                            searched: commands.describe_dirs(),
+                            message,
+                            login_shell: crate::launch::login_shell_path().is_some(),
+                        }
                     }
                 })?
             }
             _ => PathBuf::new(),
         };
-        Ok(Launch { def, program, path_env: Some(commands.search_path()), env, headers, oauth: None })
+        Ok(Launch {
+            def,
+            program,
+            path_env: Some(commands.search_path()),
+            env,
+            headers,
+            oauth: None,
+        })
     }
 
     /// Supervise one server (SPEC M9): run connections, restart crashed or
@@ -984,18 +1204,30 @@ impl Manager {
             let (failure, healthy_for) = match outcome {
                 Outcome::Stopped => return self.set_status(&slot, ServerStatus::Disconnected),
                 Outcome::NeedsAuth(message) => {
-                    let diagnosis = doctor::diagnose(&Failure::Auth { message: message.clone() }, &self.facts(&slot));
+                    let diagnosis = doctor::diagnose(
+                        &Failure::Auth {
+                            message: message.clone(),
+                        },
+                        &self.facts(&slot),
+                    );
                     slot.state.lock().unwrap().diagnosis = Some(diagnosis);
                     return self.set_status(&slot, ServerStatus::NeedsAuth { message });
                 }
-                Outcome::Failed { failure, healthy_for } => (failure, healthy_for),
+                Outcome::Failed {
+                    failure,
+                    healthy_for,
+                } => (failure, healthy_for),
             };
             if healthy_for >= self.shared.opts.healthy_after {
                 attempt = 0;
             }
             attempt += 1;
             let mut diagnosis = doctor::diagnose(&failure, &self.facts(&slot));
-            for text in [&mut diagnosis.summary, &mut diagnosis.detail, &mut diagnosis.error] {
+            for text in [
+                &mut diagnosis.summary,
+                &mut diagnosis.detail,
+                &mut diagnosis.error,
+            ] {
                 *text = slot.log.redactor.apply(text);
             }
             let error = diagnosis.error.clone();
@@ -1008,21 +1240,36 @@ impl Manager {
             // Starting again cannot help (no such command, not a program, no
             // such folder, an unusable definition): failed now, no restarts.
             if !heals {
-                slot.log.now("lifecycle", &format!("{error}; not restarting: this does not heal by retrying"));
+                slot.log.now(
+                    "lifecycle",
+                    &format!("{error}; not restarting: this does not heal by retrying"),
+                );
                 return self.set_status(&slot, ServerStatus::Failed { error });
             }
             if attempt > policy.max_restart_attempts {
                 let error = if policy.max_restart_attempts == 0 {
                     error
                 } else {
-                    format!("{error} (gave up after {} restarts)", policy.max_restart_attempts)
+                    format!(
+                        "{error} (gave up after {} restarts)",
+                        policy.max_restart_attempts
+                    )
                 };
                 return self.set_status(&slot, ServerStatus::Failed { error });
             }
             let delay = backoff(&policy, attempt);
-            slot.log.now("lifecycle", &format!("{error}; restarting in {} ms", delay.as_millis()));
+            slot.log.now(
+                "lifecycle",
+                &format!("{error}; restarting in {} ms", delay.as_millis()),
+            );
             slot.state.lock().unwrap().restarts += 1;
-            self.set_status(&slot, ServerStatus::Restarting { attempt, of: policy.max_restart_attempts });
+            self.set_status(
+                &slot,
+                ServerStatus::Restarting {
+                    attempt,
+                    of: policy.max_restart_attempts,
+                },
+            );
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
                 _ = stop.cancelled() => return self.set_status(&slot, ServerStatus::Disconnected),
@@ -1033,7 +1280,10 @@ impl Manager {
     /// One connection's whole life: connect, list, serve signals and health
     /// checks, tear down. Never restarts by itself.
     async fn run_once(&self, slot: &Arc<Slot>, stop: &CancellationToken, attempt: u32) -> Outcome {
-        let failed = |failure: Failure| Outcome::Failed { failure, healthy_for: Duration::ZERO };
+        let failed = |failure: Failure| Outcome::Failed {
+            failure,
+            healthy_for: Duration::ZERO,
+        };
         if attempt == 0 && !matches!(*slot.status.borrow(), ServerStatus::Connecting) {
             self.set_status(slot, ServerStatus::Connecting);
         }
@@ -1042,13 +1292,25 @@ impl Manager {
             Err(o) => return o,
         };
         if launch.def.transport == Transport::Stdio {
-            slot.log.now("lifecycle", &format!("starting {}", launch.program.display()));
+            slot.log.now(
+                "lifecycle",
+                &format!("starting {}", launch.program.display()),
+            );
             slot.state.lock().unwrap().binary = Some(launch.program.clone());
         }
-        let timeout = launch.def.timeout.map(Duration::from_millis).unwrap_or(self.shared.opts.default_timeout);
+        let timeout = launch
+            .def
+            .timeout
+            .map(Duration::from_millis)
+            .unwrap_or(self.shared.opts.default_timeout);
         let started = tokio::time::Instant::now();
         let signals = Arc::new(Signals::default());
-        let handler = SwitchboardClient::new(&slot.name, signals.clone(), slot.log.clone(), self.shared.client_hooks.clone());
+        let handler = SwitchboardClient::new(
+            &slot.name,
+            signals.clone(),
+            slot.log.clone(),
+            self.shared.client_hooks.clone(),
+        );
         let mut noise = crate::doctor::stdout_watch::Noise::default();
         let opened = tokio::select! {
             r = connection::open(launch, handler, slot.log.clone(), timeout, &mut noise) => r,
@@ -1061,19 +1323,36 @@ impl Manager {
                 slot.state.lock().unwrap().auth_challenge = challenge;
                 return Outcome::NeedsAuth(message);
             }
-            Err(ConnectError::Start { message, kind, raw_os }) => return failed(Failure::Spawn { kind, raw_os, message }),
+            Err(ConnectError::Start {
+                message,
+                kind,
+                raw_os,
+            }) => {
+                return failed(Failure::Spawn {
+                    kind,
+                    raw_os,
+                    message,
+                })
+            }
             Err(ConnectError::Spawn(message)) => return failed(Failure::Invalid { message }),
             Err(ConnectError::Timeout(_)) => return failed(Failure::Timeout),
-            Err(e) => return failed(Failure::Handshake { message: e.to_string() }),
+            Err(e) => {
+                return failed(Failure::Handshake {
+                    message: e.to_string(),
+                })
+            }
         };
         let session = opened.session;
         let peer = session.peer().clone();
         // Switchboard keeps each server's list itself: a server's `ttlMs`
         // must not make rmcp hold another copy of every page.
-        peer.set_response_cache_config(rmcp::service::ClientCacheConfig::disabled()).await;
+        peer.set_response_cache_config(rmcp::service::ClientCacheConfig::disabled())
+            .await;
         let pgid = opened.pgid;
         slot.state.lock().unwrap().pgid = pgid;
-        let remaining = timeout.saturating_sub(started.elapsed()).max(Duration::from_millis(100));
+        let remaining = timeout
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(100));
         let tools = tokio::select! {
             r = tokio::time::timeout(remaining, pages::tools(&peer)) => r,
             _ = stop.cancelled() => Ok(Err(rmcp::ServiceError::Cancelled { reason: None })),
@@ -1122,13 +1401,24 @@ impl Manager {
         let ct = session.cancellation_token();
         let waiting = session.waiting();
         tokio::pin!(waiting);
-        let mut health = tokio::time::interval_at(tokio::time::Instant::now() + self.shared.opts.health_interval, self.shared.opts.health_interval);
+        let mut health = tokio::time::interval_at(
+            tokio::time::Instant::now() + self.shared.opts.health_interval,
+            self.shared.opts.health_interval,
+        );
         let mut missed_pings = 0u32;
         let mut ping_supported = true;
         // `tools/list_changed` (SPEC M7), however often it comes: one re-list
         // in flight and at most one more after it. The re-list runs beside
         // the loop, so a server that hangs it never delays a stop or a ping.
-        type Relist = futures::future::Fuse<futures::future::BoxFuture<'static, Result<Result<pages::Listed<Tool>, rmcp::ServiceError>, tokio::time::error::Elapsed>>>;
+        type Relist = futures::future::Fuse<
+            futures::future::BoxFuture<
+                'static,
+                Result<
+                    Result<pages::Listed<Tool>, rmcp::ServiceError>,
+                    tokio::time::error::Elapsed,
+                >,
+            >,
+        >;
         let mut relist = std::pin::pin!(Relist::terminated());
         let mut relist_again = false;
         let mut last_relist: Option<tokio::time::Instant> = None;
@@ -1232,7 +1522,10 @@ impl Manager {
                 if let Some(p) = pgid {
                     terminate_group(p, Duration::from_millis(200)).await;
                 }
-                Outcome::Failed { failure: Failure::Ended { message: error }, healthy_for }
+                Outcome::Failed {
+                    failure: Failure::Ended { message: error },
+                    healthy_for,
+                }
             }
         }
     }
@@ -1243,14 +1536,25 @@ impl Manager {
     fn facts(&self, slot: &Slot) -> doctor::Facts {
         let def = &slot.wanted.def;
         let log = slot.log.snapshot();
-        let since = log.iter().rposition(|l| l.kind == "lifecycle" && l.text.starts_with("starting ")).map_or(0, |i| i + 1);
-        let stderr: Vec<String> = log[since..].iter().filter(|l| l.kind == "stderr").map(|l| l.text.clone()).collect();
+        let since = log
+            .iter()
+            .rposition(|l| l.kind == "lifecycle" && l.text.starts_with("starting "))
+            .map_or(0, |i| i + 1);
+        let stderr: Vec<String> = log[since..]
+            .iter()
+            .filter(|l| l.kind == "stderr")
+            .map(|l| l.text.clone())
+            .collect();
         let st = slot.state.lock().unwrap();
         let unresolved = st
             .warnings
             .iter()
             .filter(|w| w.contains("resolved to nothing") || w.contains("needs input"))
-            .filter_map(|w| w.split_whitespace().nth(1).map(|n| n.trim_end_matches(',').to_string()))
+            .filter_map(|w| {
+                w.split_whitespace()
+                    .nth(1)
+                    .map(|n| n.trim_end_matches(',').to_string())
+            })
             .collect();
         doctor::Facts {
             os: Some(doctor::this_os()),
@@ -1258,7 +1562,11 @@ impl Manager {
             command: def.command.clone(),
             args: def.args.clone(),
             url: def.url.clone(),
-            timeout: Some(def.timeout.map(Duration::from_millis).unwrap_or(self.shared.opts.default_timeout)),
+            timeout: Some(
+                def.timeout
+                    .map(Duration::from_millis)
+                    .unwrap_or(self.shared.opts.default_timeout),
+            ),
             stderr_tail: stderr[stderr.len().saturating_sub(5)..].to_vec(),
             stdout_noise: st.stdout_noise.clone(),
             unresolved,
@@ -1271,7 +1579,10 @@ impl Manager {
             match tokio::time::timeout(timeout, subscribe_request(peer, &uri, true)).await {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => {
-                    slot.log.now("warning", &format!("could not restore the subscription to {uri}: {e}"));
+                    slot.log.now(
+                        "warning",
+                        &format!("could not restore the subscription to {uri}: {e}"),
+                    );
                 }
                 Err(_) => {
                     slot.log.now("warning", &format!("could not restore the subscription to {uri}: no answer within {timeout:?}"));
@@ -1282,32 +1593,60 @@ impl Manager {
 
     /// Call a tool by its sanitized name (SPEC M6). A deferred tool waits for
     /// its server. `cancel` aborts: the server gets `notifications/cancelled`.
-    pub async fn call_tool(&self, name: &str, args: Option<Map<String, Value>>, cancel: Option<CancellationToken>) -> Result<CallOutcome, CallError> {
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        args: Option<Map<String, Value>>,
+        cancel: Option<CancellationToken>,
+    ) -> Result<CallOutcome, CallError> {
         let (server, tool) = {
             let index = self.tools();
-            let e = index.get(name).ok_or_else(|| CallError::UnknownTool(name.into()))?;
+            let e = index
+                .get(name)
+                .ok_or_else(|| CallError::UnknownTool(name.into()))?;
             (e.server.clone(), e.tool.clone())
         };
         self.call_raw(&server, &tool, args, cancel).await
     }
 
     /// Call a tool by server and raw tool name.
-    pub async fn call_raw(&self, server: &str, tool: &str, args: Option<Map<String, Value>>, cancel: Option<CancellationToken>) -> Result<CallOutcome, CallError> {
-        let slot = self.slot(server).ok_or_else(|| CallError::Mcp(format!("unknown server \"{server}\"")))?;
+    pub async fn call_raw(
+        &self,
+        server: &str,
+        tool: &str,
+        args: Option<Map<String, Value>>,
+        cancel: Option<CancellationToken>,
+    ) -> Result<CallOutcome, CallError> {
+        let slot = self
+            .slot(server)
+            .ok_or_else(|| CallError::Mcp(format!("unknown server \"{server}\"")))?;
         let mut params = CallToolRequestParams::new(tool.to_string());
         if let Some(a) = args {
             params = params.with_arguments(a);
         }
-        let result = match self.forward_call(server, params, cancel.unwrap_or_default(), None).await {
+        let result = match self
+            .forward_call(server, params, cancel.unwrap_or_default(), None)
+            .await
+        {
             Ok(r) => r,
-            Err(ForwardError::Server(e)) => return Err(CallError::Mcp(rmcp::ServiceError::McpError(e).to_string())),
+            Err(ForwardError::Server(e)) => {
+                return Err(CallError::Mcp(rmcp::ServiceError::McpError(e).to_string()))
+            }
             Err(ForwardError::Call(e)) => return Err(e),
         };
         let is_error = result.is_error.unwrap_or(false);
-        let content: Vec<Value> = result.content.iter().filter_map(|c| serde_json::to_value(c).ok()).collect();
+        let content: Vec<Value> = result
+            .content
+            .iter()
+            .filter_map(|c| serde_json::to_value(c).ok())
+            .collect();
         let text = flatten(&content);
         Ok(CallOutcome {
-            text: if is_error { format!("Error: {text}") } else { text },
+            text: if is_error {
+                format!("Error: {text}")
+            } else {
+                text
+            },
             is_error,
             content,
             structured_content: result.structured_content.clone(),
@@ -1323,8 +1662,16 @@ impl Manager {
     /// `notifications/cancelled`; the call is bounded by `call_timeout` and
     /// never replayed. `sent` learns the progress token the server's
     /// `notifications/progress` for this call will carry (rmcp picks it).
-    pub async fn forward_call(&self, server: &str, params: CallToolRequestParams, cancel: CancellationToken, sent: Option<&(dyn Fn(&rmcp::model::ProgressToken) + Send + Sync)>) -> Result<rmcp::model::CallToolResult, ForwardError> {
-        let slot = self.slot(server).ok_or_else(|| CallError::Mcp(format!("unknown server \"{server}\"")))?;
+    pub async fn forward_call(
+        &self,
+        server: &str,
+        params: CallToolRequestParams,
+        cancel: CancellationToken,
+        sent: Option<&(dyn Fn(&rmcp::model::ProgressToken) + Send + Sync)>,
+    ) -> Result<rmcp::model::CallToolResult, ForwardError> {
+        let slot = self
+            .slot(server)
+            .ok_or_else(|| CallError::Mcp(format!("unknown server \"{server}\"")))?;
         let peer = self.wait_peer(&slot, &cancel).await?;
         let tool = params.name.to_string();
         let req = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -1353,15 +1700,26 @@ impl Manager {
             Ok(Ok(other)) => Err(CallError::Mcp(format!("unexpected response {other:?}")).into()),
             Ok(Err(rmcp::ServiceError::McpError(e))) => Err(ForwardError::Server(e)),
             Ok(Err(e)) => Err(CallError::Mcp(e.to_string()).into()),
-            Err(_) => Err(CallError::Mcp("the connection closed before the server answered".into()).into()),
+            Err(_) => Err(CallError::Mcp(
+                "the connection closed before the server answered".into(),
+            )
+            .into()),
         }
     }
 
     /// Any other request to a connected `server`, under its timeout, the
     /// answer as the server gave it (the gateway's resources, prompts and
     /// completions). `what` names the request in a timeout's message.
-    pub async fn forward(&self, server: &str, what: &str, req: ClientRequest, cancel: CancellationToken) -> Result<ServerResult, ForwardError> {
-        let peer = self.peer_of(server).map_err(|e| CallError::Mcp(e.to_string()))?;
+    pub async fn forward(
+        &self,
+        server: &str,
+        what: &str,
+        req: ClientRequest,
+        cancel: CancellationToken,
+    ) -> Result<ServerResult, ForwardError> {
+        let peer = self
+            .peer_of(server)
+            .map_err(|e| CallError::Mcp(e.to_string()))?;
         let limit = self.request_timeout(server);
         let answer = tokio::select! {
             r = tokio::time::timeout(limit, peer.send_request(req)) => r,
@@ -1371,7 +1729,10 @@ impl Manager {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(rmcp::ServiceError::McpError(e))) => Err(ForwardError::Server(e)),
             Ok(Err(e)) => Err(CallError::Mcp(self.redact(server, &e.to_string())).into()),
-            Err(_) => Err(CallError::Mcp(format!("server \"{server}\" did not answer {what} within {limit:?}")).into()),
+            Err(_) => Err(CallError::Mcp(format!(
+                "server \"{server}\" did not answer {what} within {limit:?}"
+            ))
+            .into()),
         }
     }
 
@@ -1398,16 +1759,30 @@ impl Manager {
 
     /// Whether the connected server offers prompts, and resources.
     pub fn offers(&self, server: &str) -> (bool, bool) {
-        let Some(slot) = self.slot(server) else { return (false, false) };
+        let Some(slot) = self.slot(server) else {
+            return (false, false);
+        };
         let st = slot.state.lock().unwrap();
-        let caps = st.peer.as_ref().and_then(|p| p.peer_info()).map(|i| i.capabilities.clone());
-        caps.map(|c| (c.prompts.is_some(), c.resources.is_some())).unwrap_or((false, false))
+        let caps = st
+            .peer
+            .as_ref()
+            .and_then(|p| p.peer_info())
+            .map(|i| i.capabilities.clone());
+        caps.map(|c| (c.prompts.is_some(), c.resources.is_some()))
+            .unwrap_or((false, false))
     }
 
     /// Every server with tools, as the tool review reads it (tools only;
     /// prompts and templates are listed by whoever needs them).
     pub fn trust_inputs(&self) -> Vec<crate::tool_trust::ServerInput> {
-        let slots: Vec<Arc<Slot>> = self.shared.slots.read().unwrap().values().cloned().collect();
+        let slots: Vec<Arc<Slot>> = self
+            .shared
+            .slots
+            .read()
+            .unwrap()
+            .values()
+            .cloned()
+            .collect();
         slots
             .iter()
             .filter_map(|s| {
@@ -1420,7 +1795,11 @@ impl Manager {
                     identity: crate::tool_trust::pins::identity(&s.wanted.def),
                     tools: st.tools.clone(),
                     extra: None,
-                    instructions: st.peer.as_ref().and_then(|p| p.peer_info()).and_then(|i| i.instructions.clone()),
+                    instructions: st
+                        .peer
+                        .as_ref()
+                        .and_then(|p| p.peer_info())
+                        .and_then(|i| i.instructions.clone()),
                     deferred: st.deferred,
                 })
             })
@@ -1433,13 +1812,22 @@ impl Manager {
     }
 
     /// The server's peer, waiting while it connects (a deferred call).
-    async fn wait_peer(&self, slot: &Slot, cancel: &CancellationToken) -> Result<Peer<RoleClient>, CallError> {
+    async fn wait_peer(
+        &self,
+        slot: &Slot,
+        cancel: &CancellationToken,
+    ) -> Result<Peer<RoleClient>, CallError> {
         // Fast path: connected now.
         if let Some(p) = slot.state.lock().unwrap().peer.clone() {
             return Ok(p);
         }
         let mut rx = slot.status.subscribe();
-        let limit = slot.wanted.def.timeout.map(Duration::from_millis).unwrap_or(self.shared.opts.default_timeout);
+        let limit = slot
+            .wanted
+            .def
+            .timeout
+            .map(Duration::from_millis)
+            .unwrap_or(self.shared.opts.default_timeout);
         let settled = tokio::select! {
             r = tokio::time::timeout(limit, rx.wait_for(|s| !s.is_pending())) => r.ok().and_then(|r| r.ok()).map(|s| s.clone()),
             _ = cancel.cancelled() => return Err(CallError::Aborted),
@@ -1453,16 +1841,31 @@ impl Manager {
                     ServerStatus::NeedsAuth { message } => message,
                     other => other.label().to_string(),
                 };
-                return Err(CallError::Mcp(format!("server \"{}\" is not connected: {why}", slot.name)));
+                return Err(CallError::Mcp(format!(
+                    "server \"{}\" is not connected: {why}",
+                    slot.name
+                )));
             }
-            None => return Err(CallError::Mcp(format!("server \"{}\" did not connect within {limit:?}", slot.name))),
+            None => {
+                return Err(CallError::Mcp(format!(
+                    "server \"{}\" did not connect within {limit:?}",
+                    slot.name
+                )))
+            }
         }
-        slot.state.lock().unwrap().peer.clone().ok_or_else(|| CallError::Mcp(format!("server \"{}\" is not connected", slot.name)))
+        slot.state
+            .lock()
+            .unwrap()
+            .peer
+            .clone()
+            .ok_or_else(|| CallError::Mcp(format!("server \"{}\" is not connected", slot.name)))
     }
 
     /// The connected peer of `server`, or a clear error (SPEC M8).
     fn peer_of(&self, server: &str) -> Result<Peer<RoleClient>, RegistryError> {
-        let slot = self.slot(server).ok_or_else(|| RegistryError::Unknown(server.into()))?;
+        let slot = self
+            .slot(server)
+            .ok_or_else(|| RegistryError::Unknown(server.into()))?;
         let peer = slot.state.lock().unwrap().peer.clone();
         peer.ok_or_else(|| RegistryError::NotConnected(server.into()))
     }
@@ -1471,21 +1874,37 @@ impl Manager {
     /// else `default_timeout`): a server that never answers gets an error
     /// naming it and the request, and blocks nobody else (SPEC P5). Error
     /// texts have the server's secrets masked.
-    async fn ask<T>(&self, server: &str, what: &str, req: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>) -> Result<T, RegistryError> {
+    async fn ask<T>(
+        &self,
+        server: &str,
+        what: &str,
+        req: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
+    ) -> Result<T, RegistryError> {
         let limit = self.request_timeout(server);
         let answer = tokio::time::timeout(limit, req).await;
         self.answer(server, what, limit, answer)
     }
 
     fn request_timeout(&self, server: &str) -> Duration {
-        self.slot(server).and_then(|s| s.wanted.def.timeout).map(Duration::from_millis).unwrap_or(self.shared.opts.default_timeout)
+        self.slot(server)
+            .and_then(|s| s.wanted.def.timeout)
+            .map(Duration::from_millis)
+            .unwrap_or(self.shared.opts.default_timeout)
     }
 
-    fn answer<T>(&self, server: &str, what: &str, limit: Duration, answer: Result<Result<T, rmcp::ServiceError>, tokio::time::error::Elapsed>) -> Result<T, RegistryError> {
+    fn answer<T>(
+        &self,
+        server: &str,
+        what: &str,
+        limit: Duration,
+        answer: Result<Result<T, rmcp::ServiceError>, tokio::time::error::Elapsed>,
+    ) -> Result<T, RegistryError> {
         match answer {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(RegistryError::Mcp(self.redact(server, &e.to_string()))),
-            Err(_) => Err(RegistryError::Mcp(format!("server \"{server}\" did not answer {what} within {limit:?}"))),
+            Err(_) => Err(RegistryError::Mcp(format!(
+                "server \"{server}\" did not answer {what} within {limit:?}"
+            ))),
         }
     }
 
@@ -1500,12 +1919,18 @@ impl Manager {
     /// Resources and resource templates, all pages.
     pub async fn list_resources(&self, server: &str) -> Result<Value, RegistryError> {
         let peer = self.peer_of(server)?;
-        let resources = self.ask(server, "resources/list", pages::resources(&peer)).await?;
+        let resources = self
+            .ask(server, "resources/list", pages::resources(&peer))
+            .await?;
         let resources = self.note_listed(server, resources);
         let limit = self.request_timeout(server);
         let templates = match tokio::time::timeout(limit, pages::resource_templates(&peer)).await {
             // Servers without templates answer "method not found".
-            Ok(Err(rmcp::ServiceError::McpError(e))) if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => vec![],
+            Ok(Err(rmcp::ServiceError::McpError(e)))
+                if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
+            {
+                vec![]
+            }
             other => {
                 let t = self.answer(server, "resources/templates/list", limit, other)?;
                 self.note_listed(server, t)
@@ -1516,18 +1941,28 @@ impl Manager {
 
     pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, RegistryError> {
         let peer = self.peer_of(server)?;
-        let p: rmcp::model::ReadResourceRequestParams = serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
-        let r = self.ask(server, "resources/read", peer.read_resource(p)).await?;
+        let p: rmcp::model::ReadResourceRequestParams =
+            serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
+        let r = self
+            .ask(server, "resources/read", peer.read_resource(p))
+            .await?;
         Ok(serde_json::to_value(r).unwrap_or_default())
     }
 
     pub async fn list_prompts(&self, server: &str) -> Result<Value, RegistryError> {
         let peer = self.peer_of(server)?;
-        let p = self.ask(server, "prompts/list", pages::prompts(&peer)).await?;
+        let p = self
+            .ask(server, "prompts/list", pages::prompts(&peer))
+            .await?;
         Ok(serde_json::json!({ "prompts": self.note_listed(server, p) }))
     }
 
-    pub async fn get_prompt(&self, server: &str, name: &str, args: Option<Map<String, Value>>) -> Result<Value, RegistryError> {
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        args: Option<Map<String, Value>>,
+    ) -> Result<Value, RegistryError> {
         let peer = self.peer_of(server)?;
         // Prompt arguments are strings in MCP; numbers and booleans are sent as text.
         let args: Option<Map<String, Value>> = args.map(|a| {
@@ -1538,7 +1973,9 @@ impl Manager {
                 })
                 .collect()
         });
-        let p: rmcp::model::GetPromptRequestParams = serde_json::from_value(serde_json::json!({ "name": name, "arguments": args })).expect("params");
+        let p: rmcp::model::GetPromptRequestParams =
+            serde_json::from_value(serde_json::json!({ "name": name, "arguments": args }))
+                .expect("params");
         let r = self.ask(server, "prompts/get", peer.get_prompt(p)).await?;
         Ok(serde_json::to_value(r).unwrap_or_default())
     }
@@ -1547,7 +1984,12 @@ impl Manager {
     /// `EngineEvent::ResourceUpdated`.
     pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<(), RegistryError> {
         let peer = self.peer_of(server)?;
-        self.ask(server, "resources/subscribe", subscribe_request(&peer, uri, true)).await?;
+        self.ask(
+            server,
+            "resources/subscribe",
+            subscribe_request(&peer, uri, true),
+        )
+        .await?;
         if let Some(s) = self.slot(server) {
             s.subscriptions.lock().unwrap().insert(uri.to_string());
         }
@@ -1559,7 +2001,12 @@ impl Manager {
             s.subscriptions.lock().unwrap().remove(uri);
         }
         let peer = self.peer_of(server)?;
-        self.ask(server, "resources/unsubscribe", subscribe_request(&peer, uri, false)).await
+        self.ask(
+            server,
+            "resources/unsubscribe",
+            subscribe_request(&peer, uri, false),
+        )
+        .await
     }
 
     /// The folders offered to servers as roots (SPEC M13); connected servers
@@ -1579,7 +2026,14 @@ impl Manager {
             }
             *r = roots;
         }
-        let peers: Vec<Peer<RoleClient>> = self.shared.slots.read().unwrap().values().filter_map(|s| s.state.lock().unwrap().peer.clone()).collect();
+        let peers: Vec<Peer<RoleClient>> = self
+            .shared
+            .slots
+            .read()
+            .unwrap()
+            .values()
+            .filter_map(|s| s.state.lock().unwrap().peer.clone())
+            .collect();
         // Told in the background: a server that does not read its input
         // must not hold up the caller (an edit, the file watcher).
         let timeout = self.shared.opts.ping_timeout;
@@ -1638,7 +2092,9 @@ impl Manager {
     /// Stop a server deliberately (it stays registered, `Disconnected`, and
     /// is never restarted by the supervisor). Waits until it is down.
     pub async fn stop(&self, name: &str) -> Result<(), RegistryError> {
-        let slot = self.slot(name).ok_or_else(|| RegistryError::Unknown(name.into()))?;
+        let slot = self
+            .slot(name)
+            .ok_or_else(|| RegistryError::Unknown(name.into()))?;
         let _op = slot.op.lock().await;
         self.stop_slot(&slot).await;
         Ok(())
@@ -1660,14 +2116,19 @@ impl Manager {
                 terminate_group(p, Duration::ZERO).await;
             }
         }
-        if !matches!(*slot.status.borrow(), ServerStatus::Disconnected | ServerStatus::Disabled) {
+        if !matches!(
+            *slot.status.borrow(),
+            ServerStatus::Disconnected | ServerStatus::Disabled
+        ) {
             self.set_status(slot, ServerStatus::Disconnected);
         }
     }
 
     /// Start a registered server that is stopped, failed or disabled-at-runtime.
     pub async fn start_server(&self, name: &str) -> Result<(), RegistryError> {
-        let slot = self.slot(name).ok_or_else(|| RegistryError::Unknown(name.into()))?;
+        let slot = self
+            .slot(name)
+            .ok_or_else(|| RegistryError::Unknown(name.into()))?;
         let _op = slot.op.lock().await;
         self.stop_slot(&slot).await;
         self.launch(&slot);
@@ -1681,7 +2142,9 @@ impl Manager {
 
     /// Turn a server off at runtime (the config is the writer's business).
     pub async fn disable(&self, name: &str) -> Result<(), RegistryError> {
-        let slot = self.slot(name).ok_or_else(|| RegistryError::Unknown(name.into()))?;
+        let slot = self
+            .slot(name)
+            .ok_or_else(|| RegistryError::Unknown(name.into()))?;
         let _op = slot.op.lock().await;
         self.stop_slot(&slot).await;
         self.set_status(&slot, ServerStatus::Disabled);
@@ -1695,12 +2158,16 @@ impl Manager {
     /// Disconnect one server and forget it: close its session, end its
     /// process group, remove its tools (SPEC M11). Waits until it is down.
     pub async fn disconnect(&self, name: &str) -> bool {
-        let Some(slot) = self.slot(name) else { return false };
+        let Some(slot) = self.slot(name) else {
+            return false;
+        };
         let _op = slot.op.lock().await;
         self.stop_slot(&slot).await;
         self.shared.slots.write().unwrap().shift_remove(name);
         self.reindex();
-        let _ = self.shared.events.send(EngineEvent::Removed { server: name.into() });
+        let _ = self.shared.events.send(EngineEvent::Removed {
+            server: name.into(),
+        });
         true
     }
 
@@ -1713,11 +2180,17 @@ impl Manager {
     /// definition and return the replacement's error.
     pub async fn update(&self, wanted: Wanted) -> Result<(), RegistryError> {
         let name = wanted.def.name.clone();
-        let old = self.slot(&name).ok_or_else(|| RegistryError::Unknown(name.clone()))?;
+        let old = self
+            .slot(&name)
+            .ok_or_else(|| RegistryError::Unknown(name.clone()))?;
         let _op = old.op.lock().await;
         self.stop_slot(&old).await;
         let new = self.new_slot(wanted);
-        self.shared.slots.write().unwrap().insert(name.clone(), new.clone());
+        self.shared
+            .slots
+            .write()
+            .unwrap()
+            .insert(name.clone(), new.clone());
         if !new.wanted.def.enabled {
             self.set_status(&new, ServerStatus::Disabled);
             self.reindex();
@@ -1725,24 +2198,40 @@ impl Manager {
         }
         self.launch(&new);
         let mut rx = new.status.subscribe();
-        let settled = rx.wait_for(|s| !matches!(s, ServerStatus::Connecting)).await.map(|s| s.clone());
+        let settled = rx
+            .wait_for(|s| !matches!(s, ServerStatus::Connecting))
+            .await
+            .map(|s| s.clone());
         match settled {
             Ok(ServerStatus::Connected) => Ok(()),
             other => {
                 let error = match other {
                     Ok(ServerStatus::Failed { error }) => error,
                     Ok(ServerStatus::NeedsAuth { message }) => message,
-                    _ => new.state.lock().unwrap().last_error.clone().unwrap_or_else(|| "the new definition did not connect".into()),
+                    _ => new
+                        .state
+                        .lock()
+                        .unwrap()
+                        .last_error
+                        .clone()
+                        .unwrap_or_else(|| "the new definition did not connect".into()),
                 };
                 self.stop_slot(&new).await;
                 let restored = self.new_slot(old.wanted.clone());
-                self.shared.slots.write().unwrap().insert(name.clone(), restored.clone());
+                self.shared
+                    .slots
+                    .write()
+                    .unwrap()
+                    .insert(name.clone(), restored.clone());
                 if restored.wanted.def.enabled {
                     self.launch(&restored);
                 } else {
                     self.set_status(&restored, ServerStatus::Disabled);
                 }
-                Err(RegistryError::UpdateFailed { server: name, error })
+                Err(RegistryError::UpdateFailed {
+                    server: name,
+                    error,
+                })
             }
         }
     }
@@ -1800,10 +2289,15 @@ impl Manager {
                 Step::Started => report.started.push(name),
                 Step::Stopped => report.stopped.push(name),
                 Step::Updated => report.updated.push(name),
-                Step::Failed(e) => report.failed.push(ServerError { server: name, error: e.to_string() }),
+                Step::Failed(e) => report.failed.push(ServerError {
+                    server: name,
+                    error: e.to_string(),
+                }),
             }
         }
-        let _ = self.shared.events.send(EngineEvent::Reconciled { report: report.clone() });
+        let _ = self.shared.events.send(EngineEvent::Reconciled {
+            report: report.clone(),
+        });
         report
     }
 
@@ -1825,7 +2319,14 @@ impl Manager {
         if let Some(done) = as_wished(&self.wished(name)) {
             return done;
         }
-        let lock = self.shared.steps.lock().unwrap().entry(name.to_string()).or_default().clone();
+        let lock = self
+            .shared
+            .steps
+            .lock()
+            .unwrap()
+            .entry(name.to_string())
+            .or_default()
+            .clone();
         let _g = lock.lock().await;
         let mut result = Step::Nothing;
         loop {
@@ -1894,14 +2395,39 @@ pub fn flatten(content: &[Value]) -> String {
     content
         .iter()
         .map(|c| match c.get("type").and_then(Value::as_str) {
-            Some("text") => c.get("text").and_then(Value::as_str).unwrap_or_default().to_string(),
-            Some("image") => format!("[image: {}]", c.get("mimeType").and_then(Value::as_str).unwrap_or("unknown")),
-            Some("audio") => format!("[audio: {}]", c.get("mimeType").and_then(Value::as_str).unwrap_or("unknown")),
+            Some("text") => c
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            Some("image") => format!(
+                "[image: {}]",
+                c.get("mimeType")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown")
+            ),
+            Some("audio") => format!(
+                "[audio: {}]",
+                c.get("mimeType")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown")
+            ),
             Some("resource") => {
                 let r = c.get("resource").cloned().unwrap_or_default();
-                r.get("text").and_then(Value::as_str).map(String::from).unwrap_or_else(|| format!("[resource: {}]", r.get("uri").and_then(Value::as_str).unwrap_or("")))
+                r.get("text")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+                    .unwrap_or_else(|| {
+                        format!(
+                            "[resource: {}]",
+                            r.get("uri").and_then(Value::as_str).unwrap_or("")
+                        )
+                    })
             }
-            Some("resource_link") => format!("[resource: {}]", c.get("uri").and_then(Value::as_str).unwrap_or("")),
+            Some("resource_link") => format!(
+                "[resource: {}]",
+                c.get("uri").and_then(Value::as_str).unwrap_or("")
+            ),
             _ => c.to_string(),
         })
         .collect::<Vec<_>>()

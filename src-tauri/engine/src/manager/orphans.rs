@@ -51,7 +51,10 @@ pub fn this_owner() -> ProcessId {
     static ME: OnceLock<ProcessId> = OnceLock::new();
     *ME.get_or_init(|| {
         let pid = std::process::id();
-        ProcessId { pid, start: proc_stat(pid).map(|s| s.start).unwrap_or(0) }
+        ProcessId {
+            pid,
+            start: proc_stat(pid).map(|s| s.start).unwrap_or(0),
+        }
     })
 }
 
@@ -73,11 +76,17 @@ pub fn proc_stat(pid: u32) -> Option<ProcStat> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command (field 2) may hold spaces and parentheses; the rest starts after the last ") ".
     let f: Vec<&str> = stat.rsplit_once(") ")?.1.split_whitespace().collect();
-    Some(ProcStat { state: f.first()?.chars().next()?, pgrp: f.get(2)?.parse().ok()?, start: f.get(19)?.parse().ok()? })
+    Some(ProcStat {
+        state: f.first()?.chars().next()?,
+        pgrp: f.get(2)?.parse().ok()?,
+        start: f.get(19)?.parse().ok()?,
+    })
 }
 
 fn boot_id() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").map(|s| s.trim().to_string()).unwrap_or_default()
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 /// What one Switchboard process records: which boot, who it is, and the
@@ -98,7 +107,10 @@ impl Record {
     }
 
     pub fn render(&self) -> String {
-        let mut s = format!("{RECORD_HEADER}\nboot {}\nowner {} {}\n", self.boot, self.owner.pid, self.owner.start);
+        let mut s = format!(
+            "{RECORD_HEADER}\nboot {}\nowner {} {}\n",
+            self.boot, self.owner.pid, self.owner.start
+        );
         for g in &self.groups {
             s.push_str(&format!("group {} {}\n", g.pid, g.start));
         }
@@ -113,7 +125,12 @@ impl Record {
         let (mut boot, mut owner, mut groups) = (None, None, vec![]);
         for line in lines {
             let f: Vec<&str> = line.split_whitespace().collect();
-            let id = || Some(ProcessId { pid: f.get(1)?.parse().ok()?, start: f.get(2)?.parse().ok()? });
+            let id = || {
+                Some(ProcessId {
+                    pid: f.get(1)?.parse().ok()?,
+                    start: f.get(2)?.parse().ok()?,
+                })
+            };
             match f.first() {
                 Some(&"boot") => boot = f.get(1).map(|s| s.to_string()),
                 Some(&"owner") => owner = id(),
@@ -121,7 +138,11 @@ impl Record {
                 _ => {}
             }
         }
-        Some(Record { boot: boot?, owner: owner?, groups })
+        Some(Record {
+            boot: boot?,
+            owner: owner?,
+            groups,
+        })
     }
 
     /// Write atomically (a reader never sees half a record).
@@ -142,7 +163,11 @@ struct Ledger {
     record: Option<PathBuf>,
 }
 
-static LEDGER: Mutex<Ledger> = Mutex::new(Ledger { groups: vec![], watchdog: None, record: None });
+static LEDGER: Mutex<Ledger> = Mutex::new(Ledger {
+    groups: vec![],
+    watchdog: None,
+    record: None,
+});
 
 impl Ledger {
     fn adopt(&mut self, g: ProcessId) {
@@ -153,7 +178,10 @@ impl Ledger {
 
     /// Forget groups that are gone; true when any were.
     fn forget_dead(&mut self) -> bool {
-        let (alive, dead): (Vec<ProcessId>, Vec<ProcessId>) = self.groups.iter().partition(|g| super::connection::group_alive(g.pid));
+        let (alive, dead): (Vec<ProcessId>, Vec<ProcessId>) = self
+            .groups
+            .iter()
+            .partition(|g| super::connection::group_alive(g.pid));
         if dead.is_empty() {
             return false;
         }
@@ -188,7 +216,11 @@ impl Ledger {
             let _ = std::fs::remove_file(path);
             return;
         }
-        let record = Record { boot: boot_id(), owner: this_owner(), groups: self.groups.clone() };
+        let record = Record {
+            boot: boot_id(),
+            owner: this_owner(),
+            groups: self.groups.clone(),
+        };
         if let Some(dir) = path.parent() {
             let _ = record.write_in(dir);
         }
@@ -260,14 +292,25 @@ fn keeper() -> Option<&'static Mutex<std::sync::mpsc::Sender<Job>>> {
             std::thread::Builder::new()
                 .name("switchboard-process-keeper".into())
                 .spawn(move || loop {
-                    let listed = !LEDGER.lock().unwrap_or_else(|e| e.into_inner()).groups.is_empty();
-                    let wait = if listed { Duration::from_secs(1) } else { Duration::from_secs(3600) };
+                    let listed = !LEDGER
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .groups
+                        .is_empty();
+                    let wait = if listed {
+                        Duration::from_secs(1)
+                    } else {
+                        Duration::from_secs(3600)
+                    };
                     match rx.recv_timeout(wait) {
                         Ok(job) => {
                             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
                         }
                         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                            LEDGER.lock().unwrap_or_else(|e| e.into_inner()).forget_dead();
+                            LEDGER
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .forget_dead();
                         }
                         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
                     }
@@ -281,7 +324,9 @@ fn keeper() -> Option<&'static Mutex<std::sync::mpsc::Sender<Job>>> {
 /// Run `spawn` (which starts a server through a `CommandWrap` carrying
 /// [`DiesWithSwitchboard`]) on the keeper thread, inside the caller's tokio
 /// runtime so the child's pipes belong to it.
-pub async fn spawn_on_keeper<T: Send + 'static>(spawn: impl FnOnce() -> std::io::Result<T> + Send + 'static) -> std::io::Result<T> {
+pub async fn spawn_on_keeper<T: Send + 'static>(
+    spawn: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+) -> std::io::Result<T> {
     let handle = tokio::runtime::Handle::current();
     let (tx, rx) = tokio::sync::oneshot::channel();
     let job: Job = Box::new(move || {
@@ -299,7 +344,8 @@ pub async fn spawn_on_keeper<T: Send + 'static>(spawn: impl FnOnce() -> std::io:
     if let Some(job) = job {
         job();
     }
-    rx.await.unwrap_or_else(|_| Err(std::io::Error::other("starting the server panicked")))
+    rx.await
+        .unwrap_or_else(|_| Err(std::io::Error::other("starting the server panicked")))
 }
 
 /// Marks a stdio server as Switchboard's: its environment carries the owner
@@ -309,7 +355,11 @@ pub async fn spawn_on_keeper<T: Send + 'static>(spawn: impl FnOnce() -> std::io:
 pub struct DiesWithSwitchboard;
 
 impl CommandWrapper for DiesWithSwitchboard {
-    fn pre_spawn(&mut self, command: &mut tokio::process::Command, _core: &CommandWrap) -> std::io::Result<()> {
+    fn pre_spawn(
+        &mut self,
+        command: &mut tokio::process::Command,
+        _core: &CommandWrap,
+    ) -> std::io::Result<()> {
         command.env(OWNER_VAR, this_owner().to_string());
         #[cfg(target_os = "linux")]
         {
@@ -317,12 +367,21 @@ impl CommandWrapper for DiesWithSwitchboard {
             // Safety: only async-signal-safe calls (prctl, getppid) between fork and exec.
             unsafe {
                 command.pre_exec(move || {
-                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) == -1 {
+                    if libc::prctl(
+                        libc::PR_SET_PDEATHSIG,
+                        libc::SIGKILL as libc::c_ulong,
+                        0,
+                        0,
+                        0,
+                    ) == -1
+                    {
                         return Err(std::io::Error::last_os_error());
                     }
                     // Switchboard died between fork and prctl: no signal will ever come.
                     if libc::getppid() != parent {
-                        return Err(std::io::Error::other("Switchboard exited while starting the server"));
+                        return Err(std::io::Error::other(
+                            "Switchboard exited while starting the server",
+                        ));
                     }
                     Ok(())
                 });
@@ -331,12 +390,20 @@ impl CommandWrapper for DiesWithSwitchboard {
         Ok(())
     }
 
-    fn post_spawn(&mut self, _command: &mut tokio::process::Command, child: &mut tokio::process::Child, core: &CommandWrap) -> std::io::Result<()> {
+    fn post_spawn(
+        &mut self,
+        _command: &mut tokio::process::Command,
+        child: &mut tokio::process::Child,
+        core: &CommandWrap,
+    ) -> std::io::Result<()> {
         #[cfg(unix)]
         if core.has_wrap::<process_wrap::tokio::ProcessGroup>() {
             if let Some(pid) = child.id() {
                 let start = proc_stat(pid).map(|s| s.start).unwrap_or(0);
-                LEDGER.lock().unwrap_or_else(|e| e.into_inner()).adopt(ProcessId { pid, start });
+                LEDGER
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .adopt(ProcessId { pid, start });
             }
         }
         #[cfg(not(unix))]
@@ -374,7 +441,9 @@ pub fn start_records(dir: &Path) {
 /// their records. Records of living owners (an app beside this CLI) are
 /// left alone.
 pub fn end_stale(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     let boot = boot_id();
     let me = this_owner();
     for e in entries.flatten() {
@@ -382,7 +451,12 @@ pub fn end_stale(dir: &Path) {
         if path.extension().and_then(|x| x.to_str()) != Some("groups") {
             continue;
         }
-        let Some(record) = std::fs::read_to_string(&path).ok().and_then(|t| Record::parse(&t)) else { continue };
+        let Some(record) = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| Record::parse(&t))
+        else {
+            continue;
+        };
         if record.owner == me || (record.boot == boot && alive(record.owner)) {
             continue;
         }
@@ -411,14 +485,20 @@ fn end_group(g: ProcessId, owner: ProcessId) {
         // children: a member of the group is ours if it carries the owner's marker.
         None => {
             let marker = format!("{OWNER_VAR}={owner}");
-            let Ok(dir) = std::fs::read_dir("/proc") else { return };
+            let Ok(dir) = std::fs::read_dir("/proc") else {
+                return;
+            };
             for e in dir.flatten() {
-                let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+                let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                    continue;
+                };
                 let Some(s) = proc_stat(pid) else { continue };
                 if s.pgrp != g.pid || s.start < g.start {
                     continue;
                 }
-                let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
+                let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                    continue;
+                };
                 if env.split(|b| *b == 0).any(|v| v == marker.as_bytes()) {
                     #[cfg(unix)]
                     unsafe {
@@ -434,7 +514,10 @@ fn end_group(g: ProcessId, owner: ProcessId) {
 /// until each is reaped), so with none left this process's record goes. One
 /// pass, no waiting: other managers in this process may still run servers.
 pub async fn settle() {
-    LEDGER.lock().unwrap_or_else(|e| e.into_inner()).forget_dead();
+    LEDGER
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .forget_dead();
 }
 
 #[cfg(test)]
@@ -443,9 +526,20 @@ mod tests {
 
     #[test]
     fn records_round_trip() {
-        let r = Record { boot: "b-1".into(), owner: ProcessId { pid: 10, start: 20 }, groups: vec![ProcessId { pid: 30, start: 40 }, ProcessId { pid: 31, start: 41 }] };
+        let r = Record {
+            boot: "b-1".into(),
+            owner: ProcessId { pid: 10, start: 20 },
+            groups: vec![
+                ProcessId { pid: 30, start: 40 },
+                ProcessId { pid: 31, start: 41 },
+            ],
+        };
         assert_eq!(Record::parse(&r.render()), Some(r.clone()));
-        assert_eq!(Record::parse("something else\nboot x\nowner 1 2\n"), None, "a file without the header is not a record");
+        assert_eq!(
+            Record::parse("something else\nboot x\nowner 1 2\n"),
+            None,
+            "a file without the header is not a record"
+        );
     }
 
     #[test]
@@ -460,20 +554,40 @@ mod tests {
     #[test]
     fn watchdog_kills_listed_groups_at_end_of_input() {
         use std::os::unix::process::CommandExt;
-        let group = || std::process::Command::new("sleep").arg("1000").process_group(0).spawn().unwrap();
+        let group = || {
+            std::process::Command::new("sleep")
+                .arg("1000")
+                .process_group(0)
+                .spawn()
+                .unwrap()
+        };
         let (mut listed, mut removed) = (group(), group());
-        let mut w = Watchdog::start(&[ProcessId { pid: removed.id(), start: 0 }]).expect("watchdog");
+        let mut w = Watchdog::start(&[ProcessId {
+            pid: removed.id(),
+            start: 0,
+        }])
+        .expect("watchdog");
         // Taken off the list: the first entry and the last one.
-        w.stdin.write_all(format!("+{}\n+999999\n-999999\n-{}\n", listed.id(), removed.id()).as_bytes()).unwrap();
+        w.stdin
+            .write_all(
+                format!("+{}\n+999999\n-999999\n-{}\n", listed.id(), removed.id()).as_bytes(),
+            )
+            .unwrap();
         drop(w.stdin);
         w.child.wait().unwrap();
         let until = std::time::Instant::now() + Duration::from_secs(5);
         while listed.try_wait().unwrap().is_none() {
-            assert!(std::time::Instant::now() < until, "a listed group outlived the watchdog's input");
+            assert!(
+                std::time::Instant::now() < until,
+                "a listed group outlived the watchdog's input"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
         // The watchdog has exited, so any kill it sent has landed.
-        assert!(!switchboard_tests::killed(removed.id()), "a group taken off the list was killed");
+        assert!(
+            !switchboard_tests::killed(removed.id()),
+            "a group taken off the list was killed"
+        );
         removed.kill().unwrap();
         removed.wait().unwrap();
     }

@@ -39,7 +39,11 @@ where
 
 /// [`all_pages`], with `keep` applied to each page as it arrives (so what
 /// is cut never accumulates).
-async fn all_pages_kept<T, F, Fut>(what: &str, mut page: F, mut keep: impl FnMut(&mut Vec<T>)) -> Result<Listed<T>, ServiceError>
+async fn all_pages_kept<T, F, Fut>(
+    what: &str,
+    mut page: F,
+    mut keep: impl FnMut(&mut Vec<T>),
+) -> Result<Listed<T>, ServiceError>
 where
     F: FnMut(Option<String>) -> Fut,
     Fut: Future<Output = Result<(Vec<T>, Option<String>), ServiceError>>,
@@ -53,7 +57,12 @@ where
             return Ok(Listed { items, warning: Some(format!("{what}: the server sent the cursor \"{}\" twice; the list stops there ({pages} pages)", shorten(&c))) });
         }
         if pages >= MAX_PAGES {
-            return Ok(Listed { items, warning: Some(format!("{what}: more than {MAX_PAGES} pages; the list stops there")) });
+            return Ok(Listed {
+                items,
+                warning: Some(format!(
+                    "{what}: more than {MAX_PAGES} pages; the list stops there"
+                )),
+            });
         }
         let (mut more, next) = page(Some(c)).await?;
         keep(&mut more);
@@ -61,7 +70,10 @@ where
         cursor = next;
         pages += 1;
     }
-    Ok(Listed { items, warning: None })
+    Ok(Listed {
+        items,
+        warning: None,
+    })
 }
 
 /// Cuts tool descriptions to [`MAX_DESCRIPTION`], and to
@@ -75,8 +87,14 @@ struct DescriptionBudget {
 impl DescriptionBudget {
     fn keep(&mut self, tools: &mut [Tool]) {
         for t in tools {
-            let Some(d) = t.description.as_mut() else { continue };
-            let limit = if self.used >= DESCRIPTION_BUDGET { SHORT_DESCRIPTION } else { MAX_DESCRIPTION };
+            let Some(d) = t.description.as_mut() else {
+                continue;
+            };
+            let limit = if self.used >= DESCRIPTION_BUDGET {
+                SHORT_DESCRIPTION
+            } else {
+                MAX_DESCRIPTION
+            };
             if d.len() > limit {
                 let mut end = limit;
                 while !d.is_char_boundary(end) {
@@ -117,7 +135,16 @@ fn params(cursor: Option<String>) -> Option<PaginatedRequestParams> {
 /// Every tool, descriptions cut to the budget (see [`MAX_DESCRIPTION`]).
 pub async fn tools(peer: &Peer<RoleClient>) -> Result<Listed<Tool>, ServiceError> {
     let mut budget = DescriptionBudget::default();
-    let mut l = all_pages_kept("tools/list", |c| async move { peer.list_tools(params(c)).await.map(|r| (r.tools, r.next_cursor)) }, |page| budget.keep(page)).await?;
+    let mut l = all_pages_kept(
+        "tools/list",
+        |c| async move {
+            peer.list_tools(params(c))
+                .await
+                .map(|r| (r.tools, r.next_cursor))
+        },
+        |page| budget.keep(page),
+    )
+    .await?;
     if let Some(w) = budget.warning() {
         l.warning = Some(match l.warning {
             Some(first) => format!("{first}; {w}"),
@@ -128,15 +155,32 @@ pub async fn tools(peer: &Peer<RoleClient>) -> Result<Listed<Tool>, ServiceError
 }
 
 pub async fn resources(peer: &Peer<RoleClient>) -> Result<Listed<Resource>, ServiceError> {
-    all_pages("resources/list", |c| async move { peer.list_resources(params(c)).await.map(|r| (r.resources, r.next_cursor)) }).await
+    all_pages("resources/list", |c| async move {
+        peer.list_resources(params(c))
+            .await
+            .map(|r| (r.resources, r.next_cursor))
+    })
+    .await
 }
 
-pub async fn resource_templates(peer: &Peer<RoleClient>) -> Result<Listed<ResourceTemplate>, ServiceError> {
-    all_pages("resources/templates/list", |c| async move { peer.list_resource_templates(params(c)).await.map(|r| (r.resource_templates, r.next_cursor)) }).await
+pub async fn resource_templates(
+    peer: &Peer<RoleClient>,
+) -> Result<Listed<ResourceTemplate>, ServiceError> {
+    all_pages("resources/templates/list", |c| async move {
+        peer.list_resource_templates(params(c))
+            .await
+            .map(|r| (r.resource_templates, r.next_cursor))
+    })
+    .await
 }
 
 pub async fn prompts(peer: &Peer<RoleClient>) -> Result<Listed<Prompt>, ServiceError> {
-    all_pages("prompts/list", |c| async move { peer.list_prompts(params(c)).await.map(|r| (r.prompts, r.next_cursor)) }).await
+    all_pages("prompts/list", |c| async move {
+        peer.list_prompts(params(c))
+            .await
+            .map(|r| (r.prompts, r.next_cursor))
+    })
+    .await
 }
 
 #[cfg(test)]
@@ -146,13 +190,19 @@ mod tests {
     #[tokio::test]
     async fn a_repeated_cursor_ends_the_list_with_a_warning() {
         let mut calls = 0;
-        let l = all_pages("tools/list", |c| {
-            calls += 1;
-            async move { Ok::<_, ServiceError>((vec![c.unwrap_or_default()], Some("1".to_string()))) }
-        })
-        .await
-        .unwrap();
-        assert_eq!(calls, 2, "first page, then the page at cursor 1; the repeat of 1 is not requested");
+        let l =
+            all_pages("tools/list", |c| {
+                calls += 1;
+                async move {
+                    Ok::<_, ServiceError>((vec![c.unwrap_or_default()], Some("1".to_string())))
+                }
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            calls, 2,
+            "first page, then the page at cursor 1; the repeat of 1 is not requested"
+        );
         assert_eq!(l.items, ["", "1"]);
         assert!(l.warning.unwrap().contains("cursor \"1\" twice"));
     }
@@ -179,15 +229,29 @@ mod tests {
         b.keep(&mut page);
         assert_eq!(page[0].description.as_deref(), Some("short"));
         let cut = page[1].description.as_deref().unwrap();
-        assert!(cut.len() < MAX_DESCRIPTION + 64 && cut.ends_with(&format!("[cut by Switchboard: {} more bytes]", 2 * MAX_DESCRIPTION - MAX_DESCRIPTION)), "{}", &cut[cut.len() - 60..]);
+        assert!(
+            cut.len() < MAX_DESCRIPTION + 64
+                && cut.ends_with(&format!(
+                    "[cut by Switchboard: {} more bytes]",
+                    2 * MAX_DESCRIPTION - MAX_DESCRIPTION
+                )),
+            "{}",
+            &cut[cut.len() - 60..]
+        );
         // 10,000 tools of 10 KB: the server's descriptions stay within a few MiB.
         let mut total = 0;
         for _ in 0..100 {
             let mut page: Vec<Tool> = (0..100).map(|_| tool("x".repeat(10 * 1024))).collect();
             b.keep(&mut page);
-            total += page.iter().map(|t| t.description.as_ref().map_or(0, |d| d.len())).sum::<usize>();
+            total += page
+                .iter()
+                .map(|t| t.description.as_ref().map_or(0, |d| d.len()))
+                .sum::<usize>();
         }
-        assert!(total < DESCRIPTION_BUDGET + 10_000 * (SHORT_DESCRIPTION + 64), "{total} bytes kept");
+        assert!(
+            total < DESCRIPTION_BUDGET + 10_000 * (SHORT_DESCRIPTION + 64),
+            "{total} bytes kept"
+        );
         assert!(b.warning().unwrap().contains("10001 tool descriptions"));
     }
 

@@ -34,14 +34,21 @@ pub struct ToolCache {
 impl ToolCache {
     /// `path` None disables the cache (tests, `--no-cache`).
     pub fn new(path: Option<PathBuf>) -> Self {
-        ToolCache { path, entries: tokio::sync::Mutex::new(None) }
+        ToolCache {
+            path,
+            entries: tokio::sync::Mutex::new(None),
+        }
     }
 
     async fn loaded(&self) -> tokio::sync::MutexGuard<'_, Option<HashMap<String, Entry>>> {
         let mut g = self.entries.lock().await;
         if g.is_none() {
             let map = match &self.path {
-                Some(p) => tokio::fs::read(p).await.ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default(),
+                Some(p) => tokio::fs::read(p)
+                    .await
+                    .ok()
+                    .and_then(|b| serde_json::from_slice(&b).ok())
+                    .unwrap_or_default(),
                 None => HashMap::new(),
             };
             *g = Some(map);
@@ -51,7 +58,10 @@ impl ToolCache {
 
     pub async fn get(&self, name: &str, hash: &str) -> Option<Vec<Tool>> {
         let g = self.loaded().await;
-        g.as_ref()?.get(name).filter(|e| e.hash == hash).map(|e| e.tools.clone())
+        g.as_ref()?
+            .get(name)
+            .filter(|e| e.hash == hash)
+            .map(|e| e.tools.clone())
     }
 
     pub async fn put(&self, name: &str, hash: &str, tools: &[Tool]) {
@@ -62,16 +72,26 @@ impl ToolCache {
         }
         let mut g = self.loaded().await;
         let map = g.as_mut().expect("loaded");
-        if map.get(name).is_some_and(|e| e.hash == hash && e.tools == tools) {
+        if map
+            .get(name)
+            .is_some_and(|e| e.hash == hash && e.tools == tools)
+        {
             return;
         }
-        map.insert(name.to_string(), Entry { hash: hash.to_string(), tools: tools.to_vec() });
+        map.insert(
+            name.to_string(),
+            Entry {
+                hash: hash.to_string(),
+                tools: tools.to_vec(),
+            },
+        );
         if let Some(p) = &self.path {
             let bytes = serde_json::to_vec(&map).expect("cache serializes");
             let p = p.clone();
             // A failed cache write only costs the next start its head start.
             // Private like Switchboard's other files: it lists what each server offers.
-            let _ = tokio::task::spawn_blocking(move || write_private(&p, &bytes, Expected::Any)).await;
+            let _ =
+                tokio::task::spawn_blocking(move || write_private(&p, &bytes, Expected::Any)).await;
         }
     }
 }

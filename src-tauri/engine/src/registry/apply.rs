@@ -70,7 +70,11 @@ pub enum InstallFailure {
     #[error(transparent)]
     Install(#[from] InstallError),
     #[error("Server \"{name}\" already exists in {}; pick another name (e.g. \"{suggestion}\") or replace it", path.display())]
-    NameTaken { name: String, path: PathBuf, suggestion: String },
+    NameTaken {
+        name: String,
+        path: PathBuf,
+        suggestion: String,
+    },
     #[error("Invalid server config: {0}")]
     InvalidName(String),
     #[error(transparent)]
@@ -111,8 +115,15 @@ impl Engine {
     /// official registry; answers are cached under the user cache folder.
     pub fn registry(&self, flag: Option<&str>) -> Result<RegistryClient, RegistryError> {
         let settings = crate::settings::Settings::load(self.host()).0;
-        let url = choose_base_url(flag, self.host().var(REGISTRY_ENV), settings.registry_url.as_deref());
-        RegistryClient::new(&url, Some(self.host().cache_dir().join("switchboard").join("registry")))
+        let url = choose_base_url(
+            flag,
+            self.host().var(REGISTRY_ENV),
+            settings.registry_url.as_deref(),
+        );
+        RegistryClient::new(
+            &url,
+            Some(self.host().cache_dir().join("switchboard").join("registry")),
+        )
     }
 
     /// Save (or with `None`, clear) the registry URL in Settings; checked first.
@@ -121,7 +132,8 @@ impl Engine {
         if let Some(u) = &url {
             super::client::check_base_url(u).map_err(|e| InstallFailure::NotKept(e.to_string()))?;
         }
-        crate::settings::Settings::update(self.host(), |s| s.registry_url = url.clone()).map_err(EditError::from)?;
+        crate::settings::Settings::update(self.host(), |s| s.registry_url = url.clone())
+            .map_err(EditError::from)?;
         Ok(())
     }
 
@@ -132,14 +144,22 @@ impl Engine {
         let home = Some(self.host().home.clone());
         let p = program.to_string();
         let found = tokio::task::spawn_blocking(move || {
-            let r = crate::launch::CommandResolver::new(path, home, crate::launch::login_shell_path().map(String::from));
+            let r = crate::launch::CommandResolver::new(
+                path,
+                home,
+                crate::launch::login_shell_path().map(String::from),
+            );
             r.resolve(&p, None).ok()
         })
         .await
         .ok()
         .flatten();
         let install_hint = found.is_none().then(|| runtime_hint(program));
-        RuntimeCheck { program: program.to_string(), found, install_hint }
+        RuntimeCheck {
+            program: program.to_string(),
+            found,
+            install_hint,
+        }
     }
 
     /// Install a server from its server.json into `req.target`. Into
@@ -161,7 +181,12 @@ impl Engine {
     /// Move the value of env var or header `key` (`group`: `env` or
     /// `header`) of `server` in Switchboard's own file into the keychain;
     /// the file then holds `${keychain:NAME}`. Returns NAME.
-    pub async fn keep_in_keychain(&self, server: &str, group: &str, key: &str) -> Result<String, InstallFailure> {
+    pub async fn keep_in_keychain(
+        &self,
+        server: &str,
+        group: &str,
+        key: &str,
+    ) -> Result<String, InstallFailure> {
         let keep = prepare_keep(&self.snapshot(), server, group, key)?;
         let vault = self.manager().vault().unwrap_or_else(Vault::keychain);
         keep_value(&vault, &keep).await?;
@@ -180,7 +205,10 @@ impl Prepared {
     /// The writer's edit: add, or replace the server of the same name.
     pub fn edit(&self) -> ServerEdit {
         if self.report.replaced {
-            ServerEdit::Update { name: self.report.name.clone(), def: self.built.def.clone() }
+            ServerEdit::Update {
+                name: self.report.name.clone(),
+                def: self.built.def.clone(),
+            }
         } else {
             ServerEdit::Add(self.built.def.clone())
         }
@@ -189,18 +217,47 @@ impl Prepared {
 
 /// Check the name against `req.target` in `snap` and build the definition
 /// (secrets as keychain references when the target is Switchboard's own file).
-pub fn prepare(snap: &crate::discovery::Discovery, req: &InstallRequest) -> Result<Prepared, InstallFailure> {
-    let source = snap.source(&req.target).ok_or_else(|| EditError::UnknownSource(req.target.clone()))?.clone();
-    let name = req.name.clone().map(|n| n.trim().to_string()).filter(|n| !n.is_empty()).unwrap_or_else(|| install::suggested_name(&req.server.name));
+pub fn prepare(
+    snap: &crate::discovery::Discovery,
+    req: &InstallRequest,
+) -> Result<Prepared, InstallFailure> {
+    let source = snap
+        .source(&req.target)
+        .ok_or_else(|| EditError::UnknownSource(req.target.clone()))?
+        .clone();
+    let name = req
+        .name
+        .clone()
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| install::suggested_name(&req.server.name));
     crate::config::validate::validate_name(&name).map_err(InstallFailure::InvalidName)?;
-    let taken = |n: &str| snap.servers.iter().flat_map(|s| s.definitions.iter()).any(|d| d.source == source.id && d.def.name == n);
+    let taken = |n: &str| {
+        snap.servers
+            .iter()
+            .flat_map(|s| s.definitions.iter())
+            .any(|d| d.source == source.id && d.def.name == n)
+    };
     let replaced = taken(&name);
     if replaced && !req.replace {
-        let suggestion = (2..).map(|i| format!("{name}-{i}")).find(|n| !taken(n)).unwrap_or_default();
-        return Err(InstallFailure::NameTaken { name, path: source.path.clone(), suggestion });
+        let suggestion = (2..)
+            .map(|i| format!("{name}-{i}"))
+            .find(|n| !taken(n))
+            .unwrap_or_default();
+        return Err(InstallFailure::NameTaken {
+            name,
+            path: source.path.clone(),
+            suggestion,
+        });
     }
     let own = source.client == Client::Switchboard;
-    let secrets = if own { Secrets::Keychain { server: name.clone() } } else { Secrets::Plain };
+    let secrets = if own {
+        Secrets::Keychain {
+            server: name.clone(),
+        }
+    } else {
+        Secrets::Plain
+    };
     let mut built = install::build(&req.server, req.choice, &name, &req.values, &secrets)?;
     for (k, v) in &req.extra_env {
         built.def.env.insert(k.clone(), v.clone());
@@ -225,11 +282,18 @@ pub async fn keep_secrets(vault: &Vault, p: &Prepared) -> Result<(), InstallFail
         return Ok(());
     }
     let (v, items) = (vault.clone(), p.built.secrets.clone());
-    tokio::task::spawn_blocking(move || items.iter().try_for_each(|s| v.put_secret(&s.name, &s.value)))
-        .await
-        .map_err(|e| VaultError::Keychain(e.to_string()))
-        .and_then(|r| r)
-        .map_err(|error| InstallFailure::Keychain { name: p.report.name.clone(), error })
+    tokio::task::spawn_blocking(move || {
+        items
+            .iter()
+            .try_for_each(|s| v.put_secret(&s.name, &s.value))
+    })
+    .await
+    .map_err(|e| VaultError::Keychain(e.to_string()))
+    .and_then(|r| r)
+    .map_err(|error| InstallFailure::Keychain {
+        name: p.report.name.clone(),
+        error,
+    })
 }
 
 /// The write failed: the secrets kept for it go again (unless a replaced
@@ -239,7 +303,9 @@ pub async fn forget_secrets(vault: &Vault, p: &Prepared) {
         return;
     }
     let (v, names) = (vault.clone(), p.report.kept_in_keychain.clone());
-    let _ = tokio::task::spawn_blocking(move || names.iter().for_each(|n| drop(v.remove_secret(n)))).await;
+    let _ =
+        tokio::task::spawn_blocking(move || names.iter().for_each(|n| drop(v.remove_secret(n))))
+            .await;
 }
 
 /// A value of Switchboard's own file about to move into the keychain.
@@ -258,15 +324,27 @@ pub struct Keep {
 impl Keep {
     /// The writer's edit: only that value changes.
     pub fn edit(&self) -> ServerEdit {
-        ServerEdit::Patch { name: self.server.clone(), patch: crate::config::ServerPatch::between(&self.before, &self.after) }
+        ServerEdit::Patch {
+            name: self.server.clone(),
+            patch: crate::config::ServerPatch::between(&self.before, &self.after),
+        }
     }
 }
 
 /// Check that env var or header `key` (`group`: `env` or `header`) of
 /// `server` is a value in Switchboard's own file that can be kept in the
 /// keychain (not a reference, a command or kept already).
-pub fn prepare_keep(snap: &crate::discovery::Discovery, server: &str, group: &str, key: &str) -> Result<Keep, InstallFailure> {
-    let own = snap.sources.iter().find(|s| s.client == Client::Switchboard).ok_or_else(|| EditError::UnknownSource("switchboard".into()))?;
+pub fn prepare_keep(
+    snap: &crate::discovery::Discovery,
+    server: &str,
+    group: &str,
+    key: &str,
+) -> Result<Keep, InstallFailure> {
+    let own = snap
+        .sources
+        .iter()
+        .find(|s| s.client == Client::Switchboard)
+        .ok_or_else(|| EditError::UnknownSource("switchboard".into()))?;
     let def = snap
         .servers
         .iter()
@@ -277,22 +355,49 @@ pub fn prepare_keep(snap: &crate::discovery::Discovery, server: &str, group: &st
     let map = match group {
         "env" => &def.env,
         "header" => &def.headers,
-        other => return Err(InstallFailure::NotKept(format!("\"{other}\" is neither env nor header"))),
+        other => {
+            return Err(InstallFailure::NotKept(format!(
+                "\"{other}\" is neither env nor header"
+            )))
+        }
     };
-    let raw = map.get(key).cloned().ok_or_else(|| InstallFailure::NotKept(format!("\"{server}\" has no {group} value named {key} in {}", own.path.display())))?;
+    let raw = map.get(key).cloned().ok_or_else(|| {
+        InstallFailure::NotKept(format!(
+            "\"{server}\" has no {group} value named {key} in {}",
+            own.path.display()
+        ))
+    })?;
     if raw.contains(crate::auth::secrets::KEYCHAIN_REF) {
-        return Err(InstallFailure::NotKept(format!("{group} {key} of \"{server}\" is kept in the keychain already")));
+        return Err(InstallFailure::NotKept(format!(
+            "{group} {key} of \"{server}\" is kept in the keychain already"
+        )));
     }
     let only_ref = raw.starts_with("${") && raw.ends_with('}') && raw.matches("${").count() == 1;
     if raw.trim().is_empty() || raw.starts_with('!') || only_ref {
         return Err(InstallFailure::NotKept(format!("{group} {key} of \"{server}\" is a reference or a command, not a value: there is nothing to keep")));
     }
-    let label = if group == "header" { format!("header.{key}") } else { key.to_string() };
+    let label = if group == "header" {
+        format!("header.{key}")
+    } else {
+        key.to_string()
+    };
     let name = install::keychain_name(server, &label);
     let mut after = def.clone();
-    let target = if group == "env" { &mut after.env } else { &mut after.headers };
+    let target = if group == "env" {
+        &mut after.env
+    } else {
+        &mut after.headers
+    };
     target.insert(key.to_string(), install::keychain_ref(&name));
-    Ok(Keep { name, server: server.into(), source: own.id.clone(), path: own.path.clone(), value: raw, before: def, after })
+    Ok(Keep {
+        name,
+        server: server.into(),
+        source: own.id.clone(),
+        path: own.path.clone(),
+        value: raw,
+        before: def,
+        after,
+    })
 }
 
 /// Put the value in the keychain (before the file refers to it).
@@ -302,5 +407,8 @@ pub async fn keep_value(vault: &Vault, keep: &Keep) -> Result<(), InstallFailure
         .await
         .map_err(|e| VaultError::Keychain(e.to_string()))
         .and_then(|r| r)
-        .map_err(|error| InstallFailure::Keychain { name: keep.server.clone(), error })
+        .map_err(|error| InstallFailure::Keychain {
+            name: keep.server.clone(),
+            error,
+        })
 }

@@ -37,9 +37,16 @@ pub enum RegistryError {
     #[error("the registry at {url} could not be reached ({message}), and nothing from it is cached yet; check the network or the registry URL (Settings, --registry or {REGISTRY_ENV})")]
     Unreachable { url: String, message: String },
     #[error("the registry has no server named \"{name}\"{}", version.as_ref().map(|v| format!(" with version {v}")).unwrap_or_default())]
-    NotFound { name: String, version: Option<String> },
+    NotFound {
+        name: String,
+        version: Option<String>,
+    },
     #[error("the registry at {url} answered {status}{}", message.as_ref().map(|m| format!(": {m}")).unwrap_or_default())]
-    Status { url: String, status: u16, message: Option<String> },
+    Status {
+        url: String,
+        status: u16,
+        message: Option<String>,
+    },
     #[error("the registry's answer from {url} could not be read: {message}")]
     Malformed { url: String, message: String },
 }
@@ -75,7 +82,13 @@ struct CacheEntry {
 /// The registry URL to use: `--registry`, else `SWITCHBOARD_REGISTRY_URL`,
 /// else the one in Settings, else the official registry.
 pub fn choose_base_url(flag: Option<&str>, env: Option<&str>, settings: Option<&str>) -> String {
-    [flag, env, settings].into_iter().flatten().map(str::trim).find(|s| !s.is_empty()).unwrap_or(DEFAULT_REGISTRY).to_string()
+    [flag, env, settings]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .find(|s| !s.is_empty())
+        .unwrap_or(DEFAULT_REGISTRY)
+        .to_string()
 }
 
 /// `url` as a registry base: https, or http to this computer (a registry
@@ -93,23 +106,41 @@ pub fn check_base_url(url: &str) -> Result<url::Url> {
     match u.scheme() {
         "https" => {}
         "http" if loopback => {}
-        "http" => return Err(bad("plain http is accepted only on this computer (127.0.0.1, localhost); use https")),
-        s => return Err(bad(&format!("\"{s}:\" is not a web address; use https://…"))),
+        "http" => {
+            return Err(bad(
+                "plain http is accepted only on this computer (127.0.0.1, localhost); use https",
+            ))
+        }
+        s => {
+            return Err(bad(&format!(
+                "\"{s}:\" is not a web address; use https://…"
+            )))
+        }
     }
     if !u.username().is_empty() || u.password().is_some() {
         return Err(bad("it has a user name or password in it"));
     }
     if u.query().is_some() || u.fragment().is_some() {
-        return Err(bad("it has a query or fragment; give only the base, e.g. https://registry.example.com"));
+        return Err(bad(
+            "it has a query or fragment; give only the base, e.g. https://registry.example.com",
+        ));
     }
     // A base given with or without a trailing slash, or with `/v0.1`, is the same base.
-    let path = u.path().trim_end_matches('/').trim_end_matches("/v0.1").trim_end_matches('/').to_string();
+    let path = u
+        .path()
+        .trim_end_matches('/')
+        .trim_end_matches("/v0.1")
+        .trim_end_matches('/')
+        .to_string();
     u.set_path(&path);
     Ok(u)
 }
 
 fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 /// A client for one registry.
@@ -122,7 +153,9 @@ pub struct RegistryClient {
 
 impl std::fmt::Debug for RegistryClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RegistryClient").field("base", &self.base.as_str()).finish_non_exhaustive()
+        f.debug_struct("RegistryClient")
+            .field("base", &self.base.as_str())
+            .finish_non_exhaustive()
     }
 }
 
@@ -147,7 +180,11 @@ impl RegistryClient {
             .user_agent(concat!("Switchboard/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| RegistryError::BadUrl(base_url.into(), e.to_string()))?;
-        Ok(RegistryClient { base, http, cache_dir })
+        Ok(RegistryClient {
+            base,
+            http,
+            cache_dir,
+        })
     }
 
     pub fn base_url(&self) -> &str {
@@ -166,19 +203,36 @@ impl RegistryClient {
             }
         }
         if !query.is_empty() {
-            u.query_pairs_mut().extend_pairs(query.iter().filter(|(_, v)| !v.is_empty()));
+            u.query_pairs_mut()
+                .extend_pairs(query.iter().filter(|(_, v)| !v.is_empty()));
         }
         u
     }
 
     /// One page of the latest version of servers matching `search` (all
     /// when empty), after `cursor`. Deleted servers are left out.
-    pub async fn search(&self, search: &str, cursor: Option<&str>, limit: u32) -> Result<Fetched<Page>> {
+    pub async fn search(
+        &self,
+        search: &str,
+        cursor: Option<&str>,
+        limit: u32,
+    ) -> Result<Fetched<Page>> {
         let limit = limit.clamp(1, MAX_LIMIT).to_string();
-        let url = self.url(&["servers"], &[("search", search.trim()), ("limit", &limit), ("cursor", cursor.unwrap_or("")), ("version", "latest")]);
+        let url = self.url(
+            &["servers"],
+            &[
+                ("search", search.trim()),
+                ("limit", &limit),
+                ("cursor", cursor.unwrap_or("")),
+                ("version", "latest"),
+            ],
+        );
         let got = self.get(&url).await?;
         let page = parse_list(&url, got.value, true)?;
-        Ok(Fetched { value: page, offline: got.offline })
+        Ok(Fetched {
+            value: page,
+            offline: got.offline,
+        })
     }
 
     /// Every published version of `name`, newest first as the registry
@@ -188,9 +242,17 @@ impl RegistryClient {
         let mut cursor: Option<String> = None;
         let mut offline = None;
         for _ in 0..MAX_PAGES {
-            let url = self.url(&["servers", name, "versions"], &[("cursor", cursor.as_deref().unwrap_or(""))]);
+            let url = self.url(
+                &["servers", name, "versions"],
+                &[("cursor", cursor.as_deref().unwrap_or(""))],
+            );
             let got = match self.get(&url).await {
-                Err(RegistryError::Status { status: 404, .. }) => return Err(RegistryError::NotFound { name: name.into(), version: None }),
+                Err(RegistryError::Status { status: 404, .. }) => {
+                    return Err(RegistryError::NotFound {
+                        name: name.into(),
+                        version: None,
+                    })
+                }
                 r => r?,
             };
             offline = offline.or(got.offline);
@@ -201,7 +263,10 @@ impl RegistryClient {
                 _ => break,
             }
         }
-        Ok(Fetched { value: out, offline })
+        Ok(Fetched {
+            value: out,
+            offline,
+        })
     }
 
     /// One version of `name` (`latest` for the newest).
@@ -209,17 +274,30 @@ impl RegistryClient {
         let url = self.url(&["servers", name, "versions", version], &[]);
         let got = match self.get(&url).await {
             Err(RegistryError::Status { status: 404, .. }) => {
-                return Err(RegistryError::NotFound { name: name.into(), version: (version != "latest").then(|| version.to_string()) })
+                return Err(RegistryError::NotFound {
+                    name: name.into(),
+                    version: (version != "latest").then(|| version.to_string()),
+                })
             }
             r => r?,
         };
-        let entry: ServerResponse = serde_json::from_value(got.value).map_err(|e| RegistryError::Malformed { url: url.to_string(), message: e.to_string() })?;
-        Ok(Fetched { value: entry, offline: got.offline })
+        let entry: ServerResponse =
+            serde_json::from_value(got.value).map_err(|e| RegistryError::Malformed {
+                url: url.to_string(),
+                message: e.to_string(),
+            })?;
+        Ok(Fetched {
+            value: entry,
+            offline: got.offline,
+        })
     }
 
     fn cache_path(&self, url: &url::Url) -> Option<PathBuf> {
         let dir = self.cache_dir.as_ref()?;
-        Some(dir.join(format!("{}.json", hex::encode(&Sha256::digest(url.as_str().as_bytes())[..16]))))
+        Some(dir.join(format!(
+            "{}.json",
+            hex::encode(&Sha256::digest(url.as_str().as_bytes())[..16])
+        )))
     }
 
     /// GET `url` as JSON (retrying politely); on a network failure, the
@@ -228,22 +306,48 @@ impl RegistryClient {
         match self.fetch(url).await {
             Ok(body) => {
                 if let Some(path) = self.cache_path(url) {
-                    let entry = CacheEntry { url: url.to_string(), fetched_at_ms: now_ms(), body: body.clone() };
+                    let entry = CacheEntry {
+                        url: url.to_string(),
+                        fetched_at_ms: now_ms(),
+                        body: body.clone(),
+                    };
                     // The cache is a convenience: failing to keep an answer is not an error.
                     let text = serde_json::to_string(&entry).unwrap_or_default();
-                    let _ = crate::writer::atomic::write_atomic(&path, text.as_bytes(), crate::writer::atomic::Expected::Any);
+                    let _ = crate::writer::atomic::write_atomic(
+                        &path,
+                        text.as_bytes(),
+                        crate::writer::atomic::Expected::Any,
+                    );
                 }
-                Ok(Fetched { value: body, offline: None })
+                Ok(Fetched {
+                    value: body,
+                    offline: None,
+                })
             }
-            Err(e @ (RegistryError::Unreachable { .. } | RegistryError::Status { status: 429 | 500..=599, .. })) => {
-                let cached = self.cache_path(url).and_then(|p| std::fs::read(p).ok()).and_then(|b| serde_json::from_slice::<CacheEntry>(&b).ok());
+            Err(
+                e @ (RegistryError::Unreachable { .. }
+                | RegistryError::Status {
+                    status: 429 | 500..=599,
+                    ..
+                }),
+            ) => {
+                let cached = self
+                    .cache_path(url)
+                    .and_then(|p| std::fs::read(p).ok())
+                    .and_then(|b| serde_json::from_slice::<CacheEntry>(&b).ok());
                 match cached {
                     Some(c) if c.url == url.as_str() => {
                         let reason = match &e {
                             RegistryError::Unreachable { message, .. } => message.clone(),
                             other => other.to_string(),
                         };
-                        Ok(Fetched { value: c.body, offline: Some(Offline { fetched_at_ms: c.fetched_at_ms, reason }) })
+                        Ok(Fetched {
+                            value: c.body,
+                            offline: Some(Offline {
+                                fetched_at_ms: c.fetched_at_ms,
+                                reason,
+                            }),
+                        })
                     }
                     _ => Err(e),
                 }
@@ -258,8 +362,18 @@ impl RegistryClient {
             let wait = match self.fetch_once(url).await {
                 Ok(v) => return Ok(v),
                 Err((e, retry_after)) => {
-                    let retryable = matches!(e, RegistryError::Unreachable { .. } | RegistryError::Status { status: 429 | 500..=599, .. });
-                    if !retryable || attempt >= RETRY_DELAYS.len() || retry_after.is_some_and(|d| d > MAX_RETRY_AFTER) {
+                    let retryable = matches!(
+                        e,
+                        RegistryError::Unreachable { .. }
+                            | RegistryError::Status {
+                                status: 429 | 500..=599,
+                                ..
+                            }
+                    );
+                    if !retryable
+                        || attempt >= RETRY_DELAYS.len()
+                        || retry_after.is_some_and(|d| d > MAX_RETRY_AFTER)
+                    {
                         return Err(e);
                     }
                     retry_after.unwrap_or(RETRY_DELAYS[attempt])
@@ -270,7 +384,10 @@ impl RegistryClient {
         }
     }
 
-    async fn fetch_once(&self, url: &url::Url) -> std::result::Result<serde_json::Value, (RegistryError, Option<Duration>)> {
+    async fn fetch_once(
+        &self,
+        url: &url::Url,
+    ) -> std::result::Result<serde_json::Value, (RegistryError, Option<Duration>)> {
         let unreachable = |e: reqwest::Error| {
             // Short and in plain words: the URL is shown elsewhere, the chain's last cause says what failed.
             let e = e.without_url();
@@ -281,15 +398,41 @@ impl RegistryClient {
             } else {
                 error_chain(&e)
             };
-            (RegistryError::Unreachable { url: self.base_url().to_string(), message }, None)
+            (
+                RegistryError::Unreachable {
+                    url: self.base_url().to_string(),
+                    message,
+                },
+                None,
+            )
         };
-        let mut resp = self.http.get(url.clone()).header("accept", "application/json").send().await.map_err(unreachable)?;
+        let mut resp = self
+            .http
+            .get(url.clone())
+            .header("accept", "application/json")
+            .send()
+            .await
+            .map_err(unreachable)?;
         let status = resp.status();
-        let retry_after = resp.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|s| s.trim().parse::<u64>().ok()).map(Duration::from_secs);
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
         let mut body = Vec::new();
         while let Some(chunk) = resp.chunk().await.map_err(unreachable)? {
             if body.len() + chunk.len() > MAX_BODY {
-                return Err((RegistryError::Malformed { url: url.to_string(), message: format!("the answer is larger than {} MiB", MAX_BODY / 1024 / 1024) }, None));
+                return Err((
+                    RegistryError::Malformed {
+                        url: url.to_string(),
+                        message: format!(
+                            "the answer is larger than {} MiB",
+                            MAX_BODY / 1024 / 1024
+                        ),
+                    },
+                    None,
+                ));
             }
             body.extend_from_slice(&chunk);
         }
@@ -297,11 +440,32 @@ impl RegistryClient {
             // A registry's error text is shown, short and as plain text.
             let message = serde_json::from_slice::<serde_json::Value>(&body)
                 .ok()
-                .and_then(|v| v.get("detail").or_else(|| v.get("title")).or_else(|| v.get("error")).and_then(|m| m.as_str()).map(String::from))
+                .and_then(|v| {
+                    v.get("detail")
+                        .or_else(|| v.get("title"))
+                        .or_else(|| v.get("error"))
+                        .and_then(|m| m.as_str())
+                        .map(String::from)
+                })
                 .map(|m| m.chars().filter(|c| !c.is_control()).take(200).collect());
-            return Err((RegistryError::Status { url: url.to_string(), status: status.as_u16(), message }, retry_after));
+            return Err((
+                RegistryError::Status {
+                    url: url.to_string(),
+                    status: status.as_u16(),
+                    message,
+                },
+                retry_after,
+            ));
         }
-        serde_json::from_slice(&body).map_err(|e| (RegistryError::Malformed { url: url.to_string(), message: e.to_string() }, None))
+        serde_json::from_slice(&body).map_err(|e| {
+            (
+                RegistryError::Malformed {
+                    url: url.to_string(),
+                    message: e.to_string(),
+                },
+                None,
+            )
+        })
     }
 }
 
@@ -329,7 +493,10 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 fn parse_list(url: &url::Url, body: serde_json::Value, hide_deleted: bool) -> Result<Page> {
-    let list: ServerList = serde_json::from_value(body).map_err(|e| RegistryError::Malformed { url: url.to_string(), message: e.to_string() })?;
+    let list: ServerList = serde_json::from_value(body).map_err(|e| RegistryError::Malformed {
+        url: url.to_string(),
+        message: e.to_string(),
+    })?;
     let mut servers = vec![];
     let mut skipped = 0;
     for v in list.servers {
@@ -340,5 +507,9 @@ fn parse_list(url: &url::Url, body: serde_json::Value, hide_deleted: bool) -> Re
         }
     }
     let next_cursor = list.metadata.next_cursor.filter(|c| !c.is_empty());
-    Ok(Page { servers, next_cursor, skipped })
+    Ok(Page {
+        servers,
+        next_cursor,
+        skipped,
+    })
 }

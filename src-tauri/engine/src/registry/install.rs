@@ -90,7 +90,10 @@ pub enum InstallError {
     #[error("\"{server}\" cannot be installed this way: {reason}")]
     NotInstallable { server: String, reason: String },
     #[error("missing required values for \"{server}\": {}", missing.join(", "))]
-    Missing { server: String, missing: Vec<String> },
+    Missing {
+        server: String,
+        missing: Vec<String>,
+    },
     #[error("invalid value for \"{server}\": {message}")]
     Invalid { server: String, message: String },
 }
@@ -115,7 +118,10 @@ pub struct KeptSecret {
 
 impl std::fmt::Debug for KeptSecret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KeptSecret").field("name", &self.name).field("value", &"<redacted>").finish()
+        f.debug_struct("KeptSecret")
+            .field("name", &self.name)
+            .field("value", &"<redacted>")
+            .finish()
     }
 }
 
@@ -136,7 +142,17 @@ pub fn keychain_ref(name: &str) -> String {
 /// A keychain name for `key` of `server`: `server.key`, with every
 /// character outside `[A-Za-z0-9_.-]` made `_`.
 pub fn keychain_name(server: &str, key: &str) -> String {
-    let clean = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || "_.-".contains(c) { c } else { '_' }).collect::<String>();
+    let clean = |s: &str| {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "_.-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect::<String>()
+    };
     format!("{}.{}", clean(server), clean(key.trim_start_matches('-')))
 }
 
@@ -144,7 +160,17 @@ pub fn keychain_name(server: &str, key: &str) -> String {
 /// name, made valid (`[A-Za-z0-9_.-]`, at most 100 characters).
 pub fn suggested_name(registry_name: &str) -> String {
     let tail = registry_name.rsplit('/').next().unwrap_or(registry_name);
-    let mut s: String = tail.chars().map(|c| if c.is_ascii_alphanumeric() || "_.-".contains(c) { c } else { '-' }).take(100).collect();
+    let mut s: String = tail
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "_.-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(100)
+        .collect();
     if s.is_empty() {
         s = "server".into();
     }
@@ -155,7 +181,10 @@ pub fn suggested_name(registry_name: &str) -> String {
 pub fn forms(server: &ServerJson) -> Vec<InstallForm> {
     let packages = (0..server.packages.len()).map(|index| Choice::Package { index });
     let remotes = (0..server.remotes.len()).map(|index| Choice::Remote { index });
-    packages.chain(remotes).filter_map(|c| form(server, c).ok()).collect()
+    packages
+        .chain(remotes)
+        .filter_map(|c| form(server, c).ok())
+        .collect()
 }
 
 /// The form for one package or remote.
@@ -174,17 +203,32 @@ pub fn form(server: &ServerJson, choice: Choice) -> Result<InstallForm, InstallE
 
 /// The definition `values` (by field id) make of `choice`, named `name`.
 /// Missing required values are one error naming each of them.
-pub fn build(server: &ServerJson, choice: Choice, name: &str, values: &HashMap<String, String>, secrets: &Secrets) -> Result<Built, InstallError> {
+pub fn build(
+    server: &ServerJson,
+    choice: Choice,
+    name: &str,
+    values: &HashMap<String, String>,
+    secrets: &Secrets,
+) -> Result<Built, InstallError> {
     let mut w = Walk::new(server, Some(values), secrets);
     w.run(choice)?;
     if let Some(reason) = w.not_installable {
-        return Err(InstallError::NotInstallable { server: server.name.clone(), reason });
+        return Err(InstallError::NotInstallable {
+            server: server.name.clone(),
+            reason,
+        });
     }
     if !w.missing.is_empty() {
-        return Err(InstallError::Missing { server: server.name.clone(), missing: w.missing });
+        return Err(InstallError::Missing {
+            server: server.name.clone(),
+            missing: w.missing,
+        });
     }
     if !w.invalid.is_empty() {
-        return Err(InstallError::Invalid { server: server.name.clone(), message: w.invalid.join("; ") });
+        return Err(InstallError::Invalid {
+            server: server.name.clone(),
+            message: w.invalid.join("; "),
+        });
     }
     let mut def = match &w.url {
         Some(url) => ServerDef::remote(name, w.transport, url),
@@ -196,18 +240,29 @@ pub fn build(server: &ServerJson, choice: Choice, name: &str, values: &HashMap<S
     };
     def.env = w.env;
     def.headers = w.headers;
-    Ok(Built { def, secrets: w.kept, has_secrets: w.has_secrets })
+    Ok(Built {
+        def,
+        secrets: w.kept,
+        has_secrets: w.has_secrets,
+    })
 }
 
 /// A version that names exactly one release (not `latest`, a range or a wildcard).
 fn exact_version(v: &str) -> bool {
     let v = v.trim();
-    !v.is_empty() && !v.eq_ignore_ascii_case("latest") && !v.contains(['^', '~', '>', '<', '=', '*', ' ', '|']) && !v.split('.').any(|p| p.eq_ignore_ascii_case("x"))
+    !v.is_empty()
+        && !v.eq_ignore_ascii_case("latest")
+        && !v.contains(['^', '~', '>', '<', '=', '*', ' ', '|'])
+        && !v.split('.').any(|p| p.eq_ignore_ascii_case("x"))
 }
 
 /// An image reference that names its tag or digest already.
 fn has_tag(image: &str) -> bool {
-    image.contains('@') || image.rsplit('/').next().is_some_and(|last| last.contains(':'))
+    image.contains('@')
+        || image
+            .rsplit('/')
+            .next()
+            .is_some_and(|last| last.contains(':'))
 }
 
 /// `{VAR}` in `template` replaced from `vars`; unknown ones stay as they are.
@@ -264,7 +319,11 @@ struct Ask<'i> {
 }
 
 impl<'a> Walk<'a> {
-    fn new(server: &'a ServerJson, values: Option<&'a HashMap<String, String>>, secrets: &'a Secrets) -> Self {
+    fn new(
+        server: &'a ServerJson,
+        values: Option<&'a HashMap<String, String>>,
+        secrets: &'a Secrets,
+    ) -> Self {
         Walk {
             server,
             values,
@@ -286,14 +345,25 @@ impl<'a> Walk<'a> {
     }
 
     fn run(&mut self, choice: Choice) -> Result<(), InstallError> {
-        let none = |what: String| InstallError::NoSuchChoice { server: self.server.name.clone(), what };
+        let none = |what: String| InstallError::NoSuchChoice {
+            server: self.server.name.clone(),
+            what,
+        };
         match choice {
             Choice::Package { index } => {
-                let p = self.server.packages.get(index).ok_or_else(|| none(format!("package {}", index + 1)))?;
+                let p = self
+                    .server
+                    .packages
+                    .get(index)
+                    .ok_or_else(|| none(format!("package {}", index + 1)))?;
                 self.package(p);
             }
             Choice::Remote { index } => {
-                let r = self.server.remotes.get(index).ok_or_else(|| none(format!("remote {}", index + 1)))?;
+                let r = self
+                    .server
+                    .remotes
+                    .get(index)
+                    .ok_or_else(|| none(format!("remote {}", index + 1)))?;
                 self.remote(r);
             }
         }
@@ -318,10 +388,22 @@ impl<'a> Walk<'a> {
             choices: input.choices.clone(),
             repeated: a.repeated,
         });
-        let Some(values) = self.values else { return vec![] };
-        let given = values.get(&a.id).map(|v| v.as_str()).filter(|v| !v.trim().is_empty()).or(input.default.as_deref()).unwrap_or("");
+        let Some(values) = self.values else {
+            return vec![];
+        };
+        let given = values
+            .get(&a.id)
+            .map(|v| v.as_str())
+            .filter(|v| !v.trim().is_empty())
+            .or(input.default.as_deref())
+            .unwrap_or("");
         let list: Vec<String> = if a.repeated {
-            given.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect()
+            given
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(String::from)
+                .collect()
         } else if given.is_empty() {
             vec![]
         } else {
@@ -333,11 +415,16 @@ impl<'a> Walk<'a> {
         }
         for v in &list {
             if !input.choices.is_empty() && !input.choices.iter().any(|c| c == v) {
-                self.invalid.push(format!("{} must be one of {}", a.key, input.choices.join(", ")));
+                self.invalid.push(format!(
+                    "{} must be one of {}",
+                    a.key,
+                    input.choices.join(", ")
+                ));
             } else if format == "number" && v.trim().parse::<f64>().is_err() {
                 self.invalid.push(format!("{} must be a number", a.key));
             } else if format == "boolean" && v != "true" && v != "false" {
-                self.invalid.push(format!("{} must be true or false", a.key));
+                self.invalid
+                    .push(format!("{} must be true or false", a.key));
             }
         }
         if input.is_secret && !list.is_empty() {
@@ -347,13 +434,20 @@ impl<'a> Walk<'a> {
                     .into_iter()
                     .enumerate()
                     .map(|(i, value)| {
-                        let key = if i == 0 { a.key.clone() } else { format!("{}.{}", a.key, i + 1) };
+                        let key = if i == 0 {
+                            a.key.clone()
+                        } else {
+                            format!("{}.{}", a.key, i + 1)
+                        };
                         let key = match &a.variable_of {
                             Some(parent) => format!("{parent}.{key}"),
                             None => key,
                         };
                         let name = keychain_name(server, &key);
-                        self.kept.push(KeptSecret { name: name.clone(), value });
+                        self.kept.push(KeptSecret {
+                            name: name.clone(),
+                            value,
+                        });
                         keychain_ref(&name)
                     })
                     .collect();
@@ -363,7 +457,15 @@ impl<'a> Walk<'a> {
     }
 
     /// The values of an input that may be publisher-set with `{variables}`.
-    fn input(&mut self, id: &str, key: &str, group: FieldGroup, iv: &InputWithVariables, repeated: bool, flag: &str) -> Vec<String> {
+    fn input(
+        &mut self,
+        id: &str,
+        key: &str,
+        group: FieldGroup,
+        iv: &InputWithVariables,
+        repeated: bool,
+        flag: &str,
+    ) -> Vec<String> {
         match &iv.input.value {
             Some(template) => {
                 let mut vars = IndexMap::new();
@@ -383,7 +485,15 @@ impl<'a> Walk<'a> {
                 }
                 vec![substitute(template, &vars)]
             }
-            None => self.ask(Ask { id: id.to_string(), key: key.to_string(), group, variable_of: None, input: &iv.input, repeated, flag: flag.to_string() }),
+            None => self.ask(Ask {
+                id: id.to_string(),
+                key: key.to_string(),
+                group,
+                variable_of: None,
+                input: &iv.input,
+                repeated,
+                flag: flag.to_string(),
+            }),
         }
     }
 
@@ -391,10 +501,24 @@ impl<'a> Walk<'a> {
         let mut out = vec![];
         for (i, a) in args.iter().enumerate() {
             let named = a.kind == "named";
-            let key = if named { a.name.clone().unwrap_or_default() } else { a.value_hint.clone().or_else(|| a.name.clone()).unwrap_or_else(|| format!("#{}", i + 1)) };
+            let key = if named {
+                a.name.clone().unwrap_or_default()
+            } else {
+                a.value_hint
+                    .clone()
+                    .or_else(|| a.name.clone())
+                    .unwrap_or_else(|| format!("#{}", i + 1))
+            };
             let bare = key.trim_start_matches('-').to_string();
             let flag = format!("{bare} (argument; --arg {bare}=…)");
-            let values = self.input(&format!("{prefix}{key}"), &key, FieldGroup::Argument, &a.input, a.is_repeated, &flag);
+            let values = self.input(
+                &format!("{prefix}{key}"),
+                &key,
+                FieldGroup::Argument,
+                &a.input,
+                a.is_repeated,
+                &flag,
+            );
             for v in values {
                 if named {
                     out.push(key.clone());
@@ -402,7 +526,15 @@ impl<'a> Walk<'a> {
                 out.push(v);
             }
             // A named flag with no value at all (`--stdio`): the flag alone.
-            if named && a.input.input.value.is_none() && a.input.input.default.is_none() && a.input.input.choices.is_empty() && !a.input.input.is_required && a.input.input.format.is_none() && a.input.input.description.is_none() && a.value_hint.is_none() {
+            if named
+                && a.input.input.value.is_none()
+                && a.input.input.default.is_none()
+                && a.input.input.choices.is_empty()
+                && !a.input.input.is_required
+                && a.input.input.format.is_none()
+                && a.input.input.description.is_none()
+                && a.value_hint.is_none()
+            {
                 self.fields.pop();
                 out.push(key.clone());
             }
@@ -410,7 +542,11 @@ impl<'a> Walk<'a> {
         out
     }
 
-    fn key_values(&mut self, items: &[KeyValueInput], group: FieldGroup) -> IndexMap<String, String> {
+    fn key_values(
+        &mut self,
+        items: &[KeyValueInput],
+        group: FieldGroup,
+    ) -> IndexMap<String, String> {
         let mut out = IndexMap::new();
         for kv in items {
             let (prefix, cli) = match group {
@@ -418,7 +554,18 @@ impl<'a> Walk<'a> {
                 _ => ("env", "env"),
             };
             let flag = format!("{} ({cli}; --{cli} {}=…)", kv.name, kv.name);
-            if let Some(v) = self.input(&format!("{prefix}:{}", kv.name), &kv.name, group, &kv.input, false, &flag).into_iter().next() {
+            if let Some(v) = self
+                .input(
+                    &format!("{prefix}:{}", kv.name),
+                    &kv.name,
+                    group,
+                    &kv.input,
+                    false,
+                    &flag,
+                )
+                .into_iter()
+                .next()
+            {
                 out.insert(kv.name.clone(), v);
             }
         }
@@ -427,7 +574,15 @@ impl<'a> Walk<'a> {
 
     fn package(&mut self, p: &Package) {
         let version = p.version.clone().filter(|v| !v.trim().is_empty());
-        self.label = format!("{} {}{}", p.registry_type, p.identifier, version.as_ref().map(|v| format!(" {v}")).unwrap_or_default());
+        self.label = format!(
+            "{} {}{}",
+            p.registry_type,
+            p.identifier,
+            version
+                .as_ref()
+                .map(|v| format!(" {v}"))
+                .unwrap_or_default()
+        );
         let kind = p.registry_type.to_ascii_lowercase();
         let need_version = matches!(kind.as_str(), "npm" | "pypi" | "nuget");
         let (runtime, why_not) = match kind.as_str() {
@@ -482,7 +637,11 @@ impl<'a> Walk<'a> {
                     args.push("-e".into());
                     args.push(k.clone());
                 }
-                let image = if !v.is_empty() && !has_tag(&p.identifier) { format!("{}:{v}", p.identifier) } else { p.identifier.clone() };
+                let image = if !v.is_empty() && !has_tag(&p.identifier) {
+                    format!("{}:{v}", p.identifier)
+                } else {
+                    p.identifier.clone()
+                };
                 args.push(image);
                 args.extend(package_args);
             }
@@ -507,13 +666,23 @@ impl<'a> Walk<'a> {
             "sse" => Transport::Sse,
             "streamable-http" | "http" => Transport::Http,
             other => {
-                self.not_installable = Some(format!("remotes of type \"{other}\" are not known to Switchboard"));
+                self.not_installable = Some(format!(
+                    "remotes of type \"{other}\" are not known to Switchboard"
+                ));
                 Transport::Http
             }
         };
         let mut vars = IndexMap::new();
         for (var, input) in &r.variables {
-            let got = self.ask(Ask { id: format!("url:{var}"), key: var.clone(), group: FieldGroup::Url, variable_of: None, input, repeated: false, flag: format!("{var} (URL; --arg {var}=…)") });
+            let got = self.ask(Ask {
+                id: format!("url:{var}"),
+                key: var.clone(),
+                group: FieldGroup::Url,
+                variable_of: None,
+                input,
+                repeated: false,
+                flag: format!("{var} (URL; --arg {var}=…)"),
+            });
             if let Some(v) = got.into_iter().next() {
                 vars.insert(var.clone(), v);
             }
@@ -546,22 +715,30 @@ pub fn values_from_flags(
     env: &[(String, String)],
     headers: &[(String, String)],
     args: &[(String, String)],
-) -> Result<(HashMap<String, String>, Vec<(String, String)>, Vec<(String, String)>), String> {
+) -> Result<
+    (
+        HashMap<String, String>,
+        Vec<(String, String)>,
+        Vec<(String, String)>,
+    ),
+    String,
+> {
     let mut values: HashMap<String, String> = HashMap::new();
     let (mut extra_env, mut extra_headers) = (vec![], vec![]);
-    let mut put = |id: &str, v: &str, repeated: bool| {
-        match values.get_mut(id) {
-            Some(old) if repeated => {
-                old.push('\n');
-                old.push_str(v);
-            }
-            _ => {
-                values.insert(id.to_string(), v.to_string());
-            }
+    let mut put = |id: &str, v: &str, repeated: bool| match values.get_mut(id) {
+        Some(old) if repeated => {
+            old.push('\n');
+            old.push_str(v);
+        }
+        _ => {
+            values.insert(id.to_string(), v.to_string());
         }
     };
     let find = |groups: &[FieldGroup], k: &str| {
-        form.fields.iter().find(|f| groups.contains(&f.group) && (f.key == k || f.key.trim_start_matches('-') == k.trim_start_matches('-')))
+        form.fields.iter().find(|f| {
+            groups.contains(&f.group)
+                && (f.key == k || f.key.trim_start_matches('-') == k.trim_start_matches('-'))
+        })
     };
     for (k, v) in env {
         match find(&[FieldGroup::Env], k) {
@@ -579,10 +756,19 @@ pub fn values_from_flags(
         match find(&[FieldGroup::Argument, FieldGroup::Url], k) {
             Some(f) => put(&f.id, v, f.repeated),
             None => {
-                let known: Vec<&str> = form.fields.iter().filter(|f| matches!(f.group, FieldGroup::Argument | FieldGroup::Url)).map(|f| f.key.as_str()).collect();
+                let known: Vec<&str> = form
+                    .fields
+                    .iter()
+                    .filter(|f| matches!(f.group, FieldGroup::Argument | FieldGroup::Url))
+                    .map(|f| f.key.as_str())
+                    .collect();
                 return Err(format!(
                     "--arg {k}: this server takes no argument or URL variable named \"{k}\"{}",
-                    if known.is_empty() { String::new() } else { format!(" (it takes: {})", known.join(", ")) }
+                    if known.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (it takes: {})", known.join(", "))
+                    }
                 ));
             }
         }

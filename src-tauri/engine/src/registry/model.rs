@@ -91,7 +91,11 @@ pub struct PackageTransport {
 
 impl Default for PackageTransport {
     fn default() -> Self {
-        PackageTransport { kind: "stdio".into(), url: None, headers: vec![] }
+        PackageTransport {
+            kind: "stdio".into(),
+            url: None,
+            headers: vec![],
+        }
     }
 }
 
@@ -210,7 +214,10 @@ impl ServerResponse {
         self.meta
             .get(OFFICIAL_META)
             .and_then(|v| serde_json::from_value(v.clone()).ok())
-            .unwrap_or_else(|| OfficialMeta { status: active(), ..Default::default() })
+            .unwrap_or_else(|| OfficialMeta {
+                status: active(),
+                ..Default::default()
+            })
     }
 }
 

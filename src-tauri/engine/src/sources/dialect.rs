@@ -12,7 +12,9 @@
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
-use crate::config::{AuthConfig, Field, OAuthApp, RestartPolicy, ServerDef, ServerPatch, Transport};
+use crate::config::{
+    AuthConfig, Field, OAuthApp, RestartPolicy, ServerDef, ServerPatch, Transport,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {
@@ -121,7 +123,10 @@ pub enum UrlSpelling {
     /// Keys read, in order; the first is written.
     Keys(&'static [&'static str]),
     /// The key says the transport (Gemini: `httpUrl` is http, `url` is sse).
-    ByTransport { http: &'static str, sse: &'static str },
+    ByTransport {
+        http: &'static str,
+        sse: &'static str,
+    },
 }
 
 /// How a client writes a list of OAuth scopes.
@@ -154,7 +159,16 @@ pub struct OAuthSpelling {
     pub default_redirect: Option<&'static str>,
 }
 
-const CLAUDE_CODE_OAUTH: OAuthSpelling = OAuthSpelling { key: "oauth", client_id: "clientId", callback_port: Some("callbackPort"), scopes: Some(("scopes", ScopesAs::Spaced)), redirect_uri: None, client_secret: None, enabled: None, default_redirect: None };
+const CLAUDE_CODE_OAUTH: OAuthSpelling = OAuthSpelling {
+    key: "oauth",
+    client_id: "clientId",
+    callback_port: Some("callbackPort"),
+    scopes: Some(("scopes", ScopesAs::Spaced)),
+    redirect_uri: None,
+    client_secret: None,
+    enabled: None,
+    default_redirect: None,
+};
 
 /// Shapes that are not "one key per field".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,7 +211,13 @@ pub struct Spelling {
 }
 
 const TYPE_OR_TRANSPORT: &[&str] = &["type", "transport"];
-const CANONICAL_TYPES: TypeSpelling = TypeSpelling { keys: TYPE_OR_TRANSPORT, stdio: "stdio", http: Some("http"), sse: Some("sse"), when: TypeWhen::Sse };
+const CANONICAL_TYPES: TypeSpelling = TypeSpelling {
+    keys: TYPE_OR_TRANSPORT,
+    stdio: "stdio",
+    http: Some("http"),
+    sse: Some("sse"),
+    when: TypeWhen::Sse,
+};
 
 /// Claude Desktop, Cursor, LM Studio: `mcpServers` entries as the MCP docs show them.
 const STANDARD: Spelling = Spelling {
@@ -219,8 +239,14 @@ const STANDARD: Spelling = Spelling {
     hook: None,
 };
 
-const TIMEOUT_MS: &[TimeoutKey] = &[TimeoutKey { key: "timeout", unit: Unit::Milliseconds }];
-const TIMEOUT_SECONDS: &[TimeoutKey] = &[TimeoutKey { key: "timeout", unit: Unit::Seconds }];
+const TIMEOUT_MS: &[TimeoutKey] = &[TimeoutKey {
+    key: "timeout",
+    unit: Unit::Milliseconds,
+}];
+const TIMEOUT_SECONDS: &[TimeoutKey] = &[TimeoutKey {
+    key: "timeout",
+    unit: Unit::Seconds,
+}];
 
 impl Dialect {
     /// The one description of this client's entries.
@@ -231,59 +257,127 @@ impl Dialect {
                 auto_approve: Some("autoApprove"),
                 auth: Some("auth"),
                 restart_policy: Some("restartPolicy"),
-                oauth: Some(OAuthSpelling { scopes: Some(("scopes", ScopesAs::List)), redirect_uri: Some("redirectUri"), client_secret: Some("clientSecret"), ..CLAUDE_CODE_OAUTH }),
-                enable: EnableFlag::InEntry { key: "enabled", inverted: false },
+                oauth: Some(OAuthSpelling {
+                    scopes: Some(("scopes", ScopesAs::List)),
+                    redirect_uri: Some("redirectUri"),
+                    client_secret: Some("clientSecret"),
+                    ..CLAUDE_CODE_OAUTH
+                }),
+                enable: EnableFlag::InEntry {
+                    key: "enabled",
+                    inverted: false,
+                },
                 ..STANDARD
             },
             Dialect::Standard => STANDARD,
-            Dialect::ClaudeCode => Spelling { transport: TypeSpelling { when: TypeWhen::Always, ..CANONICAL_TYPES }, oauth: Some(CLAUDE_CODE_OAUTH), ..STANDARD },
+            Dialect::ClaudeCode => Spelling {
+                transport: TypeSpelling {
+                    when: TypeWhen::Always,
+                    ..CANONICAL_TYPES
+                },
+                oauth: Some(CLAUDE_CODE_OAUTH),
+                ..STANDARD
+            },
             // VS Code's `oauth` holds only the client id.
             Dialect::Vscode => Spelling {
-                transport: TypeSpelling { when: TypeWhen::Always, ..CANONICAL_TYPES },
-                oauth: Some(OAuthSpelling { callback_port: None, scopes: None, ..CLAUDE_CODE_OAUTH }),
+                transport: TypeSpelling {
+                    when: TypeWhen::Always,
+                    ..CANONICAL_TYPES
+                },
+                oauth: Some(OAuthSpelling {
+                    callback_port: None,
+                    scopes: None,
+                    ..CLAUDE_CODE_OAUTH
+                }),
                 ..STANDARD
             },
             Dialect::Continue => Spelling {
                 name: Some("name"),
-                transport: TypeSpelling { http: Some("streamable-http"), when: TypeWhen::Always, ..CANONICAL_TYPES },
+                transport: TypeSpelling {
+                    http: Some("streamable-http"),
+                    when: TypeWhen::Always,
+                    ..CANONICAL_TYPES
+                },
                 ..STANDARD
             },
             Dialect::Windsurf => Spelling {
                 cwd: None,
                 url: UrlSpelling::Keys(&["serverUrl", "url"]),
-                enable: EnableFlag::InEntry { key: "disabled", inverted: true },
+                enable: EnableFlag::InEntry {
+                    key: "disabled",
+                    inverted: true,
+                },
                 ..STANDARD
             },
             Dialect::Zed => Spelling {
                 // Untagged: `command` means stdio, `url` means http.
-                transport: TypeSpelling { keys: &[], sse: None, when: TypeWhen::Never, ..CANONICAL_TYPES },
+                transport: TypeSpelling {
+                    keys: &[],
+                    sse: None,
+                    when: TypeWhen::Never,
+                    ..CANONICAL_TYPES
+                },
                 cwd: None,
                 // Zed's per-server timeout is in milliseconds.
                 timeout: TIMEOUT_MS,
-                oauth: Some(OAuthSpelling { key: "oauth", client_id: "client_id", callback_port: None, scopes: None, redirect_uri: None, client_secret: Some("client_secret"), enabled: None, default_redirect: None }),
-                enable: EnableFlag::InEntry { key: "enabled", inverted: false },
+                oauth: Some(OAuthSpelling {
+                    key: "oauth",
+                    client_id: "client_id",
+                    callback_port: None,
+                    scopes: None,
+                    redirect_uri: None,
+                    client_secret: Some("client_secret"),
+                    enabled: None,
+                    default_redirect: None,
+                }),
+                enable: EnableFlag::InEntry {
+                    key: "enabled",
+                    inverted: false,
+                },
                 hook: Some(Hook::ZedCommandObject),
                 ..STANDARD
             },
             Dialect::Cline => Spelling {
-                transport: TypeSpelling { keys: &["type", "transportType"], http: Some("streamableHttp"), when: TypeWhen::Remote, ..CANONICAL_TYPES },
+                transport: TypeSpelling {
+                    keys: &["type", "transportType"],
+                    http: Some("streamableHttp"),
+                    when: TypeWhen::Remote,
+                    ..CANONICAL_TYPES
+                },
                 bare_url: Transport::Sse,
                 timeout: TIMEOUT_SECONDS,
                 auto_approve: Some("autoApprove"),
-                enable: EnableFlag::InEntry { key: "disabled", inverted: true },
+                enable: EnableFlag::InEntry {
+                    key: "disabled",
+                    inverted: true,
+                },
                 ..STANDARD
             },
             Dialect::Roo => Spelling {
                 // Roo refuses a url without an explicit type.
-                transport: TypeSpelling { http: Some("streamable-http"), when: TypeWhen::Remote, ..CANONICAL_TYPES },
+                transport: TypeSpelling {
+                    http: Some("streamable-http"),
+                    when: TypeWhen::Remote,
+                    ..CANONICAL_TYPES
+                },
                 timeout: TIMEOUT_SECONDS,
                 auto_approve: Some("alwaysAllow"),
-                enable: EnableFlag::InEntry { key: "disabled", inverted: true },
+                enable: EnableFlag::InEntry {
+                    key: "disabled",
+                    inverted: true,
+                },
                 ..STANDARD
             },
             Dialect::Gemini => Spelling {
-                transport: TypeSpelling { keys: &["type"], when: TypeWhen::Never, ..CANONICAL_TYPES },
-                url: UrlSpelling::ByTransport { http: "httpUrl", sse: "url" },
+                transport: TypeSpelling {
+                    keys: &["type"],
+                    when: TypeWhen::Never,
+                    ..CANONICAL_TYPES
+                },
+                url: UrlSpelling::ByTransport {
+                    http: "httpUrl",
+                    sse: "url",
+                },
                 timeout: TIMEOUT_MS,
                 // Gemini keeps the whole redirect URI (default
                 // http://localhost:7777/oauth/callback), not a port.
@@ -302,22 +396,51 @@ impl Dialect {
             },
             Dialect::Codex => Spelling {
                 // `command` means stdio, `url` streamable HTTP; Codex has no SSE.
-                transport: TypeSpelling { keys: &[], sse: None, when: TypeWhen::Never, ..CANONICAL_TYPES },
+                transport: TypeSpelling {
+                    keys: &[],
+                    sse: None,
+                    when: TypeWhen::Never,
+                    ..CANONICAL_TYPES
+                },
                 headers: Some("http_headers"),
-                timeout: &[TimeoutKey { key: "startup_timeout_sec", unit: Unit::WholeSeconds }, TimeoutKey { key: "startup_timeout_ms", unit: Unit::Milliseconds }],
-                enable: EnableFlag::InEntry { key: "enabled", inverted: false },
+                timeout: &[
+                    TimeoutKey {
+                        key: "startup_timeout_sec",
+                        unit: Unit::WholeSeconds,
+                    },
+                    TimeoutKey {
+                        key: "startup_timeout_ms",
+                        unit: Unit::Milliseconds,
+                    },
+                ],
+                enable: EnableFlag::InEntry {
+                    key: "enabled",
+                    inverted: false,
+                },
                 hook: Some(Hook::CodexHeaderVars),
                 ..STANDARD
             },
             Dialect::Goose => Spelling {
                 name: Some("name"),
-                transport: TypeSpelling { keys: &["type"], stdio: "stdio", http: Some("streamable_http"), sse: Some("sse"), when: TypeWhen::Always },
+                transport: TypeSpelling {
+                    keys: &["type"],
+                    stdio: "stdio",
+                    http: Some("streamable_http"),
+                    sse: Some("sse"),
+                    when: TypeWhen::Always,
+                },
                 command: &["cmd", "command"],
                 env: "envs",
                 cwd: None,
                 url: UrlSpelling::Keys(&["uri", "url"]),
-                timeout: &[TimeoutKey { key: "timeout", unit: Unit::WholeSeconds }],
-                enable: EnableFlag::InEntry { key: "enabled", inverted: false },
+                timeout: &[TimeoutKey {
+                    key: "timeout",
+                    unit: Unit::WholeSeconds,
+                }],
+                enable: EnableFlag::InEntry {
+                    key: "enabled",
+                    inverted: false,
+                },
                 hook: Some(Hook::GooseExtensionTypes),
                 ..STANDARD
             },
@@ -333,7 +456,13 @@ impl Dialect {
     pub fn can_store(self, field: Field) -> bool {
         let s = self.spelling();
         match field {
-            Field::Name | Field::Transport | Field::Enabled | Field::Command | Field::Args | Field::Env | Field::Url => true,
+            Field::Name
+            | Field::Transport
+            | Field::Enabled
+            | Field::Command
+            | Field::Args
+            | Field::Env
+            | Field::Url => true,
             Field::Cwd => s.cwd.is_some(),
             Field::Headers => s.headers.is_some(),
             Field::Timeout => !s.timeout.is_empty(),
@@ -346,7 +475,10 @@ impl Dialect {
 
     /// The canonical fields this client can store, in `ServerDef` order.
     pub fn fields(self) -> Vec<Field> {
-        Field::ALL.into_iter().filter(|f| self.can_store(*f)).collect()
+        Field::ALL
+            .into_iter()
+            .filter(|f| self.can_store(*f))
+            .collect()
     }
 
     /// The members of `oauth` this client's file has a place for, as
@@ -354,7 +486,9 @@ impl Dialect {
     /// `oauth.redirectUri` (a form offers only these; the secret is never
     /// written, so it is not one of them).
     pub fn oauth_fields(self) -> Vec<&'static str> {
-        let Some(o) = self.spelling().oauth else { return vec![] };
+        let Some(o) = self.spelling().oauth else {
+            return vec![];
+        };
         let mut out = vec!["oauth.clientId"];
         out.extend(o.callback_port.map(|_| "oauth.callbackPort"));
         out.extend(o.scopes.map(|_| "oauth.scopes"));
@@ -411,8 +545,16 @@ impl Dialect {
 
     /// Where `key` (a top-level key of `field`) lives in `existing`: Zed's
     /// legacy command object holds the command, args and env inside it.
-    fn locate(self, existing: Option<&Map<String, Value>>, field: Field, key: &'static str) -> Vec<String> {
-        let legacy = self.spelling().hook == Some(Hook::ZedCommandObject) && existing.and_then(|e| e.get("command")).is_some_and(Value::is_object);
+    fn locate(
+        self,
+        existing: Option<&Map<String, Value>>,
+        field: Field,
+        key: &'static str,
+    ) -> Vec<String> {
+        let legacy = self.spelling().hook == Some(Hook::ZedCommandObject)
+            && existing
+                .and_then(|e| e.get("command"))
+                .is_some_and(Value::is_object);
         match (legacy, field) {
             (true, Field::Command) => vec!["command".into(), "path".into()],
             (true, Field::Args | Field::Env) => vec!["command".into(), key.into()],
@@ -458,10 +600,18 @@ struct Cx<'a> {
 
 impl<'a> Cx<'a> {
     fn warn(&mut self, field: &str, message: String) {
-        self.issues.push(FieldIssue { field: Some(field.into()), message, is_error: false });
+        self.issues.push(FieldIssue {
+            field: Some(field.into()),
+            message,
+            is_error: false,
+        });
     }
     fn error(&mut self, field: Option<&str>, message: String) {
-        self.issues.push(FieldIssue { field: field.map(Into::into), message, is_error: true });
+        self.issues.push(FieldIssue {
+            field: field.map(Into::into),
+            message,
+            is_error: true,
+        });
     }
     fn has(&self, key: &str) -> bool {
         self.entry.get(key).is_some_and(|v| !v.is_null())
@@ -472,7 +622,13 @@ impl<'a> Cx<'a> {
             Some(Value::String(s)) => Some(s.clone()),
             Some(Value::Number(n)) => Some(n.to_string()),
             Some(other) => {
-                self.warn(key, format!("\"{key}\" should be a string, found {}; ignored", kind(other)));
+                self.warn(
+                    key,
+                    format!(
+                        "\"{key}\" should be a string, found {}; ignored",
+                        kind(other)
+                    ),
+                );
                 None
             }
         }
@@ -486,17 +642,34 @@ impl<'a> Cx<'a> {
                     match v {
                         Value::String(s) => out.push(s.clone()),
                         Value::Number(_) | Value::Bool(_) => out.push(v.to_string()),
-                        other => self.warn(&format!("{key}[{i}]"), format!("\"{key}[{i}]\" should be a string, found {}; ignored", kind(other))),
+                        other => self.warn(
+                            &format!("{key}[{i}]"),
+                            format!(
+                                "\"{key}[{i}]\" should be a string, found {}; ignored",
+                                kind(other)
+                            ),
+                        ),
                     }
                 }
                 out
             }
             Some(Value::String(s)) => {
-                self.warn(key, format!("\"{key}\" should be a list of strings, found a string; read as one item"));
+                self.warn(
+                    key,
+                    format!(
+                        "\"{key}\" should be a list of strings, found a string; read as one item"
+                    ),
+                );
                 vec![s.clone()]
             }
             Some(other) => {
-                self.warn(key, format!("\"{key}\" should be a list of strings, found {}; ignored", kind(other)));
+                self.warn(
+                    key,
+                    format!(
+                        "\"{key}\" should be a list of strings, found {}; ignored",
+                        kind(other)
+                    ),
+                );
                 vec![]
             }
         }
@@ -509,7 +682,13 @@ impl<'a> Cx<'a> {
             None | Some(Value::Null) => None,
             Some(Value::Bool(b)) => Some(*b),
             Some(other) => {
-                self.warn(key, format!("\"{key}\" should be true or false, found {}; ignored", kind(other)));
+                self.warn(
+                    key,
+                    format!(
+                        "\"{key}\" should be true or false, found {}; ignored",
+                        kind(other)
+                    ),
+                );
                 None
             }
         }
@@ -518,10 +697,22 @@ impl<'a> Cx<'a> {
     fn timeout(&mut self, key: &str, unit: Unit) -> Option<u64> {
         match self.entry.get(key) {
             None | Some(Value::Null) => None,
-            Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f >= 0.0) => Some((n.as_f64().unwrap_or(0.0) * unit.ms() as f64).round() as u64),
+            Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f >= 0.0) => {
+                Some((n.as_f64().unwrap_or(0.0) * unit.ms() as f64).round() as u64)
+            }
             Some(other) => {
-                let unit = if unit == Unit::Milliseconds { "milliseconds" } else { "seconds" };
-                self.warn(key, format!("\"{key}\" should be a number of {unit}, found {}; the default is used", kind(other)));
+                let unit = if unit == Unit::Milliseconds {
+                    "milliseconds"
+                } else {
+                    "seconds"
+                };
+                self.warn(
+                    key,
+                    format!(
+                        "\"{key}\" should be a number of {unit}, found {}; the default is used",
+                        kind(other)
+                    ),
+                );
                 None
             }
         }
@@ -545,7 +736,10 @@ fn map_of(v: Option<&Value>, key: &str, issues: &mut Vec<FieldIssue>) -> IndexMa
                     Value::Null => {}
                     other => issues.push(FieldIssue {
                         field: Some(format!("{key}.{k}")),
-                        message: format!("\"{key}.{k}\" should be a string, found {}; ignored", kind(other)),
+                        message: format!(
+                            "\"{key}.{k}\" should be a string, found {}; ignored",
+                            kind(other)
+                        ),
                         is_error: false,
                     }),
                 }
@@ -553,7 +747,10 @@ fn map_of(v: Option<&Value>, key: &str, issues: &mut Vec<FieldIssue>) -> IndexMa
         }
         Some(other) => issues.push(FieldIssue {
             field: Some(key.into()),
-            message: format!("\"{key}\" should be an object of strings, found {}; ignored", kind(other)),
+            message: format!(
+                "\"{key}\" should be an object of strings, found {}; ignored",
+                kind(other)
+            ),
             is_error: false,
         }),
     }
@@ -570,7 +767,6 @@ pub fn kind(v: &Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
-
 
 /// A value a client cannot store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -606,7 +802,12 @@ pub fn apply_entry_edits(entry: &mut Value, edits: Vec<EntryEdit>) {
     fn at<'v>(v: &'v mut Value, path: &[String]) -> Option<&'v mut Map<String, Value>> {
         match path.split_first() {
             None => v.as_object_mut(),
-            Some((k, rest)) => at(v.as_object_mut()?.entry(k.clone()).or_insert_with(|| Value::Object(Map::new())), rest),
+            Some((k, rest)) => at(
+                v.as_object_mut()?
+                    .entry(k.clone())
+                    .or_insert_with(|| Value::Object(Map::new())),
+                rest,
+            ),
         }
     }
     for e in edits {
@@ -614,8 +815,12 @@ pub fn apply_entry_edits(entry: &mut Value, edits: Vec<EntryEdit>) {
             EntryEdit::Set(p, v) => (p, Some(v)),
             EntryEdit::Remove(p) => (p, None),
         };
-        let Some((last, parents)) = path.split_last() else { continue };
-        let Some(obj) = at(entry, parents) else { continue };
+        let Some((last, parents)) = path.split_last() else {
+            continue;
+        };
+        let Some(obj) = at(entry, parents) else {
+            continue;
+        };
         match value {
             Some(v) => {
                 obj.insert(last.clone(), v);
@@ -637,7 +842,11 @@ fn strings(v: &[String]) -> Value {
 }
 
 fn string_map(v: &IndexMap<String, String>) -> Value {
-    Value::Object(v.iter().map(|(k, x)| (k.clone(), Value::String(x.clone()))).collect())
+    Value::Object(
+        v.iter()
+            .map(|(k, x)| (k.clone(), Value::String(x.clone())))
+            .collect(),
+    )
 }
 
 /// The members of a client's OAuth object that Switchboard writes (the
@@ -652,7 +861,11 @@ fn oauth_written_keys(o: &OAuthSpelling) -> Vec<&'static str> {
 
 /// `app` as the members of this client's OAuth object. Scopes keep the form
 /// (`existing` list or string) the file has.
-fn oauth_members(o: &OAuthSpelling, app: &OAuthApp, existing: Option<&Value>) -> Vec<(&'static str, Value)> {
+fn oauth_members(
+    o: &OAuthSpelling,
+    app: &OAuthApp,
+    existing: Option<&Value>,
+) -> Vec<(&'static str, Value)> {
     let mut out = vec![];
     if let Some(id) = &app.client_id {
         out.push((o.client_id, Value::String(id.clone())));
@@ -673,7 +886,10 @@ fn oauth_members(o: &OAuthSpelling, app: &OAuthApp, existing: Option<&Value>) ->
         }
         (None, Some(rk)) => {
             let had = existing.and_then(|e| e.get(rk)).is_some();
-            if let Some(r) = app.redirect().filter(|r| had || Some(r.as_str()) != o.default_redirect) {
+            if let Some(r) = app
+                .redirect()
+                .filter(|r| had || Some(r.as_str()) != o.default_redirect)
+            {
                 out.push((rk, Value::String(r)));
             }
         }
@@ -685,20 +901,45 @@ fn oauth_members(o: &OAuthSpelling, app: &OAuthApp, existing: Option<&Value>) ->
             Some(Value::Array(_)) => ScopesAs::List,
             _ => form,
         };
-        out.push((k, if form == ScopesAs::Spaced { Value::String(app.scopes.join(" ")) } else { strings(&app.scopes) }));
+        out.push((
+            k,
+            if form == ScopesAs::Spaced {
+                Value::String(app.scopes.join(" "))
+            } else {
+                strings(&app.scopes)
+            },
+        ));
     }
     out
 }
 
 /// A client's OAuth object as an [`OAuthApp`]; `None` when it names nothing
 /// Switchboard uses. Wrong types are warnings naming the member.
-fn parse_oauth(o: &OAuthSpelling, v: Option<&Value>, issues: &mut Vec<FieldIssue>) -> Option<OAuthApp> {
-    let warn = |issues: &mut Vec<FieldIssue>, member: &str, message: String| issues.push(FieldIssue { field: Some(format!("{}.{member}", o.key)), message, is_error: false });
+fn parse_oauth(
+    o: &OAuthSpelling,
+    v: Option<&Value>,
+    issues: &mut Vec<FieldIssue>,
+) -> Option<OAuthApp> {
+    let warn = |issues: &mut Vec<FieldIssue>, member: &str, message: String| {
+        issues.push(FieldIssue {
+            field: Some(format!("{}.{member}", o.key)),
+            message,
+            is_error: false,
+        })
+    };
     let m = match v {
         None | Some(Value::Null) => return None,
         Some(Value::Object(m)) => m,
         Some(other) => {
-            issues.push(FieldIssue { field: Some(o.key.into()), message: format!("\"{}\" should be an object, found {}; ignored", o.key, kind(other)), is_error: false });
+            issues.push(FieldIssue {
+                field: Some(o.key.into()),
+                message: format!(
+                    "\"{}\" should be an object, found {}; ignored",
+                    o.key,
+                    kind(other)
+                ),
+                is_error: false,
+            });
             return None;
         }
     };
@@ -707,12 +948,26 @@ fn parse_oauth(o: &OAuthSpelling, v: Option<&Value>, issues: &mut Vec<FieldIssue
             Value::String(s) if !s.is_empty() => Some(s.clone()),
             Value::String(_) | Value::Null => None,
             other => {
-                warn(issues, member?, format!("\"{}.{}\" should be a string, found {}; ignored", o.key, member?, kind(other)));
+                warn(
+                    issues,
+                    member?,
+                    format!(
+                        "\"{}.{}\" should be a string, found {}; ignored",
+                        o.key,
+                        member?,
+                        kind(other)
+                    ),
+                );
                 None
             }
         }
     };
-    let mut app = OAuthApp { client_id: text(issues, Some(o.client_id)), redirect_uri: text(issues, o.redirect_uri), client_secret: text(issues, o.client_secret), ..Default::default() };
+    let mut app = OAuthApp {
+        client_id: text(issues, Some(o.client_id)),
+        redirect_uri: text(issues, o.redirect_uri),
+        client_secret: text(issues, o.client_secret),
+        ..Default::default()
+    };
     if let Some(k) = o.callback_port {
         match m.get(k) {
             None | Some(Value::Null) => {}
@@ -725,9 +980,24 @@ fn parse_oauth(o: &OAuthSpelling, v: Option<&Value>, issues: &mut Vec<FieldIssue
     if let Some((k, _)) = o.scopes {
         match m.get(k) {
             None | Some(Value::Null) => {}
-            Some(Value::String(s)) => app.scopes = s.split_whitespace().map(str::to_string).collect(),
-            Some(Value::Array(items)) => app.scopes = items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect(),
-            Some(other) => warn(issues, k, format!("\"{}.{k}\" should be a list of scopes, found {}; ignored", o.key, kind(other))),
+            Some(Value::String(s)) => {
+                app.scopes = s.split_whitespace().map(str::to_string).collect()
+            }
+            Some(Value::Array(items)) => {
+                app.scopes = items
+                    .iter()
+                    .filter_map(|i| i.as_str().map(str::to_string))
+                    .collect()
+            }
+            Some(other) => warn(
+                issues,
+                k,
+                format!(
+                    "\"{}.{k}\" should be a list of scopes, found {}; ignored",
+                    o.key,
+                    kind(other)
+                ),
+            ),
         }
     }
     if app.client_id.is_some() && app.redirect_uri.is_none() && app.callback_port.is_none() {
@@ -777,10 +1047,17 @@ impl Dialect {
             Value::Object(m) => m,
             other => {
                 return Parsed {
-                    def: ServerDef { name: name.into(), enabled: true, ..Default::default() },
+                    def: ServerDef {
+                        name: name.into(),
+                        enabled: true,
+                        ..Default::default()
+                    },
                     issues: vec![FieldIssue {
                         field: None,
-                        message: format!("Invalid server config: the entry should be an object, found {}", kind(other)),
+                        message: format!(
+                            "Invalid server config: the entry should be an object, found {}",
+                            kind(other)
+                        ),
                         is_error: true,
                     }],
                     not_runnable: None,
@@ -788,8 +1065,15 @@ impl Dialect {
             }
         };
         let s = self.spelling();
-        let mut cx = Cx { entry: obj, issues: vec![] };
-        let mut def = ServerDef { name: name.into(), enabled: true, ..Default::default() };
+        let mut cx = Cx {
+            entry: obj,
+            issues: vec![],
+        };
+        let mut def = ServerDef {
+            name: name.into(),
+            enabled: true,
+            ..Default::default()
+        };
         let mut not_runnable = None;
 
         let mut explicit = None;
@@ -807,11 +1091,18 @@ impl Dialect {
 
         match obj.get("command") {
             Some(Value::Object(c)) if s.hook == Some(Hook::ZedCommandObject) => {
-                let mut inner = Cx { entry: c, issues: vec![] };
+                let mut inner = Cx {
+                    entry: c,
+                    issues: vec![],
+                };
                 def.command = inner.str("path");
                 def.args = inner.list("args");
                 def.env = inner.map("env");
-                cx.issues.extend(inner.issues.into_iter().map(|i| FieldIssue { field: Some("command".into()), ..i }));
+                cx.issues
+                    .extend(inner.issues.into_iter().map(|i| FieldIssue {
+                        field: Some("command".into()),
+                        ..i
+                    }));
             }
             _ => {
                 def.command = s.command.iter().find(|k| cx.has(k)).and_then(|k| cx.str(k));
@@ -819,14 +1110,20 @@ impl Dialect {
                 def.env = cx.map(s.env);
             }
         }
-        if s.hook == Some(Hook::ZedCommandObject) && cx.has("settings") && !cx.has("command") && !cx.has("url") {
+        if s.hook == Some(Hook::ZedCommandObject)
+            && cx.has("settings")
+            && !cx.has("command")
+            && !cx.has("url")
+        {
             not_runnable = Some("provided by a Zed extension; only Zed can start it".into());
         }
         def.cwd = s.cwd.and_then(|k| cx.str(k));
 
         let mut implied = None;
         match s.url {
-            UrlSpelling::Keys(keys) => def.url = keys.iter().find(|k| cx.has(k)).and_then(|k| cx.str(k)),
+            UrlSpelling::Keys(keys) => {
+                def.url = keys.iter().find(|k| cx.has(k)).and_then(|k| cx.str(k))
+            }
             UrlSpelling::ByTransport { http, sse } => {
                 if let Some(u) = cx.str(http) {
                     (def.url, implied) = (Some(u), Some(Transport::Http));
@@ -850,7 +1147,8 @@ impl Dialect {
                 def.headers.insert(h, format!("${{{var}}}"));
             }
             if let Some(var) = cx.str("bearer_token_env_var") {
-                def.headers.insert("Authorization".into(), format!("Bearer ${{{var}}}"));
+                def.headers
+                    .insert("Authorization".into(), format!("Bearer ${{{var}}}"));
             }
         }
 
@@ -889,7 +1187,10 @@ impl Dialect {
         if let Some(r) = s.restart_policy.and_then(|k| obj.get(k)) {
             match serde_json::from_value::<RestartPolicy>(r.clone()) {
                 Ok(r) => def.restart_policy = Some(r),
-                Err(e) => cx.warn("restartPolicy", format!("\"restartPolicy\" is not valid ({e}); the default is used")),
+                Err(e) => cx.warn(
+                    "restartPolicy",
+                    format!("\"restartPolicy\" is not valid ({e}); the default is used"),
+                ),
             }
         }
 
@@ -904,23 +1205,40 @@ impl Dialect {
         });
 
         if not_runnable.is_none() {
-            cx.issues.extend(crate::config::validate::validate_def(&def));
+            cx.issues
+                .extend(crate::config::validate::validate_def(&def));
         }
-        Parsed { def, issues: cx.issues, not_runnable }
+        Parsed {
+            def,
+            issues: cx.issues,
+            not_runnable,
+        }
     }
 
     /// `field` of `def` as keys and values of this client's entry. With
     /// `existing`, a field keeps the key (and place) it has there: an entry
     /// with `transportType` keeps it, Zed's legacy command object stays one.
-    fn write_field(self, field: Field, def: &ServerDef, existing: Option<&Map<String, Value>>) -> Result<Vec<(Vec<String>, Value)>, Unstorable> {
+    fn write_field(
+        self,
+        field: Field,
+        def: &ServerDef,
+        existing: Option<&Map<String, Value>>,
+    ) -> Result<Vec<(Vec<String>, Value)>, Unstorable> {
         let s = self.spelling();
         if !self.can_store(field) {
-            return if field.is_empty_in(def) { Ok(vec![]) } else { Err(Unstorable::Field(field)) };
+            return if field.is_empty_in(def) {
+                Ok(vec![])
+            } else {
+                Err(Unstorable::Field(field))
+            };
         }
         let has = |p: &[String]| existing.is_some_and(|e| get_in(e, p).is_some());
         // The key this field already uses in the entry, else the first one.
         let key_of = |keys: &[&'static str]| -> Vec<String> {
-            keys.iter().map(|k| self.locate(existing, field, k)).find(|p| has(p)).unwrap_or_else(|| self.locate(existing, field, keys[0]))
+            keys.iter()
+                .map(|k| self.locate(existing, field, k))
+                .find(|p| has(p))
+                .unwrap_or_else(|| self.locate(existing, field, keys[0]))
         };
         let one = |keys: &[&'static str], v: Value| Ok(vec![(key_of(keys), v)]);
         match field {
@@ -931,7 +1249,9 @@ impl Dialect {
             },
             Field::Transport => {
                 let t = &s.transport;
-                let Some(v) = t.value(def.transport) else { return Err(Unstorable::Transport(def.transport)) };
+                let Some(v) = t.value(def.transport) else {
+                    return Err(Unstorable::Transport(def.transport));
+                };
                 if t.keys.is_empty() {
                     return Ok(vec![]);
                 }
@@ -942,7 +1262,11 @@ impl Dialect {
                     TypeWhen::Sse => def.transport == Transport::Sse,
                     TypeWhen::Never => false,
                 };
-                if present || wanted { one(t.keys, Value::String(v.into())) } else { Ok(vec![]) }
+                if present || wanted {
+                    one(t.keys, Value::String(v.into()))
+                } else {
+                    Ok(vec![])
+                }
             }
             Field::Command => match &def.command {
                 Some(c) => one(s.command, Value::String(c.clone())),
@@ -958,22 +1282,38 @@ impl Dialect {
                 (None, _) => Ok(vec![]),
                 (Some(u), UrlSpelling::Keys(keys)) => one(keys, Value::String(u.clone())),
                 (Some(u), UrlSpelling::ByTransport { http, sse }) => {
-                    let k = if def.transport == Transport::Http { http } else { sse };
+                    let k = if def.transport == Transport::Http {
+                        http
+                    } else {
+                        sse
+                    };
                     one(&[k], Value::String(u.clone()))
                 }
             },
             Field::Headers if !def.headers.is_empty() => match (s.hook, s.headers) {
-                (Some(Hook::CodexHeaderVars), _) => Ok(codex_headers(&def.headers).into_iter().map(|(k, v)| (vec![k.to_string()], v)).collect()),
+                (Some(Hook::CodexHeaderVars), _) => Ok(codex_headers(&def.headers)
+                    .into_iter()
+                    .map(|(k, v)| (vec![k.to_string()], v))
+                    .collect()),
                 (_, Some(k)) => one(&[k], string_map(&def.headers)),
                 (_, None) => Err(Unstorable::Field(field)),
             },
             Field::Timeout => {
-                let Some(ms) = def.timeout else { return Ok(vec![]) };
+                let Some(ms) = def.timeout else {
+                    return Ok(vec![]);
+                };
                 let fits = |t: &&TimeoutKey| t.unit.write(ms).is_some();
-                let chosen = s.timeout.iter().filter(fits).find(|t| has(&[t.key.to_string()])).or_else(|| s.timeout.iter().find(fits));
+                let chosen = s
+                    .timeout
+                    .iter()
+                    .filter(fits)
+                    .find(|t| has(&[t.key.to_string()]))
+                    .or_else(|| s.timeout.iter().find(fits));
                 match chosen {
                     Some(t) => one(&[t.key], t.unit.write(ms).unwrap_or_default()),
-                    None => Err(Unstorable::WholeSeconds { key: s.timeout[0].key }),
+                    None => Err(Unstorable::WholeSeconds {
+                        key: s.timeout[0].key,
+                    }),
                 }
             }
             Field::AutoApprove => match (def.auto_approve.is_empty(), s.auto_approve) {
@@ -989,13 +1329,22 @@ impl Dialect {
                 _ => Ok(vec![]),
             },
             Field::OAuth => {
-                let (Some(app), Some(o)) = (def.oauth.as_ref().filter(|a| !a.is_empty()), s.oauth) else { return Ok(vec![]) };
+                let (Some(app), Some(o)) = (def.oauth.as_ref().filter(|a| !a.is_empty()), s.oauth)
+                else {
+                    return Ok(vec![]);
+                };
                 let members = oauth_members(&o, app, existing.and_then(|e| e.get(o.key)));
                 match existing.and_then(|e| e.get(o.key)) {
                     // Member by member: the object's other members stay.
-                    Some(Value::Object(_)) => Ok(members.into_iter().map(|(k, v)| (vec![o.key.to_string(), k.to_string()], v)).collect()),
+                    Some(Value::Object(_)) => Ok(members
+                        .into_iter()
+                        .map(|(k, v)| (vec![o.key.to_string(), k.to_string()], v))
+                        .collect()),
                     _ => {
-                        let mut m: Map<String, Value> = members.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+                        let mut m: Map<String, Value> = members
+                            .into_iter()
+                            .map(|(k, v)| (k.to_string(), v))
+                            .collect();
                         if let Some(e) = o.enabled {
                             m.insert(e.into(), Value::Bool(true));
                         }
@@ -1024,7 +1373,11 @@ impl Dialect {
     /// patch's fields, in their keys and places; every other key stays.
     /// Name and enabled are not in here: renaming moves the entry and the
     /// enable flag may live outside it, so `Writer` does both.
-    pub fn patch_edits(self, existing: Option<&Map<String, Value>>, patch: &ServerPatch) -> Result<Vec<EntryEdit>, Unstorable> {
+    pub fn patch_edits(
+        self,
+        existing: Option<&Map<String, Value>>,
+        patch: &ServerPatch,
+    ) -> Result<Vec<EntryEdit>, Unstorable> {
         let mut fields = patch.fields.clone();
         if patch.changes(Field::Transport) {
             // The url's key may say the transport (Gemini), and a transport
@@ -1040,10 +1393,20 @@ impl Dialect {
                 continue;
             }
             let new = self.write_field(f, &patch.def, existing)?;
-            if let (Field::OAuth, Some(o), Some(Value::Object(old))) = (f, s.oauth, existing.and_then(|e| e.get(s.oauth.map_or("", |o| o.key)))) {
+            if let (Field::OAuth, Some(o), Some(Value::Object(old))) = (
+                f,
+                s.oauth,
+                existing.and_then(|e| e.get(s.oauth.map_or("", |o| o.key))),
+            ) {
                 // Only the members Switchboard writes go; the rest stay, and
                 // so does the object while anything is left in it.
-                let kept: Vec<&String> = old.keys().filter(|k| !oauth_written_keys(&o).contains(&k.as_str()) || new.iter().any(|(np, _)| np.get(1) == Some(*k))).collect();
+                let kept: Vec<&String> = old
+                    .keys()
+                    .filter(|k| {
+                        !oauth_written_keys(&o).contains(&k.as_str())
+                            || new.iter().any(|(np, _)| np.get(1) == Some(*k))
+                    })
+                    .collect();
                 if kept.is_empty() && new.is_empty() {
                     removes.push(EntryEdit::Remove(vec![o.key.into()]));
                 } else {
@@ -1056,7 +1419,9 @@ impl Dialect {
             }
             for k in self.field_keys(f) {
                 let p = self.locate(existing, f, k);
-                if existing.is_some_and(|e| get_in(e, &p).is_some()) && !new.iter().any(|(np, _)| *np == p) {
+                if existing.is_some_and(|e| get_in(e, &p).is_some())
+                    && !new.iter().any(|(np, _)| *np == p)
+                {
                     removes.push(EntryEdit::Remove(p));
                 }
             }

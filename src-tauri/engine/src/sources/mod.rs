@@ -90,29 +90,64 @@ impl Client {
             // code.claude.com/docs/en/mcp: command, args, env, url, headers
             // of `.mcp.json`; its loader expands the user, local and managed
             // scopes the same way.
-            Client::ClaudeCode => Expansion { braced: true, default: true, ..NONE },
+            Client::ClaudeCode => Expansion {
+                braced: true,
+                default: true,
+                ..NONE
+            },
             // cursor.com/docs/mcp "Config interpolation". Also
             // `${workspaceFolderBasename}` and `${pathSeparator}`, which
             // Switchboard does not know: they stay literal.
-            Client::Cursor => Expansion { env_prefix: true, workspace_folder: true, user_home: true, ..NONE },
+            Client::Cursor => Expansion {
+                env_prefix: true,
+                workspace_folder: true,
+                user_home: true,
+                ..NONE
+            },
             // VS Code's variable resolver (vscode-docs mcp-configuration.md);
             // its other predefined variables stay literal here.
-            Client::Vscode => Expansion { env_prefix: true, workspace_folder: true, user_home: true, inputs: true, ..NONE },
+            Client::Vscode => Expansion {
+                env_prefix: true,
+                workspace_folder: true,
+                user_home: true,
+                inputs: true,
+                ..NONE
+            },
             // docs.windsurf.com cascade/mcp "Config interpolation";
             // `${file:…}` is not read and stays literal.
-            Client::Windsurf => Expansion { env_prefix: true, ..NONE },
+            Client::Windsurf => Expansion {
+                env_prefix: true,
+                ..NONE
+            },
             // Roo-Code `src/utils/config.ts` `injectVariables`.
-            Client::Roo => Expansion { env_prefix: true, workspace_folder: true, ..NONE },
+            Client::Roo => Expansion {
+                env_prefix: true,
+                workspace_folder: true,
+                ..NONE
+            },
             // gemini-cli `packages/cli/src/utils/envVarResolver.ts`, over the
             // whole settings file: `$VAR` and `${VAR}`, no default syntax.
-            Client::Gemini => Expansion { braced: true, dollar: true, ..NONE },
+            Client::Gemini => Expansion {
+                braced: true,
+                dollar: true,
+                ..NONE
+            },
             // Codex interpolates nothing; its `env_http_headers` and
             // `bearer_token_env_var` fields name variables instead.
-            Client::Codex => Expansion { header_env_refs: true, ..NONE },
+            Client::Codex => Expansion {
+                header_env_refs: true,
+                ..NONE
+            },
             // None documented (Claude Desktop) or none found in the client
             // (Zed, Cline, goose, LM Studio); Continue's `${{ secrets.X }}` is
             // not supported; the fallback `mcp.json` has no client.
-            Client::ClaudeDesktop | Client::Zed | Client::Cline | Client::Goose | Client::Lmstudio | Client::Continue | Client::Fallback => NONE,
+            Client::ClaudeDesktop
+            | Client::Zed
+            | Client::Cline
+            | Client::Goose
+            | Client::Lmstudio
+            | Client::Continue
+            | Client::Fallback => NONE,
         }
     }
 }
@@ -169,7 +204,15 @@ fn key(k: &str) -> PathSeg {
     PathSeg::Key(k.to_string())
 }
 
-fn spec(id: String, client: Client, level: Level, path: PathBuf, format: Format, root: &[&str], dialect: Dialect) -> SourceSpec {
+fn spec(
+    id: String,
+    client: Client,
+    level: Level,
+    path: PathBuf,
+    format: Format,
+    root: &[&str],
+    dialect: Dialect,
+) -> SourceSpec {
     SourceSpec {
         id,
         client,
@@ -196,7 +239,15 @@ fn vscode_user_dir(host: &Host) -> PathBuf {
 /// Switchboard's own server file.
 pub fn switchboard_source(host: &Host) -> SourceSpec {
     let path = host.join(&host.switchboard_dir(), "servers.json");
-    spec("switchboard".into(), Client::Switchboard, Level::User, path, Format::Json, &["mcpServers"], Dialect::Switchboard)
+    spec(
+        "switchboard".into(),
+        Client::Switchboard,
+        Level::User,
+        path,
+        Format::Json,
+        &["mcpServers"],
+        Dialect::Switchboard,
+    )
 }
 
 /// Administrator-managed files: highest priority after Switchboard's own, read-only.
@@ -206,19 +257,46 @@ pub fn managed_sources(host: &Host) -> Vec<SourceSpec> {
         Os::Macos => host.system_join("Library/Application Support/ClaudeCode/managed-mcp.json"),
         Os::Windows => host.system_join("Program Files/ClaudeCode/managed-mcp.json"),
     };
-    let gemini = host.var("GEMINI_CLI_SYSTEM_SETTINGS_PATH").map(PathBuf::from).unwrap_or_else(|| match host.os {
-        Os::Linux => host.system_join("etc/gemini-cli/settings.json"),
-        Os::Macos => host.system_join("Library/Application Support/GeminiCli/settings.json"),
-        Os::Windows => host.system_join("ProgramData/gemini-cli/settings.json"),
-    });
+    let gemini = host
+        .var("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| match host.os {
+            Os::Linux => host.system_join("etc/gemini-cli/settings.json"),
+            Os::Macos => host.system_join("Library/Application Support/GeminiCli/settings.json"),
+            Os::Windows => host.system_join("ProgramData/gemini-cli/settings.json"),
+        });
     let codex = match host.os {
         Os::Windows => host.system_join("ProgramData/codex/managed_config.toml"),
         _ => host.system_join("etc/codex/managed_config.toml"),
     };
     vec![
-        spec("claude-code-managed".into(), Client::ClaudeCode, Level::Managed, claude, Format::Json, &["mcpServers"], Dialect::ClaudeCode),
-        spec("gemini-system".into(), Client::Gemini, Level::Managed, gemini, Format::Jsonc, &["mcpServers"], Dialect::Gemini),
-        spec("codex-managed".into(), Client::Codex, Level::Managed, codex, Format::Toml, &["mcp_servers"], Dialect::Codex),
+        spec(
+            "claude-code-managed".into(),
+            Client::ClaudeCode,
+            Level::Managed,
+            claude,
+            Format::Json,
+            &["mcpServers"],
+            Dialect::ClaudeCode,
+        ),
+        spec(
+            "gemini-system".into(),
+            Client::Gemini,
+            Level::Managed,
+            gemini,
+            Format::Jsonc,
+            &["mcpServers"],
+            Dialect::Gemini,
+        ),
+        spec(
+            "codex-managed".into(),
+            Client::Codex,
+            Level::Managed,
+            codex,
+            Format::Toml,
+            &["mcp_servers"],
+            Dialect::Codex,
+        ),
     ]
 }
 
@@ -228,17 +306,81 @@ pub fn project_sources(host: &Host, project: &Path) -> Vec<SourceSpec> {
     let p = project.to_string_lossy().to_string();
     let id = |kind: &str| format!("{kind}@{p}");
     let at = |rel: &str| host.join(project, rel);
-    let mut local = spec(id("claude-code-local"), Client::ClaudeCode, Level::Project, host.home_join(".claude.json"), Format::Json, &[], Dialect::ClaudeCode);
+    let mut local = spec(
+        id("claude-code-local"),
+        Client::ClaudeCode,
+        Level::Project,
+        host.home_join(".claude.json"),
+        Format::Json,
+        &[],
+        Dialect::ClaudeCode,
+    );
     local.container = Container::Map(vec![key("projects"), key(&p), key("mcpServers")]);
     let mut list = vec![
         local,
-        spec(id("claude-code-project"), Client::ClaudeCode, Level::Project, at(".mcp.json"), Format::Json, &["mcpServers"], Dialect::ClaudeCode),
-        spec(id("cursor-project"), Client::Cursor, Level::Project, at(".cursor/mcp.json"), Format::Json, &["mcpServers"], Dialect::Standard),
-        spec(id("vscode-project"), Client::Vscode, Level::Project, at(".vscode/mcp.json"), Format::Jsonc, &["servers"], Dialect::Vscode),
-        spec(id("zed-project"), Client::Zed, Level::Project, at(".zed/settings.json"), Format::Jsonc, &["context_servers"], Dialect::Zed),
-        spec(id("roo-project"), Client::Roo, Level::Project, at(".roo/mcp.json"), Format::Json, &["mcpServers"], Dialect::Roo),
-        spec(id("gemini-project"), Client::Gemini, Level::Project, at(".gemini/settings.json"), Format::Jsonc, &["mcpServers"], Dialect::Gemini),
-        spec(id("codex-project"), Client::Codex, Level::Project, at(".codex/config.toml"), Format::Toml, &["mcp_servers"], Dialect::Codex),
+        spec(
+            id("claude-code-project"),
+            Client::ClaudeCode,
+            Level::Project,
+            at(".mcp.json"),
+            Format::Json,
+            &["mcpServers"],
+            Dialect::ClaudeCode,
+        ),
+        spec(
+            id("cursor-project"),
+            Client::Cursor,
+            Level::Project,
+            at(".cursor/mcp.json"),
+            Format::Json,
+            &["mcpServers"],
+            Dialect::Standard,
+        ),
+        spec(
+            id("vscode-project"),
+            Client::Vscode,
+            Level::Project,
+            at(".vscode/mcp.json"),
+            Format::Jsonc,
+            &["servers"],
+            Dialect::Vscode,
+        ),
+        spec(
+            id("zed-project"),
+            Client::Zed,
+            Level::Project,
+            at(".zed/settings.json"),
+            Format::Jsonc,
+            &["context_servers"],
+            Dialect::Zed,
+        ),
+        spec(
+            id("roo-project"),
+            Client::Roo,
+            Level::Project,
+            at(".roo/mcp.json"),
+            Format::Json,
+            &["mcpServers"],
+            Dialect::Roo,
+        ),
+        spec(
+            id("gemini-project"),
+            Client::Gemini,
+            Level::Project,
+            at(".gemini/settings.json"),
+            Format::Jsonc,
+            &["mcpServers"],
+            Dialect::Gemini,
+        ),
+        spec(
+            id("codex-project"),
+            Client::Codex,
+            Level::Project,
+            at(".codex/config.toml"),
+            Format::Toml,
+            &["mcp_servers"],
+            Dialect::Codex,
+        ),
     ];
     for s in &mut list {
         s.project = Some(project.to_path_buf());
@@ -266,13 +408,21 @@ pub fn user_sources(host: &Host) -> Vec<SourceSpec> {
     let code = vscode_user_dir(host);
     let claude_desktop = match host.os {
         Os::Linux => host.join(&host.xdg_config_dir(), "Claude/claude_desktop_config.json"),
-        Os::Macos => host.home_join("Library/Application Support/Claude/claude_desktop_config.json"),
+        Os::Macos => {
+            host.home_join("Library/Application Support/Claude/claude_desktop_config.json")
+        }
         Os::Windows => host.join(&host.appdata(), "Claude/claude_desktop_config.json"),
     };
-    let codex_home = host.var("CODEX_HOME").map(PathBuf::from).unwrap_or_else(|| host.home_join(".codex"));
+    let codex_home = host
+        .var("CODEX_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| host.home_join(".codex"));
     let zed = match host.os {
         Os::Linux => {
-            let base = host.var("FLATPAK_XDG_CONFIG_HOME").map(PathBuf::from).unwrap_or_else(|| host.xdg_config_dir());
+            let base = host
+                .var("FLATPAK_XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| host.xdg_config_dir());
             host.join(&base, "zed/settings.json")
         }
         Os::Macos => host.home_join(".config/zed/settings.json"),
@@ -280,23 +430,136 @@ pub fn user_sources(host: &Host) -> Vec<SourceSpec> {
     };
     let goose = match host.os {
         Os::Windows => host.join(&host.appdata(), "Block/goose/config/config.yaml"),
-        _ => host.var("GOOSE_PATH_ROOT").map(|r| host.join(Path::new(r), "config/config.yaml")).unwrap_or_else(|| host.home_join(".config/goose/config.yaml")),
+        _ => host
+            .var("GOOSE_PATH_ROOT")
+            .map(|r| host.join(Path::new(r), "config/config.yaml"))
+            .unwrap_or_else(|| host.home_join(".config/goose/config.yaml")),
     };
-    let mut continue_src = spec("continue".into(), Client::Continue, Level::User, host.home_join(".continue/config.yaml"), Format::Yaml, &[], Dialect::Continue);
+    let mut continue_src = spec(
+        "continue".into(),
+        Client::Continue,
+        Level::User,
+        host.home_join(".continue/config.yaml"),
+        Format::Yaml,
+        &[],
+        Dialect::Continue,
+    );
     continue_src.container = Container::List(vec![key("mcpServers")]);
     vec![
-        spec("claude-code-user".into(), Client::ClaudeCode, Level::User, host.home_join(".claude.json"), Format::Json, &["mcpServers"], Dialect::ClaudeCode),
-        spec("claude-desktop".into(), Client::ClaudeDesktop, Level::User, claude_desktop, Format::Json, &["mcpServers"], Dialect::Standard),
-        spec("codex-user".into(), Client::Codex, Level::User, host.join(&codex_home, "config.toml"), Format::Toml, &["mcp_servers"], Dialect::Codex),
-        spec("gemini-user".into(), Client::Gemini, Level::User, host.home_join(".gemini/settings.json"), Format::Jsonc, &["mcpServers"], Dialect::Gemini),
-        spec("cursor-user".into(), Client::Cursor, Level::User, host.home_join(".cursor/mcp.json"), Format::Json, &["mcpServers"], Dialect::Standard),
-        spec("windsurf".into(), Client::Windsurf, Level::User, host.home_join(".codeium/windsurf/mcp_config.json"), Format::Json, &["mcpServers"], Dialect::Windsurf),
-        spec("zed-user".into(), Client::Zed, Level::User, zed, Format::Jsonc, &["context_servers"], Dialect::Zed),
-        spec("cline".into(), Client::Cline, Level::User, host.join(&code, "globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"), Format::Json, &["mcpServers"], Dialect::Cline),
-        spec("roo-user".into(), Client::Roo, Level::User, host.join(&code, "globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json"), Format::Json, &["mcpServers"], Dialect::Roo),
-        spec("vscode-user".into(), Client::Vscode, Level::User, host.join(&code, "mcp.json"), Format::Jsonc, &["servers"], Dialect::Vscode),
-        spec("goose".into(), Client::Goose, Level::User, goose, Format::Yaml, &["extensions"], Dialect::Goose),
-        spec("lmstudio".into(), Client::Lmstudio, Level::User, host.home_join(".lmstudio/mcp.json"), Format::Json, &["mcpServers"], Dialect::Standard),
+        spec(
+            "claude-code-user".into(),
+            Client::ClaudeCode,
+            Level::User,
+            host.home_join(".claude.json"),
+            Format::Json,
+            &["mcpServers"],
+            Dialect::ClaudeCode,
+        ),
+        spec(
+            "claude-desktop".into(),
+            Client::ClaudeDesktop,
+            Level::User,
+            claude_desktop,
+            Format::Json,
+            &["mcpServers"],
+            Dialect::Standard,
+        ),
+        spec(
+            "codex-user".into(),
+            Client::Codex,
+            Level::User,
+            host.join(&codex_home, "config.toml"),
+            Format::Toml,
+            &["mcp_servers"],
+            Dialect::Codex,
+        ),
+        spec(
+            "gemini-user".into(),
+            Client::Gemini,
+            Level::User,
+            host.home_join(".gemini/settings.json"),
+            Format::Jsonc,
+            &["mcpServers"],
+            Dialect::Gemini,
+        ),
+        spec(
+            "cursor-user".into(),
+            Client::Cursor,
+            Level::User,
+            host.home_join(".cursor/mcp.json"),
+            Format::Json,
+            &["mcpServers"],
+            Dialect::Standard,
+        ),
+        spec(
+            "windsurf".into(),
+            Client::Windsurf,
+            Level::User,
+            host.home_join(".codeium/windsurf/mcp_config.json"),
+            Format::Json,
+            &["mcpServers"],
+            Dialect::Windsurf,
+        ),
+        spec(
+            "zed-user".into(),
+            Client::Zed,
+            Level::User,
+            zed,
+            Format::Jsonc,
+            &["context_servers"],
+            Dialect::Zed,
+        ),
+        spec(
+            "cline".into(),
+            Client::Cline,
+            Level::User,
+            host.join(
+                &code,
+                "globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+            ),
+            Format::Json,
+            &["mcpServers"],
+            Dialect::Cline,
+        ),
+        spec(
+            "roo-user".into(),
+            Client::Roo,
+            Level::User,
+            host.join(
+                &code,
+                "globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+            ),
+            Format::Json,
+            &["mcpServers"],
+            Dialect::Roo,
+        ),
+        spec(
+            "vscode-user".into(),
+            Client::Vscode,
+            Level::User,
+            host.join(&code, "mcp.json"),
+            Format::Jsonc,
+            &["servers"],
+            Dialect::Vscode,
+        ),
+        spec(
+            "goose".into(),
+            Client::Goose,
+            Level::User,
+            goose,
+            Format::Yaml,
+            &["extensions"],
+            Dialect::Goose,
+        ),
+        spec(
+            "lmstudio".into(),
+            Client::Lmstudio,
+            Level::User,
+            host.home_join(".lmstudio/mcp.json"),
+            Format::Json,
+            &["mcpServers"],
+            Dialect::Standard,
+        ),
         continue_src,
     ]
 }

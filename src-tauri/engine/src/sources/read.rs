@@ -36,12 +36,20 @@ pub fn escape_pointer(seg: &str) -> String {
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1
+    text.as_bytes()[..offset.min(text.len())]
+        .iter()
+        .filter(|b| **b == b'\n')
+        .count()
+        + 1
 }
 
 fn column_of(text: &str, offset: usize) -> usize {
     let before = &text.as_bytes()[..offset.min(text.len())];
-    let start = before.iter().rposition(|b| *b == b'\n').map(|i| i + 1).unwrap_or(0);
+    let start = before
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map(|i| i + 1)
+        .unwrap_or(0);
     String::from_utf8_lossy(&before[start..]).chars().count() + 1
 }
 
@@ -52,7 +60,12 @@ struct LineIndex(Vec<usize>);
 impl LineIndex {
     fn new(text: &str) -> Self {
         let mut starts = vec![0];
-        starts.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
+        starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
         LineIndex(starts)
     }
     fn line(&self, offset: usize) -> usize {
@@ -83,11 +96,17 @@ fn parse_json(format: Format, text: &str) -> Result<LocatedDoc, ParseFailure> {
         allow_unary_plus_numbers: false,
         ..Default::default()
     };
-    let res = jsonc_parser::parse_to_ast(text, &Default::default(), &opts).map_err(|e| ParseFailure {
-        line: Some(e.line_display()),
-        column: Some(e.column_display()),
-        message: format!("{} (line {}, column {})", e.kind(), e.line_display(), e.column_display()),
-    })?;
+    let res =
+        jsonc_parser::parse_to_ast(text, &Default::default(), &opts).map_err(|e| ParseFailure {
+            line: Some(e.line_display()),
+            column: Some(e.column_display()),
+            message: format!(
+                "{} (line {}, column {})",
+                e.kind(),
+                e.line_display(),
+                e.column_display()
+            ),
+        })?;
     let mut doc = LocatedDoc::default();
     let index = LineIndex::new(text);
     doc.value = match res.value {
@@ -97,10 +116,17 @@ fn parse_json(format: Format, text: &str) -> Result<LocatedDoc, ParseFailure> {
     Ok(doc)
 }
 
-fn convert_ast(v: &ast::Value, text: &LineIndex, ptr: &str, lines: &mut HashMap<String, usize>) -> Value {
+fn convert_ast(
+    v: &ast::Value,
+    text: &LineIndex,
+    ptr: &str,
+    lines: &mut HashMap<String, usize>,
+) -> Value {
     match v {
         ast::Value::StringLit(s) => Value::String(s.value.to_string()),
-        ast::Value::NumberLit(n) => serde_json::from_str::<Value>(n.value).unwrap_or(Value::String(n.value.to_string())),
+        ast::Value::NumberLit(n) => {
+            serde_json::from_str::<Value>(n.value).unwrap_or(Value::String(n.value.to_string()))
+        }
         ast::Value::BooleanLit(b) => Value::Bool(b.value),
         ast::Value::NullKeyword(_) => Value::Null,
         ast::Value::Array(a) => Value::Array(
@@ -128,11 +154,16 @@ fn parse_toml(text: &str) -> Result<LocatedDoc, ParseFailure> {
     let doc: toml_edit::Document<String> = text.parse().map_err(|e: toml_edit::TomlError| {
         let line = e.span().map(|s| line_of(text, s.start));
         let column = e.span().map(|s| column_of(text, s.start));
-        ParseFailure { line, column, message: e.message().to_string() + &match (line, column) {
-            (Some(l), Some(c)) => format!(" (line {l}, column {c})"),
-            (Some(l), None) => format!(" (line {l})"),
-            _ => String::new(),
-        } }
+        ParseFailure {
+            line,
+            column,
+            message: e.message().to_string()
+                + &match (line, column) {
+                    (Some(l), Some(c)) => format!(" (line {l}, column {c})"),
+                    (Some(l), None) => format!(" (line {l})"),
+                    _ => String::new(),
+                },
+        }
     })?;
     let mut out = LocatedDoc::default();
     let index = LineIndex::new(text);
@@ -158,7 +189,12 @@ fn toml_table<'a>(
     Value::Object(m)
 }
 
-fn toml_item(item: &toml_edit::Item, text: &LineIndex, ptr: &str, lines: &mut HashMap<String, usize>) -> Value {
+fn toml_item(
+    item: &toml_edit::Item,
+    text: &LineIndex,
+    ptr: &str,
+    lines: &mut HashMap<String, usize>,
+) -> Value {
     match item {
         toml_edit::Item::None => Value::Null,
         toml_edit::Item::Value(v) => toml_value(v, text, ptr, lines),
@@ -172,12 +208,19 @@ fn toml_item(item: &toml_edit::Item, text: &LineIndex, ptr: &str, lines: &mut Ha
     }
 }
 
-fn toml_value(v: &toml_edit::Value, text: &LineIndex, ptr: &str, lines: &mut HashMap<String, usize>) -> Value {
+fn toml_value(
+    v: &toml_edit::Value,
+    text: &LineIndex,
+    ptr: &str,
+    lines: &mut HashMap<String, usize>,
+) -> Value {
     use toml_edit::Value as T;
     match v {
         T::String(s) => Value::String(s.value().clone()),
         T::Integer(i) => Value::from(*i.value()),
-        T::Float(f) => serde_json::Number::from_f64(*f.value()).map(Value::Number).unwrap_or(Value::Null),
+        T::Float(f) => serde_json::Number::from_f64(*f.value())
+            .map(Value::Number)
+            .unwrap_or(Value::Null),
         T::Boolean(b) => Value::Bool(*b.value()),
         T::Datetime(d) => Value::String(d.value().to_string()),
         T::Array(a) => Value::Array(
@@ -192,11 +235,18 @@ fn toml_value(v: &toml_edit::Value, text: &LineIndex, ptr: &str, lines: &mut Has
 
 fn parse_yaml(text: &str) -> Result<LocatedDoc, ParseFailure> {
     if text.trim().is_empty() {
-        return Ok(LocatedDoc { value: Value::Object(Map::new()), lines: HashMap::new() });
+        return Ok(LocatedDoc {
+            value: Value::Object(Map::new()),
+            lines: HashMap::new(),
+        });
     }
     let value: Value = serde_norway::from_str(text).map_err(|e| {
         let line = e.location().map(|l| l.line());
-        ParseFailure { line, column: e.location().map(|l| l.column()), message: e.to_string() }
+        ParseFailure {
+            line,
+            column: e.location().map(|l| l.column()),
+            message: e.to_string(),
+        }
     })?;
     // serde_norway has no spans for values; find each key's line by its
     // indentation-aware text position, which is what a user needs to look at.
@@ -205,7 +255,13 @@ fn parse_yaml(text: &str) -> Result<LocatedDoc, ParseFailure> {
     Ok(LocatedDoc { value, lines })
 }
 
-fn yaml_lines(v: &Value, text: &str, ptr: &str, from_line: usize, lines: &mut HashMap<String, usize>) {
+fn yaml_lines(
+    v: &Value,
+    text: &str,
+    ptr: &str,
+    from_line: usize,
+    lines: &mut HashMap<String, usize>,
+) {
     match v {
         Value::Object(m) => {
             for (k, child) in m {
@@ -216,7 +272,9 @@ fn yaml_lines(v: &Value, text: &str, ptr: &str, from_line: usize, lines: &mut Ha
                     .skip(from_line)
                     .find(|(_, l)| {
                         let t = l.trim_start().trim_start_matches("- ");
-                        t.starts_with(&format!("{k}:")) || t.starts_with(&format!("\"{k}\":")) || t.starts_with(&format!("'{k}':"))
+                        t.starts_with(&format!("{k}:"))
+                            || t.starts_with(&format!("\"{k}\":"))
+                            || t.starts_with(&format!("'{k}':"))
                     })
                     .map(|(i, _)| i);
                 if let Some(i) = found {

@@ -19,16 +19,30 @@ pub struct EntryText {
 /// without the enable flag (which may live outside the entry). The error
 /// says what the client cannot store.
 pub fn entry_text(spec: &SourceSpec, def: &ServerDef) -> Result<EntryText, String> {
-    let entry = spec.dialect.to_entry(def).map_err(|u| u.message(spec.client.display_name()))?;
+    let entry = spec
+        .dialect
+        .to_entry(def)
+        .map_err(|u| u.message(spec.client.display_name()))?;
     let text = match spec.format {
-        Format::Json | Format::Jsonc => serde_json::to_string_pretty(&Value::Object(entry)).unwrap_or_default() + "\n",
+        Format::Json | Format::Jsonc => {
+            serde_json::to_string_pretty(&Value::Object(entry)).unwrap_or_default() + "\n"
+        }
         // TOML and YAML: the keys as the body of the server's table or mapping.
         Format::Toml | Format::Yaml => {
-            let edits: Vec<DocEdit> = entry.into_iter().map(|(k, value)| DocEdit::Set { path: vec![PathSeg::Key(k)], value }).collect();
+            let edits: Vec<DocEdit> = entry
+                .into_iter()
+                .map(|(k, value)| DocEdit::Set {
+                    path: vec![PathSeg::Key(k)],
+                    value,
+                })
+                .collect();
             apply_edits(spec.format, "", &edits).map_err(|e| e.to_string())?
         }
     };
-    Ok(EntryText { format: spec.format, text })
+    Ok(EntryText {
+        format: spec.format,
+        text,
+    })
 }
 
 /// Read an entry typed in `spec`'s format. Anything Switchboard would not
@@ -41,7 +55,10 @@ pub fn parse_entry_text(spec: &SourceSpec, name: &str, text: &str) -> Result<Ser
         _ => f.message,
     })?;
     let Value::Object(entry) = &doc.value else {
-        return Err(format!("the entry should be an object of fields, found {}", crate::sources::dialect::kind(&doc.value)));
+        return Err(format!(
+            "the entry should be an object of fields, found {}",
+            crate::sources::dialect::kind(&doc.value)
+        ));
     };
     let at = |field: &str| match doc.line(&format!("/{}", escape_pointer(field))) {
         Some(line) => format!("line {line}: "),
@@ -58,10 +75,18 @@ pub fn parse_entry_text(spec: &SourceSpec, name: &str, text: &str) -> Result<Ser
     }
     let parsed = spec.dialect.parse_entry(name, &doc.value);
     if let Some(issue) = parsed.issues.first() {
-        let field = issue.field.as_deref().map(|f| f.split(['.', '[']).next().unwrap_or(f)).unwrap_or("");
+        let field = issue
+            .field
+            .as_deref()
+            .map(|f| f.split(['.', '[']).next().unwrap_or(f))
+            .unwrap_or("");
         // Reading a file, Switchboard skips a bad value and says so; here the
         // user is typing, so the value is refused instead.
-        let message = ["; ignored", "; the default is used"].iter().fold(issue.message.as_str(), |m, tail| m.strip_suffix(tail).unwrap_or(m));
+        let message = ["; ignored", "; the default is used"]
+            .iter()
+            .fold(issue.message.as_str(), |m, tail| {
+                m.strip_suffix(tail).unwrap_or(m)
+            });
         return Err(format!("{}{message}", at(field)));
     }
     if let Some(why) = parsed.not_runnable {

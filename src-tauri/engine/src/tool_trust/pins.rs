@@ -60,17 +60,44 @@ impl Item {
     /// Name, title, description, input and output schema, annotations.
     pub fn tool(t: &Tool) -> Item {
         let v = serde_json::to_value(t).unwrap_or(Value::Null);
-        Item::pick(ItemKind::Tool, &v, &["name", "title", "description", "inputSchema", "outputSchema", "annotations"]).expect("a tool has a name")
+        Item::pick(
+            ItemKind::Tool,
+            &v,
+            &[
+                "name",
+                "title",
+                "description",
+                "inputSchema",
+                "outputSchema",
+                "annotations",
+            ],
+        )
+        .expect("a tool has a name")
     }
 
     /// A prompt as `prompts/list` gives it.
     pub fn prompt(v: &Value) -> Option<Item> {
-        Item::pick(ItemKind::Prompt, v, &["name", "title", "description", "arguments"])
+        Item::pick(
+            ItemKind::Prompt,
+            v,
+            &["name", "title", "description", "arguments"],
+        )
     }
 
     /// A resource template as `resources/templates/list` gives it.
     pub fn template(v: &Value) -> Option<Item> {
-        Item::pick(ItemKind::ResourceTemplate, v, &["name", "title", "description", "uriTemplate", "mimeType", "annotations"])
+        Item::pick(
+            ItemKind::ResourceTemplate,
+            v,
+            &[
+                "name",
+                "title",
+                "description",
+                "uriTemplate",
+                "mimeType",
+                "annotations",
+            ],
+        )
     }
 
     fn pick(kind: ItemKind, v: &Value, fields: &[&str]) -> Option<Item> {
@@ -83,7 +110,11 @@ impl Item {
                 m.insert(f.to_string(), canonical(x));
             }
         }
-        Some(Item { kind, name, definition: Value::Object(m) })
+        Some(Item {
+            kind,
+            name,
+            definition: Value::Object(m),
+        })
     }
 
     /// `tool:NAME`, `prompt:NAME`, `resource-template:NAME`.
@@ -101,7 +132,10 @@ impl Item {
 }
 
 pub fn item_key(kind: ItemKind, name: &str) -> String {
-    let k = serde_json::to_value(kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+    let k = serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
     format!("{k}:{name}")
 }
 
@@ -111,7 +145,11 @@ pub fn canonical(v: &Value) -> Value {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
             keys.sort();
-            Value::Object(keys.into_iter().map(|k| (k.clone(), canonical(&m[k]))).collect())
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), canonical(&m[k])))
+                    .collect(),
+            )
         }
         Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
         x => x.clone(),
@@ -175,20 +213,39 @@ impl PinFile {
 
     /// Whether anything was ever approved under this server name.
     pub fn knows_name(&self, server: &str) -> bool {
-        self.servers.get(server).is_some_and(|ids| ids.values().any(|p| !p.items.is_empty()))
+        self.servers
+            .get(server)
+            .is_some_and(|ids| ids.values().any(|p| !p.items.is_empty()))
     }
 
     /// Pin `items` of `server` under `identity` (replacing their earlier
     /// pins); `automatic`: by trust on first use rather than by the user.
-    pub fn approve(&mut self, server: &str, identity: &str, items: &[Item], at: u64, automatic: bool) {
+    pub fn approve(
+        &mut self,
+        server: &str,
+        identity: &str,
+        items: &[Item],
+        at: u64,
+        automatic: bool,
+    ) {
         let ids = self.servers.entry(server.to_string()).or_default();
         let pins = ids.entry(identity.to_string()).or_default();
         pins.approved_at = at;
         for i in items {
-            pins.items.insert(i.key(), Pin { hash: i.hash(), definition: i.definition.clone(), automatic });
+            pins.items.insert(
+                i.key(),
+                Pin {
+                    hash: i.hash(),
+                    definition: i.definition.clone(),
+                    automatic,
+                },
+            );
         }
         if ids.len() > IDENTITIES_KEPT {
-            let mut by_age: Vec<(u64, String)> = ids.iter().map(|(k, p)| (p.approved_at, k.clone())).collect();
+            let mut by_age: Vec<(u64, String)> = ids
+                .iter()
+                .map(|(k, p)| (p.approved_at, k.clone()))
+                .collect();
             by_age.sort();
             for (_, k) in by_age.into_iter().take(ids.len() - IDENTITIES_KEPT) {
                 ids.remove(&k);
@@ -198,7 +255,11 @@ impl PinFile {
 
     /// Forget the pins of items no longer offered (approving a removal).
     pub fn forget(&mut self, server: &str, identity: &str, keys: &[String]) {
-        if let Some(p) = self.servers.get_mut(server).and_then(|ids| ids.get_mut(identity)) {
+        if let Some(p) = self
+            .servers
+            .get_mut(server)
+            .and_then(|ids| ids.get_mut(identity))
+        {
             for k in keys {
                 p.items.remove(k);
             }
@@ -257,7 +318,12 @@ pub fn update(path: &Path, change: impl Fn(&mut PinFile)) -> Result<PinFile, Pin
         let (mut pins, expected) = match read(path) {
             OnDisk::Absent => (PinFile::default(), Expected::Absent),
             OnDisk::Parsed(p, h) => (p, Expected::Hash(h)),
-            OnDisk::Broken(message) => return Err(PinError::Broken { path: path.to_path_buf(), message }),
+            OnDisk::Broken(message) => {
+                return Err(PinError::Broken {
+                    path: path.to_path_buf(),
+                    message,
+                })
+            }
         };
         change(&mut pins);
         let mut text = serde_json::to_string_pretty(&pins).expect("pins serialize");
@@ -271,7 +337,10 @@ pub fn update(path: &Path, change: impl Fn(&mut PinFile)) -> Result<PinFile, Pin
             Err(e) => return Err(e.into()),
         }
     }
-    Err(WriteError::Conflict { path: path.to_path_buf() }.into())
+    Err(WriteError::Conflict {
+        path: path.to_path_buf(),
+    }
+    .into())
 }
 
 #[cfg(test)]
@@ -308,11 +377,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("data/tool-pins.json");
         let item = Item::tool(&tool("Echo it"));
-        update(&path, |p| p.approve("fx", "id1", std::slice::from_ref(&item), 1, false)).unwrap();
-        update(&path, |p| p.approve("gx", "id2", std::slice::from_ref(&item), 2, false)).unwrap();
+        update(&path, |p| {
+            p.approve("fx", "id1", std::slice::from_ref(&item), 1, false)
+        })
+        .unwrap();
+        update(&path, |p| {
+            p.approve("gx", "id2", std::slice::from_ref(&item), 2, false)
+        })
+        .unwrap();
         let (p, problem) = load(&path);
         assert!(problem.is_none());
-        assert_eq!(p.get("fx", "id1").unwrap().items["tool:echo"].hash, item.hash());
+        assert_eq!(
+            p.get("fx", "id1").unwrap().items["tool:echo"].hash,
+            item.hash()
+        );
         assert!(p.knows_name("gx") && !p.knows_name("hx"));
         std::fs::write(&path, "{ nope").unwrap();
         let e = update(&path, |p| p.approve("fx", "id1", &[], 3, false)).unwrap_err();

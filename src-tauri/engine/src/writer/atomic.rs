@@ -47,7 +47,11 @@ pub enum WriteError {
     #[error("{} is read-only; make it writable to let Switchboard edit it", path.display())]
     ReadOnly { path: PathBuf },
     #[error("cannot write {path}: {source}")]
-    Io { path: PathBuf, #[source] source: std::io::Error },
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// How many links a chain may have before we call it a loop (Linux's limit).
@@ -76,9 +80,20 @@ enum NewFile {
 }
 
 /// The one place every file write of Switchboard's goes through.
-fn write_file(path: &Path, contents: &[u8], expected: Expected, new_file: NewFile) -> Result<(), WriteError> {
-    let target = resolve_symlinks(path).map_err(|source| WriteError::Io { path: path.to_path_buf(), source })?;
-    let io_err = |source: io::Error| WriteError::Io { path: target.clone(), source };
+fn write_file(
+    path: &Path,
+    contents: &[u8],
+    expected: Expected,
+    new_file: NewFile,
+) -> Result<(), WriteError> {
+    let target = resolve_symlinks(path).map_err(|source| WriteError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let io_err = |source: io::Error| WriteError::Io {
+        path: target.clone(),
+        source,
+    };
 
     let dir = match target.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
@@ -116,11 +131,17 @@ fn write_file(path: &Path, contents: &[u8], expected: Expected, new_file: NewFil
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(io_err(e)),
     };
-    if original.as_ref().is_some_and(|meta| is_read_only(&target, meta)) {
+    if original
+        .as_ref()
+        .is_some_and(|meta| is_read_only(&target, meta))
+    {
         return Err(WriteError::ReadOnly { path: target });
     }
 
-    let file_name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let file_name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let prefix = format!(".{file_name}.");
     let mut builder = tempfile::Builder::new();
     builder.prefix(&prefix).suffix(".switchboard-tmp");
@@ -242,7 +263,10 @@ fn resolve_symlinks(path: &Path) -> io::Result<PathBuf> {
             Err(e) => return Err(e),
         }
     }
-    Err(io::Error::other(format!("too many levels of symbolic links at {}", path.display())))
+    Err(io::Error::other(format!(
+        "too many levels of symbolic links at {}",
+        path.display()
+    )))
 }
 
 #[cfg(unix)]

@@ -43,8 +43,17 @@ pub struct DiffLine {
 
 impl DiffLine {
     fn skipped(n: usize) -> DiffLine {
-        let text = if n == 1 { "1 unchanged line".to_string() } else { format!("{n} unchanged lines") };
-        DiffLine { kind: LineKind::Skipped, text, old: None, new: None }
+        let text = if n == 1 {
+            "1 unchanged line".to_string()
+        } else {
+            format!("{n} unchanged lines")
+        };
+        DiffLine {
+            kind: LineKind::Skipped,
+            text,
+            old: None,
+            new: None,
+        }
     }
 }
 
@@ -110,9 +119,24 @@ pub fn line_diff(before: &str, after: &str) -> Vec<DiffLine> {
             skipped = 0;
         }
         out.push(match *op {
-            Op::Same(x, y) => DiffLine { kind: LineKind::Same, text: a[x].to_string(), old: Some(x + 1), new: Some(y + 1) },
-            Op::Removed(x) => DiffLine { kind: LineKind::Removed, text: a[x].to_string(), old: Some(x + 1), new: None },
-            Op::Added(y) => DiffLine { kind: LineKind::Added, text: b[y].to_string(), old: None, new: Some(y + 1) },
+            Op::Same(x, y) => DiffLine {
+                kind: LineKind::Same,
+                text: a[x].to_string(),
+                old: Some(x + 1),
+                new: Some(y + 1),
+            },
+            Op::Removed(x) => DiffLine {
+                kind: LineKind::Removed,
+                text: a[x].to_string(),
+                old: Some(x + 1),
+                new: None,
+            },
+            Op::Added(y) => DiffLine {
+                kind: LineKind::Added,
+                text: b[y].to_string(),
+                old: None,
+                new: Some(y + 1),
+            },
         });
     }
     if skipped > 0 && !out.is_empty() {
@@ -121,7 +145,12 @@ pub fn line_diff(before: &str, after: &str) -> Vec<DiffLine> {
     if out.len() > MAX_SHOWN {
         let rest = out.len() - MAX_SHOWN;
         out.truncate(MAX_SHOWN);
-        out.push(DiffLine { kind: LineKind::Skipped, text: format!("{rest} more lines of this change not shown"), old: None, new: None });
+        out.push(DiffLine {
+            kind: LineKind::Skipped,
+            text: format!("{rest} more lines of this change not shown"),
+            old: None,
+            new: None,
+        });
     }
     out
 }
@@ -130,7 +159,12 @@ pub fn line_diff(before: &str, after: &str) -> Vec<DiffLine> {
 /// longest common subsequence (edits touch a few lines, so it is small).
 fn diff_ops(a: &[&str], b: &[&str]) -> Vec<Op> {
     let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
     let (ma, mb) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
 
     let mut ops: Vec<Op> = (0..prefix).map(|i| Op::Same(i, i)).collect();
@@ -141,7 +175,11 @@ fn diff_ops(a: &[&str], b: &[&str]) -> Vec<Op> {
         let mut lcs = vec![0u32; (n + 1) * w];
         for i in (0..n).rev() {
             for j in (0..m).rev() {
-                lcs[i * w + j] = if ma[i] == mb[j] { lcs[(i + 1) * w + j + 1] + 1 } else { lcs[(i + 1) * w + j].max(lcs[i * w + j + 1]) };
+                lcs[i * w + j] = if ma[i] == mb[j] {
+                    lcs[(i + 1) * w + j + 1] + 1
+                } else {
+                    lcs[(i + 1) * w + j].max(lcs[i * w + j + 1])
+                };
             }
         }
         let (mut i, mut j) = (0, 0);
@@ -175,7 +213,10 @@ fn sort_runs(ops: &mut [Op]) {
             start += 1;
             continue;
         }
-        let end = ops[start..].iter().position(|o| matches!(o, Op::Same(..))).map_or(ops.len(), |p| start + p);
+        let end = ops[start..]
+            .iter()
+            .position(|o| matches!(o, Op::Same(..)))
+            .map_or(ops.len(), |p| start + p);
         ops[start..end].sort_by_key(|o| match *o {
             Op::Removed(i) => (0, i),
             Op::Added(j) => (1, j),
@@ -186,15 +227,33 @@ fn sort_runs(ops: &mut [Op]) {
 }
 
 /// Keys whose values (at any depth) are environment variables or headers.
-const SECRET_CONTAINERS: &[&str] = &["env", "envs", "environment", "headers", "http_headers", "requestinit"];
+const SECRET_CONTAINERS: &[&str] = &[
+    "env",
+    "envs",
+    "environment",
+    "headers",
+    "http_headers",
+    "requestinit",
+];
 /// Single keys whose string value is a secret wherever they appear.
-const SECRET_WORDS: &[&str] = &["token", "secret", "password", "apikey", "api_key", "authorization"];
+const SECRET_WORDS: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "apikey",
+    "api_key",
+    "authorization",
+];
 
 /// The values of env variables, headers and token-like keys in a config
 /// file's text, so a diff of it can mask them the way the Servers view does.
 /// A file that does not parse yields none (its diff is shown as it is).
 pub fn secret_values(path: &Path, text: &str) -> Vec<String> {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let format = match ext.as_str() {
         "toml" => Format::Toml,
         "yaml" | "yml" => Format::Yaml,
@@ -226,7 +285,8 @@ fn collect(v: &Value, inside: bool, out: &mut Vec<String>) {
                 if let Value::String(s) = child {
                     // `bearer_token_env_var` names a variable; it holds no secret.
                     let names_a_variable = key.ends_with("env_var");
-                    if inside || (SECRET_WORDS.iter().any(|w| key.contains(w)) && !names_a_variable) {
+                    if inside || (SECRET_WORDS.iter().any(|w| key.contains(w)) && !names_a_variable)
+                    {
                         out.push(s.clone());
                     }
                     continue;
@@ -265,7 +325,18 @@ mod tests {
         let d = line_diff(&before, &after);
         assert_eq!(
             render(&d),
-            ["~6 unchanged lines", " line 7", " line 8", " line 9", "-line 10", "+line ten", " line 11", " line 12", " line 13", "~7 unchanged lines"]
+            [
+                "~6 unchanged lines",
+                " line 7",
+                " line 8",
+                " line 9",
+                "-line 10",
+                "+line ten",
+                " line 11",
+                " line 12",
+                " line 13",
+                "~7 unchanged lines"
+            ]
         );
         let removed = d.iter().find(|l| l.kind == LineKind::Removed).unwrap();
         assert_eq!((removed.old, removed.new), (Some(10), None));
@@ -276,15 +347,26 @@ mod tests {
         let before: String = (1..=12).map(|i| format!("line {i}\n")).collect();
         let after = before.replace("line 5\n", "line five\n");
         let shown = render(&line_diff(&before, &after));
-        assert_eq!(shown.first().map(String::as_str), Some(" line 1"), "{shown:?}");
-        assert_eq!(shown.last().map(String::as_str), Some("~4 unchanged lines"), "{shown:?}");
+        assert_eq!(
+            shown.first().map(String::as_str),
+            Some(" line 1"),
+            "{shown:?}"
+        );
+        assert_eq!(
+            shown.last().map(String::as_str),
+            Some("~4 unchanged lines"),
+            "{shown:?}"
+        );
     }
 
     #[test]
     fn insertions_and_removals_in_the_middle_are_found() {
         let d = line_diff("a\nb\nc\nd\n", "a\nc\nx\nd\n");
         assert_eq!(render(&d), [" a", "-b", " c", "+x", " d"]);
-        assert!(line_diff("same\n", "same\n").is_empty(), "no change, no lines");
+        assert!(
+            line_diff("same\n", "same\n").is_empty(),
+            "no change, no lines"
+        );
         assert_eq!(render(&line_diff("", "new\n")), ["+new"]);
     }
 
@@ -299,7 +381,8 @@ mod tests {
         }
         assert!(all.contains("\"GITHUB_TOKEN\": \"•••\""), "{all}");
 
-        let toml = "[mcp_servers.gh]\ncommand = \"x\"\n[mcp_servers.gh.env]\nTOKEN = \"tok-secret\"\n";
+        let toml =
+            "[mcp_servers.gh]\ncommand = \"x\"\n[mcp_servers.gh.env]\nTOKEN = \"tok-secret\"\n";
         let d = file_diff(Path::new("config.toml"), None, Some(toml));
         assert!(!render(&d).join("\n").contains("tok-secret"));
     }

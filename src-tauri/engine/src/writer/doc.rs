@@ -27,7 +27,10 @@ pub enum DocEdit {
     /// type changes) the old value is replaced if it differs.
     /// Setting a value equal to the current one changes no byte.
     /// `Set` at an array index equal to its length appends.
-    Set { path: Vec<PathSeg>, value: serde_json::Value },
+    Set {
+        path: Vec<PathSeg>,
+        value: serde_json::Value,
+    },
     /// Remove the value at `path` (object property or array element), with
     /// its separator; a missing path is not an error.
     Remove { path: Vec<PathSeg> },
@@ -83,7 +86,9 @@ pub fn display_path(path: &[PathSeg]) -> String {
                     out.push('.');
                 }
                 let bare = !key.is_empty()
-                    && key.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+                    && key
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
                 if bare {
                     out.push_str(key);
                 } else {
@@ -100,7 +105,10 @@ pub fn display_path(path: &[PathSeg]) -> String {
 }
 
 fn path_error(path: &[PathSeg], message: impl Into<String>) -> DocError {
-    DocError::Path { path: display_path(path), message: message.into() }
+    DocError::Path {
+        path: display_path(path),
+        message: message.into(),
+    }
 }
 
 /// `(line, column)`, both 1-based, of byte `offset` in `text`; columns count chars.
@@ -129,7 +137,8 @@ mod jsonc {
     //! on the re-parsed text; re-running is safe because `Set` is idempotent.
 
     use jsonc_parser::cst::{
-        CstArray, CstContainerNode, CstInputValue, CstLeafNode, CstNode, CstObject, CstRootNode, ObjectPropName,
+        CstArray, CstContainerNode, CstInputValue, CstLeafNode, CstNode, CstObject, CstRootNode,
+        ObjectPropName,
     };
     use jsonc_parser::ParseOptions;
     use serde_json::Value;
@@ -159,7 +168,8 @@ mod jsonc {
         let options = ParseOptions::default();
         // Parsing a large file (a 1 MB ~/.claude.json) is most of an edit's
         // cost: the first parse both checks the file and serves the first edit.
-        let mut parsed = Some(CstRootNode::parse(text, &options).map_err(|e| DocError::Parse(e.to_string()))?);
+        let mut parsed =
+            Some(CstRootNode::parse(text, &options).map_err(|e| DocError::Parse(e.to_string()))?);
         let mut current = text.to_string();
         for edit in edits {
             let mut retries = 0;
@@ -168,12 +178,15 @@ mod jsonc {
                 // holds weak parent links), so it stays bound here.
                 let root = match parsed.take() {
                     Some(root) => root,
-                    None => CstRootNode::parse(&current, &options).map_err(|e| unreadable(edit, &e.to_string()))?,
+                    None => CstRootNode::parse(&current, &options)
+                        .map_err(|e| unreadable(edit, &e.to_string()))?,
                 };
                 let result = match edit {
                     DocEdit::Set { path, value } => set(&root, path, value),
                     DocEdit::Remove { path } => remove(&root, path).map_err(Step::from),
-                    DocEdit::RenameKey { path, new_key } => rename(&root, path, new_key).map_err(Step::from),
+                    DocEdit::RenameKey { path, new_key } => {
+                        rename(&root, path, new_key).map_err(Step::from)
+                    }
                 };
                 match result {
                     Ok(()) => {
@@ -195,28 +208,38 @@ mod jsonc {
             return Ok(current);
         }
         if let Err(e) = CstRootNode::parse(&current, &options) {
-            let edit = edits.first().expect("a changed text means there was an edit");
+            let edit = edits
+                .first()
+                .expect("a changed text means there was an edit");
             return Err(unreadable(edit, &e.to_string()));
         }
         Ok(current)
     }
 
     fn unreadable(edit: &DocEdit, error: &str) -> DocError {
-        path_error(edit_path(edit), format!("the edit would leave the file unreadable ({error})"))
+        path_error(
+            edit_path(edit),
+            format!("the edit would leave the file unreadable ({error})"),
+        )
     }
 
     fn edit_path(edit: &DocEdit) -> &[PathSeg] {
         match edit {
-            DocEdit::Set { path, .. } | DocEdit::Remove { path } | DocEdit::RenameKey { path, .. } => path,
+            DocEdit::Set { path, .. }
+            | DocEdit::Remove { path }
+            | DocEdit::RenameKey { path, .. } => path,
         }
     }
 
     /// The plain value a node stands for (comments dropped), or `None` for
     /// something that is not a value.
     fn node_value(node: &CstNode) -> Option<Value> {
-        jsonc_parser::parse_to_serde_value::<Option<Value>>(&node.to_string(), &ParseOptions::default())
-            .ok()
-            .flatten()
+        jsonc_parser::parse_to_serde_value::<Option<Value>>(
+            &node.to_string(),
+            &ParseOptions::default(),
+        )
+        .ok()
+        .flatten()
     }
 
     fn to_input(value: &Value) -> CstInputValue {
@@ -226,12 +249,19 @@ mod jsonc {
             Value::Number(n) => CstInputValue::Number(n.to_string()),
             Value::String(s) => CstInputValue::String(s.clone()),
             Value::Array(items) => CstInputValue::Array(items.iter().map(to_input).collect()),
-            Value::Object(map) => CstInputValue::Object(map.iter().map(|(k, v)| (k.clone(), to_input(v))).collect()),
+            Value::Object(map) => {
+                CstInputValue::Object(map.iter().map(|(k, v)| (k.clone(), to_input(v))).collect())
+            }
         }
     }
 
     /// Add `key: value` at the end of `object`, in the object's own layout.
-    fn append_prop(root: &CstRootNode, object: &CstObject, key: &str, value: &Value) -> StepResult<()> {
+    fn append_prop(
+        root: &CstRootNode,
+        object: &CstObject,
+        key: &str,
+        value: &Value,
+    ) -> StepResult<()> {
         let children = object.children();
         let single_line = !children.iter().any(CstNode::is_newline);
         let props = object.properties();
@@ -241,11 +271,18 @@ mod jsonc {
             object.append(key, to_input(value));
             return Ok(());
         }
-        Err(Step::Retry(splice_into_single_line(root, object, key, value)?))
+        Err(Step::Retry(splice_into_single_line(
+            root, object, key, value,
+        )?))
     }
 
     /// The document text with `key: value` written into single-line `object`.
-    fn splice_into_single_line(root: &CstRootNode, object: &CstObject, key: &str, value: &Value) -> Result<String> {
+    fn splice_into_single_line(
+        root: &CstRootNode,
+        object: &CstObject,
+        key: &str,
+        value: &Value,
+    ) -> Result<String> {
         let failed = || path_error(&[], "cannot find the object to add to");
         let children = object.children();
         let close = children
@@ -255,7 +292,9 @@ mod jsonc {
             .ok_or_else(failed)?;
         let rendered = root.to_string();
         // find the object in the text by briefly swapping its `}` for a marker
-        let marker = ('\u{E000}'..='\u{F8FF}').find(|c| !rendered.contains(*c)).ok_or_else(failed)?;
+        let marker = ('\u{E000}'..='\u{F8FF}')
+            .find(|c| !rendered.contains(*c))
+            .ok_or_else(failed)?;
         close.set_value(marker);
         let marked = root.to_string();
         close.set_value('}');
@@ -263,7 +302,9 @@ mod jsonc {
 
         let props = object.properties();
         let after_last = props.last().map(|p| p.child_index() + 1).unwrap_or(1);
-        let tail = children.get(after_last..children.len() - 1).unwrap_or_default();
+        let tail = children
+            .get(after_last..children.len() - 1)
+            .unwrap_or_default();
         let tail_len: usize = tail.iter().map(|c| c.to_string().len()).sum();
         let tail_start = close_at.checked_sub(tail_len).ok_or_else(failed)?;
 
@@ -291,7 +332,10 @@ mod jsonc {
     /// (`{ "a": 1, "b": 2 }`) or none (`{"a":1,"b":2}`).
     fn is_spaced(object: &CstObject) -> bool {
         object.children().iter().any(CstNode::is_whitespace)
-            || object.properties().iter().any(|p| p.children().iter().any(CstNode::is_whitespace))
+            || object
+                .properties()
+                .iter()
+                .any(|p| p.children().iter().any(CstNode::is_whitespace))
     }
 
     fn json_string(s: &str) -> String {
@@ -302,7 +346,14 @@ mod jsonc {
         let (comma, colon) = if spaced { (", ", ": ") } else { (",", ":") };
         match value {
             Value::Array(items) => {
-                format!("[{}]", items.iter().map(|v| inline_json(v, spaced)).collect::<Vec<_>>().join(comma))
+                format!(
+                    "[{}]",
+                    items
+                        .iter()
+                        .map(|v| inline_json(v, spaced))
+                        .collect::<Vec<_>>()
+                        .join(comma)
+                )
             }
             Value::Object(map) if map.is_empty() => "{}".to_string(),
             Value::Object(map) => {
@@ -353,11 +404,20 @@ mod jsonc {
                             match object.get(key) {
                                 // `"key":` with no value only survives in broken input
                                 Some(prop) => prop.set_value(CstInputValue::Object(Vec::new())),
-                                None => append_prop(root, &object, key, &Value::Object(Default::default()))?,
+                                None => append_prop(
+                                    root,
+                                    &object,
+                                    key,
+                                    &Value::Object(Default::default()),
+                                )?,
                             }
                             match object.get(key).and_then(|prop| prop.value()) {
                                 Some(value) => value,
-                                None => return Err(path_error(&path[..=depth], "could not be created").into()),
+                                None => {
+                                    return Err(
+                                        path_error(&path[..=depth], "could not be created").into()
+                                    )
+                                }
                             }
                         }
                         None => return Ok(None),
@@ -373,7 +433,11 @@ mod jsonc {
                     match array.elements().get(*index) {
                         Some(element) => element.clone(),
                         None if create => {
-                            return Err(path_error(&path[..=depth], "is past the end of the array").into());
+                            return Err(path_error(
+                                &path[..=depth],
+                                "is past the end of the array",
+                            )
+                            .into());
                         }
                         None => return Ok(None),
                     }
@@ -391,10 +455,13 @@ mod jsonc {
             }
             return Ok(());
         };
-        let container = walk(root, parents, true)?.ok_or_else(|| path_error(parents, "could not be created"))?;
+        let container = walk(root, parents, true)?
+            .ok_or_else(|| path_error(parents, "could not be created"))?;
         match last {
             PathSeg::Key(key) => {
-                let object = container.as_object().ok_or_else(|| path_error(parents, "is not an object"))?;
+                let object = container
+                    .as_object()
+                    .ok_or_else(|| path_error(parents, "is not an object"))?;
                 unique_key(root, &object, path)?;
                 match object.get(key) {
                     Some(prop) => match prop.value() {
@@ -405,7 +472,9 @@ mod jsonc {
                 }
             }
             PathSeg::Index(index) => {
-                let array = container.as_array().ok_or_else(|| path_error(parents, "is not an array"))?;
+                let array = container
+                    .as_array()
+                    .ok_or_else(|| path_error(parents, "is not an array"))?;
                 let elements = array.elements();
                 match elements.get(*index) {
                     Some(node) => update(root, node.clone(), value)?,
@@ -413,7 +482,8 @@ mod jsonc {
                         array.append(to_input(value));
                     }
                     None => {
-                        let message = format!("is past the end of the array ({} elements)", elements.len());
+                        let message =
+                            format!("is past the end of the array ({} elements)", elements.len());
                         return Err(path_error(path, message).into());
                     }
                 }
@@ -425,31 +495,61 @@ mod jsonc {
     /// Refuse a path whose last key `object` has more than once: an edit
     /// would change the first copy while every reader uses the last.
     fn unique_key(root: &CstRootNode, object: &CstObject, path: &[PathSeg]) -> Result<()> {
-        let Some(PathSeg::Key(key)) = path.last() else { return Ok(()) };
-        let copies = object.properties().iter().filter(|p| p.decoded_name().as_deref() == Some(key.as_str())).count();
+        let Some(PathSeg::Key(key)) = path.last() else {
+            return Ok(());
+        };
+        let copies = object
+            .properties()
+            .iter()
+            .filter(|p| p.decoded_name().as_deref() == Some(key.as_str()))
+            .count();
         if copies < 2 {
             return Ok(());
         }
-        Err(DocError::Duplicate { path: super::display_path(path), lines: key_lines(&root.to_string(), path) })
+        Err(DocError::Duplicate {
+            path: super::display_path(path),
+            lines: key_lines(&root.to_string(), path),
+        })
     }
 
     /// Lines of every copy of the last key of `path` (the keys before it are
     /// unique, or the walk would have stopped there).
     fn key_lines(text: &str, path: &[PathSeg]) -> Vec<usize> {
-        let Ok(parsed) = jsonc_parser::parse_to_ast(text, &Default::default(), &ParseOptions::default()) else { return vec![] };
-        let Some(mut value) = parsed.value else { return vec![] };
-        let Some((PathSeg::Key(last), parents)) = path.split_last() else { return vec![] };
+        let Ok(parsed) =
+            jsonc_parser::parse_to_ast(text, &Default::default(), &ParseOptions::default())
+        else {
+            return vec![];
+        };
+        let Some(mut value) = parsed.value else {
+            return vec![];
+        };
+        let Some((PathSeg::Key(last), parents)) = path.split_last() else {
+            return vec![];
+        };
         for seg in parents {
             let next = match (seg, &value) {
-                (PathSeg::Key(k), jsonc_parser::ast::Value::Object(o)) => o.properties.iter().rev().find(|p| p.name.as_str() == k).map(|p| p.value.clone()),
-                (PathSeg::Index(i), jsonc_parser::ast::Value::Array(a)) => a.elements.get(*i).cloned(),
+                (PathSeg::Key(k), jsonc_parser::ast::Value::Object(o)) => o
+                    .properties
+                    .iter()
+                    .rev()
+                    .find(|p| p.name.as_str() == k)
+                    .map(|p| p.value.clone()),
+                (PathSeg::Index(i), jsonc_parser::ast::Value::Array(a)) => {
+                    a.elements.get(*i).cloned()
+                }
                 _ => None,
             };
             let Some(next) = next else { return vec![] };
             value = next;
         }
-        let jsonc_parser::ast::Value::Object(o) = &value else { return vec![] };
-        o.properties.iter().filter(|p| p.name.as_str() == last).map(|p| super::line_column(text, p.range.start).0).collect()
+        let jsonc_parser::ast::Value::Object(o) = &value else {
+            return vec![];
+        };
+        o.properties
+            .iter()
+            .filter(|p| p.name.as_str() == last)
+            .map(|p| super::line_column(text, p.range.start).0)
+            .collect()
     }
 
     /// Make `node` hold `value`, touching as little as possible.
@@ -466,10 +566,16 @@ mod jsonc {
         Ok(())
     }
 
-    fn update_object(root: &CstRootNode, object: &CstObject, map: &serde_json::Map<String, Value>) -> StepResult<()> {
+    fn update_object(
+        root: &CstRootNode,
+        object: &CstObject,
+        map: &serde_json::Map<String, Value>,
+    ) -> StepResult<()> {
         for prop in object.properties() {
             // a name that cannot be decoded is not ours to judge; leave it
-            let Some(name) = prop.decoded_name() else { continue };
+            let Some(name) = prop.decoded_name() else {
+                continue;
+            };
             match map.get(&name) {
                 None => prop.remove(),
                 Some(new_value) => match prop.value() {
@@ -545,7 +651,10 @@ mod jsonc {
                 }
             }
             PathSeg::Index(index) => {
-                if let Some(element) = container.as_array().and_then(|a| a.elements().get(*index).cloned()) {
+                if let Some(element) = container
+                    .as_array()
+                    .and_then(|a| a.elements().get(*index).cloned())
+                {
                     element.remove();
                 }
             }
@@ -563,22 +672,34 @@ mod jsonc {
             Err(Step::Failed(e)) => return Err(e),
             Err(Step::Retry(_)) => return Err(path_error(path, "does not exist")),
         };
-        let object = container.as_object().ok_or_else(|| path_error(parents, "is not an object"))?;
+        let object = container
+            .as_object()
+            .ok_or_else(|| path_error(parents, "is not an object"))?;
         unique_key(root, &object, path)?;
-        let prop = object.get(old_key).ok_or_else(|| path_error(path, "does not exist"))?;
+        let prop = object
+            .get(old_key)
+            .ok_or_else(|| path_error(path, "does not exist"))?;
         if old_key == new_key {
             return Ok(());
         }
         if object.get(new_key).is_some() {
-            return Err(path_error(path, format!("cannot be renamed: \"{new_key}\" already exists")));
+            return Err(path_error(
+                path,
+                format!("cannot be renamed: \"{new_key}\" already exists"),
+            ));
         }
         let quoted = json_string(new_key);
         match prop.name() {
             Some(ObjectPropName::String(name)) => name.set_raw_value(quoted),
             Some(ObjectPropName::Word(name)) => {
                 // keep an unquoted (JSON5-style) key unquoted when it can be
-                let bare = new_key.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
-                    && new_key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+                let bare = new_key
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+                    && new_key
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
                 name.set_raw_value(if bare { new_key.to_string() } else { quoted });
             }
             None => return Err(path_error(path, "has no name to rename")),
@@ -626,7 +747,10 @@ mod toml {
             let path = edits.first().map(edit_path).unwrap_or_default();
             return Err(path_error(
                 path,
-                format!("the edit would leave the file unreadable ({})", parse_error(&out, &e)),
+                format!(
+                    "the edit would leave the file unreadable ({})",
+                    parse_error(&out, &e)
+                ),
             ));
         }
         Ok(out)
@@ -634,7 +758,9 @@ mod toml {
 
     fn edit_path(edit: &DocEdit) -> &[PathSeg] {
         match edit {
-            DocEdit::Set { path, .. } | DocEdit::Remove { path } | DocEdit::RenameKey { path, .. } => path,
+            DocEdit::Set { path, .. }
+            | DocEdit::Remove { path }
+            | DocEdit::RenameKey { path, .. } => path,
         }
     }
 
@@ -655,7 +781,10 @@ mod toml {
             Item::None => None,
             Item::Value(value) => value_to_json(value),
             Item::Table(table) => Some(Json::Object(
-                table.iter().filter_map(|(k, v)| Some((k.to_string(), item_to_json(v)?))).collect(),
+                table
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.to_string(), item_to_json(v)?)))
+                    .collect(),
             )),
             Item::ArrayOfTables(tables) => Some(Json::Array(
                 tables
@@ -673,9 +802,13 @@ mod toml {
             Value::Float(f) => Json::Number(serde_json::Number::from_f64(*f.value())?),
             Value::Boolean(b) => Json::Bool(*b.value()),
             Value::Datetime(d) => Json::String(d.value().to_string()),
-            Value::Array(a) => Json::Array(a.iter().map(value_to_json).collect::<Option<Vec<_>>>()?),
+            Value::Array(a) => {
+                Json::Array(a.iter().map(value_to_json).collect::<Option<Vec<_>>>()?)
+            }
             Value::InlineTable(t) => Json::Object(
-                t.iter().filter_map(|(k, v)| Some((k.to_string(), value_to_json(v)?))).collect(),
+                t.iter()
+                    .filter_map(|(k, v)| Some((k.to_string(), value_to_json(v)?)))
+                    .collect(),
             ),
         })
     }
@@ -687,7 +820,12 @@ mod toml {
             Json::Number(n) => match (n.as_i64(), n.as_f64()) {
                 (Some(i), _) => Value::from(i),
                 (None, Some(f)) if n.is_f64() => Value::from(f),
-                _ => return Err(path_error(path, format!("{n} does not fit in a TOML integer"))),
+                _ => {
+                    return Err(path_error(
+                        path,
+                        format!("{n} does not fit in a TOML integer"),
+                    ))
+                }
             },
             Json::String(s) => Value::from(s.as_str()),
             Json::Array(items) => {
@@ -700,7 +838,10 @@ mod toml {
             Json::Object(map) => {
                 let mut table = InlineTable::new();
                 for (key, item) in map {
-                    table.insert(key, to_value(item, &child_path(path, PathSeg::Key(key.clone())))?);
+                    table.insert(
+                        key,
+                        to_value(item, &child_path(path, PathSeg::Key(key.clone())))?,
+                    );
                 }
                 Value::InlineTable(table)
             }
@@ -738,7 +879,9 @@ mod toml {
     fn insert_into(parent: &mut Item, key: &str, new: Item) {
         match parent {
             Item::Value(Value::InlineTable(table)) => {
-                let Ok(mut value) = new.into_value() else { return };
+                let Ok(mut value) = new.into_value() else {
+                    return;
+                };
                 if let Some((_, last)) = table.iter_mut().last() {
                     if let Some(suffix) = last.decor().suffix().cloned() {
                         last.decor_mut().set_suffix("");
@@ -770,14 +913,19 @@ mod toml {
         match seg {
             PathSeg::Key(key) => {
                 let under_header = is_header(item);
-                let table = item.as_table_like().ok_or_else(|| path_error(here, "is not a table"))?;
+                let table = item
+                    .as_table_like()
+                    .ok_or_else(|| path_error(here, "is not a table"))?;
                 if table.get(key).is_none_or(Item::is_none) {
                     if depth + 1 == path.len() {
                         insert_into(item, key, new_item(value, under_header, &path[..=depth])?);
                         return Ok(true);
                     }
                     let PathSeg::Key(_) = path[depth + 1] else {
-                        return Err(path_error(&path[..=depth], "does not exist (arrays are never created)"));
+                        return Err(path_error(
+                            &path[..=depth],
+                            "does not exist (arrays are never created)",
+                        ));
                     };
                     let parent = if under_header {
                         let mut t = Table::new();
@@ -807,19 +955,26 @@ mod toml {
                     Item::ArrayOfTables(tables) => {
                         if index == tables.len() && last {
                             let Item::Table(table) = new_item(value, true, path)? else {
-                                return Err(path_error(path, "an element of an array of tables must be a table"));
+                                return Err(path_error(
+                                    path,
+                                    "an element of an array of tables must be a table",
+                                ));
                             };
                             tables.push(table);
                             return Ok(true);
                         }
-                        with_table_element(tables, index, path, |element| set(element, path, depth + 1, value))
+                        with_table_element(tables, index, path, |element| {
+                            set(element, path, depth + 1, value)
+                        })
                     }
                     Item::Value(Value::Array(array)) => {
                         if index == array.len() && last {
                             push_like_last(array, to_value(value, path)?);
                             return Ok(true);
                         }
-                        with_value_element(array, index, path, |element| set(element, path, depth + 1, value))
+                        with_value_element(array, index, path, |element| {
+                            set(element, path, depth + 1, value)
+                        })
                     }
                     _ => Err(path_error(here, "is not an array")),
                 }
@@ -835,14 +990,22 @@ mod toml {
         f: impl FnOnce(&mut Item) -> Result<bool>,
     ) -> Result<bool> {
         let len = tables.len();
-        let slot = tables
-            .get_mut(index)
-            .ok_or_else(|| path_error(path, format!("is past the end of the array ({len} elements)")))?;
+        let slot = tables.get_mut(index).ok_or_else(|| {
+            path_error(
+                path,
+                format!("is past the end of the array ({len} elements)"),
+            )
+        })?;
         let mut item = Item::Table(std::mem::take(slot));
         let result = f(&mut item);
         match item {
             Item::Table(table) => *slot = table,
-            _ => return Err(path_error(path, "an element of an array of tables must be a table")),
+            _ => {
+                return Err(path_error(
+                    path,
+                    "an element of an array of tables must be a table",
+                ))
+            }
         }
         result
     }
@@ -854,9 +1017,12 @@ mod toml {
         f: impl FnOnce(&mut Item) -> Result<bool>,
     ) -> Result<bool> {
         let len = array.len();
-        let slot = array
-            .get_mut(index)
-            .ok_or_else(|| path_error(path, format!("is past the end of the array ({len} elements)")))?;
+        let slot = array.get_mut(index).ok_or_else(|| {
+            path_error(
+                path,
+                format!("is past the end of the array ({len} elements)"),
+            )
+        })?;
         let mut item = Item::Value(std::mem::replace(slot, Value::from(false)));
         let result = f(&mut item);
         match item {
@@ -872,8 +1038,11 @@ mod toml {
             let under_header = is_header(item);
             if let Some(table) = item.as_table_like_mut() {
                 let mut changed = false;
-                let absent: Vec<String> =
-                    table.iter().map(|(k, _)| k.to_string()).filter(|k| !map.contains_key(k)).collect();
+                let absent: Vec<String> = table
+                    .iter()
+                    .map(|(k, _)| k.to_string())
+                    .filter(|k| !map.contains_key(k))
+                    .collect();
                 for key in absent {
                     table.remove(&key);
                     changed = true;
@@ -930,7 +1099,8 @@ mod toml {
         let old_len = array.len();
         for (i, item) in items.iter().enumerate().take(old_len) {
             let child = child_path(path, PathSeg::Index(i));
-            changed |= with_value_element(array, i, &child, |element| update(element, item, &child))?;
+            changed |=
+                with_value_element(array, i, &child, |element| update(element, item, &child))?;
         }
         for i in (items.len()..old_len).rev() {
             array.remove(i);
@@ -954,7 +1124,11 @@ mod toml {
                 .and_then(|p| p.as_str())
                 .filter(|p| p.contains('\n'))
                 .map(str::to_string),
-            n => array.get(n - 1).and_then(|v| v.decor().prefix()).and_then(|p| p.as_str()).map(str::to_string),
+            n => array
+                .get(n - 1)
+                .and_then(|v| v.decor().prefix())
+                .and_then(|p| p.as_str())
+                .map(str::to_string),
         };
         match prefix {
             Some(prefix) => array.push_formatted(value.decorated(prefix, "")),
@@ -967,14 +1141,16 @@ mod toml {
         let old_len = tables.len();
         for (i, item) in items.iter().enumerate().take(old_len) {
             let child = child_path(path, PathSeg::Index(i));
-            changed |= with_table_element(tables, i, &child, |element| update(element, item, &child))?;
+            changed |=
+                with_table_element(tables, i, &child, |element| update(element, item, &child))?;
         }
         for i in (items.len()..old_len).rev() {
             tables.remove(i);
             changed = true;
         }
         for (i, item) in items.iter().enumerate().skip(old_len) {
-            if let Item::Table(table) = new_item(item, true, &child_path(path, PathSeg::Index(i)))? {
+            if let Item::Table(table) = new_item(item, true, &child_path(path, PathSeg::Index(i)))?
+            {
                 tables.push(table);
                 changed = true;
             }
@@ -987,20 +1163,25 @@ mod toml {
             return false;
         };
         match (seg, rest.is_empty()) {
-            (PathSeg::Key(key), true) => {
-                item.as_table_like_mut().is_some_and(|t| t.remove(key).is_some())
+            (PathSeg::Key(key), true) => item
+                .as_table_like_mut()
+                .is_some_and(|t| t.remove(key).is_some()),
+            (PathSeg::Key(key), false) => {
+                match item.as_table_like_mut().and_then(|t| t.get_mut(key)) {
+                    Some(child) => remove(child, rest),
+                    None => false,
+                }
             }
-            (PathSeg::Key(key), false) => match item.as_table_like_mut().and_then(|t| t.get_mut(key)) {
-                Some(child) => remove(child, rest),
-                None => false,
-            },
             (PathSeg::Index(index), last) => match item {
                 Item::ArrayOfTables(tables) if *index < tables.len() => {
                     if last {
                         tables.remove(*index);
                         true
                     } else {
-                        with_table_element(tables, *index, path, |element| Ok(remove(element, rest))).unwrap_or(false)
+                        with_table_element(tables, *index, path, |element| {
+                            Ok(remove(element, rest))
+                        })
+                        .unwrap_or(false)
                     }
                 }
                 Item::Value(Value::Array(array)) if *index < array.len() => {
@@ -1008,7 +1189,8 @@ mod toml {
                         array.remove(*index);
                         true
                     } else {
-                        with_value_element(array, *index, path, |element| Ok(remove(element, rest))).unwrap_or(false)
+                        with_value_element(array, *index, path, |element| Ok(remove(element, rest)))
+                            .unwrap_or(false)
                     }
                 }
                 _ => false,
@@ -1037,19 +1219,34 @@ mod toml {
         }
         match parent {
             Item::Table(table) => rename_in_table(table, old_key, new_key, path),
-            Item::Value(Value::InlineTable(table)) => rename_in_inline_table(table, old_key, new_key, path),
+            Item::Value(Value::InlineTable(table)) => {
+                rename_in_inline_table(table, old_key, new_key, path)
+            }
             _ => Err(path_error(parents, "is not a table")),
         }
     }
 
     fn renamed_key(old: &Key, new_key: &str) -> Key {
-        Key::new(new_key).with_leaf_decor(old.leaf_decor().clone()).with_dotted_decor(old.dotted_decor().clone())
+        Key::new(new_key)
+            .with_leaf_decor(old.leaf_decor().clone())
+            .with_dotted_decor(old.dotted_decor().clone())
     }
 
     /// Rename by rebuilding the table in its own order, so the key keeps its
     /// place; a `[header]` table also keeps its document position.
-    fn rename_in_table(table: &mut Table, old_key: &str, new_key: &str, path: &[PathSeg]) -> Result<bool> {
-        check_rename(table.contains_key(old_key), table.contains_key(new_key), old_key, new_key, path)?;
+    fn rename_in_table(
+        table: &mut Table,
+        old_key: &str,
+        new_key: &str,
+        path: &[PathSeg],
+    ) -> Result<bool> {
+        check_rename(
+            table.contains_key(old_key),
+            table.contains_key(new_key),
+            old_key,
+            new_key,
+            path,
+        )?;
         if old_key == new_key {
             return Ok(false);
         }
@@ -1061,7 +1258,11 @@ mod toml {
             }
         }
         for (key, item) in entries {
-            let key = if key.get() == old_key { renamed_key(&key, new_key) } else { key };
+            let key = if key.get() == old_key {
+                renamed_key(&key, new_key)
+            } else {
+                key
+            };
             table.insert_formatted(&key, item);
         }
         Ok(true)
@@ -1073,7 +1274,13 @@ mod toml {
         new_key: &str,
         path: &[PathSeg],
     ) -> Result<bool> {
-        check_rename(table.contains_key(old_key), table.contains_key(new_key), old_key, new_key, path)?;
+        check_rename(
+            table.contains_key(old_key),
+            table.contains_key(new_key),
+            old_key,
+            new_key,
+            path,
+        )?;
         if old_key == new_key {
             return Ok(false);
         }
@@ -1085,18 +1292,31 @@ mod toml {
             }
         }
         for (key, value) in entries {
-            let key = if key.get() == old_key { renamed_key(&key, new_key) } else { key };
+            let key = if key.get() == old_key {
+                renamed_key(&key, new_key)
+            } else {
+                key
+            };
             table.insert_formatted(&key, value);
         }
         Ok(true)
     }
 
-    fn check_rename(has_old: bool, has_new: bool, old_key: &str, new_key: &str, path: &[PathSeg]) -> Result<()> {
+    fn check_rename(
+        has_old: bool,
+        has_new: bool,
+        old_key: &str,
+        new_key: &str,
+        path: &[PathSeg],
+    ) -> Result<()> {
         if !has_old {
             return Err(path_error(path, "does not exist"));
         }
         if has_new && old_key != new_key {
-            return Err(path_error(path, format!("cannot be renamed: \"{new_key}\" already exists")));
+            return Err(path_error(
+                path,
+                format!("cannot be renamed: \"{new_key}\" already exists"),
+            ));
         }
         Ok(())
     }

@@ -16,10 +16,12 @@ use crate::sources::dialect::{EnableFlag, EntryEdit, Unstorable};
 use crate::sources::read::parse;
 use crate::sources::{Client, Container, Level, SourceSpec};
 use crate::writer::atomic::WriteError;
+use crate::writer::doc::DocError;
 use crate::writer::history::{Label, Recording};
 use crate::writer::summary;
-use crate::writer::doc::DocError;
-use crate::writer::{apply_edits, content_hash, write_atomic, write_private, ContentHash, DocEdit, Expected, PathSeg};
+use crate::writer::{
+    apply_edits, content_hash, write_atomic, write_private, ContentHash, DocEdit, Expected, PathSeg,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EditError {
@@ -67,9 +69,12 @@ pub type Result<T> = std::result::Result<T, EditError>;
 impl From<SettingsError> for EditError {
     fn from(e: SettingsError) -> Self {
         match e {
-            SettingsError::Broken { path, message, .. } => {
-                EditError::Unparsable { path, message: format!("{message}; Switchboard leaves it as it is and never replaces it with defaults") }
-            }
+            SettingsError::Broken { path, message, .. } => EditError::Unparsable {
+                path,
+                message: format!(
+                    "{message}; Switchboard leaves it as it is and never replaces it with defaults"
+                ),
+            },
             SettingsError::Write(w) => EditError::Write(w),
         }
     }
@@ -79,7 +84,10 @@ impl From<SettingsError> for EditError {
 /// someone else saved the file, and their edit did not happen.
 fn write_message(e: &WriteError) -> String {
     match e {
-        WriteError::Conflict { path } => format!("{} changed since you opened it; your edit was not saved", path.display()),
+        WriteError::Conflict { path } => format!(
+            "{} changed since you opened it; your edit was not saved",
+            path.display()
+        ),
         other => other.to_string(),
     }
 }
@@ -90,7 +98,13 @@ fn unstorable(spec: &SourceSpec) -> impl Fn(Unstorable) -> EditError + '_ {
 
 /// Entry-relative edits as document edits under `entry`.
 fn doc_edits(entry: &[PathSeg], edits: Vec<EntryEdit>) -> Vec<DocEdit> {
-    let at = |rel: Vec<String>| entry.iter().cloned().chain(rel.into_iter().map(PathSeg::Key)).collect::<Vec<_>>();
+    let at = |rel: Vec<String>| {
+        entry
+            .iter()
+            .cloned()
+            .chain(rel.into_iter().map(PathSeg::Key))
+            .collect::<Vec<_>>()
+    };
     edits
         .into_iter()
         .map(|e| match e {
@@ -107,12 +121,26 @@ pub enum ServerEdit {
     /// fields that differ from what the file holds now are written, every
     /// other key stays. For a form, `Patch` is better: it changes only what
     /// the user changed, even where the file changed meanwhile.
-    Update { name: String, def: ServerDef },
+    Update {
+        name: String,
+        def: ServerDef,
+    },
     /// Change only the patch's fields of `name`, in the client's own keys.
-    Patch { name: String, patch: ServerPatch },
-    Remove { name: String },
-    SetEnabled { name: String, enabled: bool },
-    Rename { from: String, to: String },
+    Patch {
+        name: String,
+        patch: ServerPatch,
+    },
+    Remove {
+        name: String,
+    },
+    SetEnabled {
+        name: String,
+        enabled: bool,
+    },
+    Rename {
+        from: String,
+        to: String,
+    },
 }
 
 /// One file as read for editing.
@@ -130,16 +158,35 @@ fn load(path: &Path, format: Format) -> Result<Loaded> {
     let (text, hash) = match std::fs::read(path) {
         Ok(bytes) => {
             let h = content_hash(&bytes);
-            let t = String::from_utf8(bytes).map_err(|_| EditError::Unparsable { path: path.into(), message: "not UTF-8 text".into() })?;
+            let t = String::from_utf8(bytes).map_err(|_| EditError::Unparsable {
+                path: path.into(),
+                message: "not UTF-8 text".into(),
+            })?;
             (t, Some(h))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (String::new(), None),
-        Err(e) => return Err(WriteError::Io { path: path.into(), source: e }.into()),
+        Err(e) => {
+            return Err(WriteError::Io {
+                path: path.into(),
+                source: e,
+            }
+            .into())
+        }
     };
     let value = parse(format, text.strip_prefix('\u{feff}').unwrap_or(&text))
-        .map_err(|f| EditError::Unparsable { path: path.into(), message: f.message })?
+        .map_err(|f| EditError::Unparsable {
+            path: path.into(),
+            message: f.message,
+        })?
         .value;
-    Ok(Loaded { path: path.into(), format, text, hash, value, private: false })
+    Ok(Loaded {
+        path: path.into(),
+        format,
+        text,
+        hash,
+        value,
+        private: false,
+    })
 }
 
 impl Loaded {
@@ -151,7 +198,10 @@ impl Loaded {
         }
         if let Some(seen) = seen {
             if self.hash != Some(seen) {
-                return Err(WriteError::Conflict { path: self.path.clone() }.into());
+                return Err(WriteError::Conflict {
+                    path: self.path.clone(),
+                }
+                .into());
             }
         }
         let new_text = apply_edits(self.format, &self.text, edits).map_err(|e| match e {
@@ -190,7 +240,10 @@ fn entry_path(spec: &SourceSpec, doc: &Value, name: &str) -> (Vec<PathSeg>, Opti
         Container::List(_) => {
             let list = value_at(doc, spec.container.path()).and_then(Value::as_array);
             let items = list.map(|l| l.as_slice()).unwrap_or(&[]);
-            match items.iter().position(|e| e.get("name").and_then(Value::as_str) == Some(name)) {
+            match items
+                .iter()
+                .position(|e| e.get("name").and_then(Value::as_str) == Some(name))
+            {
                 Some(i) => {
                     p.push(PathSeg::Index(i));
                     (p, Some(items[i].clone()))
@@ -227,28 +280,55 @@ impl<'a> Writer<'a> {
     /// Apply `edit` to `spec`'s file. `seen` is the content hash the caller's
     /// view was built from (from discovery); `None` checks only against
     /// changes since this call read the file.
-    pub fn apply(&mut self, spec: &SourceSpec, edit: ServerEdit, seen: Option<ContentHash>) -> Result<()> {
+    pub fn apply(
+        &mut self,
+        spec: &SourceSpec,
+        edit: ServerEdit,
+        seen: Option<ContentHash>,
+    ) -> Result<()> {
         // Every file this edit writes becomes one history entry.
         let _recording = Recording::begin(self.host, summary::for_edit(spec, &edit));
         if spec.read_only {
-            return Err(EditError::ReadOnly { path: spec.path.clone() });
+            return Err(EditError::ReadOnly {
+                path: spec.path.clone(),
+            });
         }
-        let file = Loaded { private: spec.client == Client::Switchboard, ..load(&spec.path, spec.format)? };
-        let parked_idx = |s: &Settings, name: &str| s.parked.iter().position(|p| p.source == spec.id && p.name == name);
+        let file = Loaded {
+            private: spec.client == Client::Switchboard,
+            ..load(&spec.path, spec.format)?
+        };
+        let parked_idx = |s: &Settings, name: &str| {
+            s.parked
+                .iter()
+                .position(|p| p.source == spec.id && p.name == name)
+        };
         match edit {
             ServerEdit::Add(def) => {
                 check_def(&def)?;
                 let (path, existing) = entry_path(spec, &file.value, &def.name);
                 if existing.is_some() || parked_idx(self.settings, &def.name).is_some() {
-                    return Err(EditError::AlreadyExists { name: def.name.clone(), path: spec.path.clone() });
+                    return Err(EditError::AlreadyExists {
+                        name: def.name.clone(),
+                        path: spec.path.clone(),
+                    });
                 }
                 let entry = Value::Object(spec.dialect.to_entry(&def).map_err(unstorable(spec))?);
                 if !def.enabled && spec.dialect.enable_flag() == EnableFlag::Park {
                     // Added disabled to a client without an off switch: park it directly.
-                    self.settings.park(self.host, ParkedEntry { source: spec.id.clone(), name: def.name.clone(), entry })?;
+                    self.settings.park(
+                        self.host,
+                        ParkedEntry {
+                            source: spec.id.clone(),
+                            name: def.name.clone(),
+                            entry,
+                        },
+                    )?;
                     return Ok(());
                 }
-                let mut edits = vec![DocEdit::Set { path: path.clone(), value: entry }];
+                let mut edits = vec![DocEdit::Set {
+                    path: path.clone(),
+                    value: entry,
+                }];
                 if !def.enabled {
                     edits.extend(self.in_entry_enable(spec, &path, false, None));
                 }
@@ -260,7 +340,13 @@ impl<'a> Writer<'a> {
             }
             ServerEdit::Update { name, def } => {
                 let current = self.current_def(spec, &file, &name)?;
-                self.apply_patch(spec, file, &name, ServerPatch::between(&current, &def), seen)
+                self.apply_patch(
+                    spec,
+                    file,
+                    &name,
+                    ServerPatch::between(&current, &def),
+                    seen,
+                )
             }
             ServerEdit::Patch { name, patch } => self.apply_patch(spec, file, &name, patch, seen),
             ServerEdit::Remove { name } => {
@@ -270,7 +356,10 @@ impl<'a> Writer<'a> {
                 }
                 let (path, existing) = entry_path(spec, &file.value, &name);
                 if existing.is_none() {
-                    return Err(EditError::NotFound { name, path: spec.path.clone() });
+                    return Err(EditError::NotFound {
+                        name,
+                        path: spec.path.clone(),
+                    });
                 }
                 file.commit(&[DocEdit::Remove { path }], seen)
             }
@@ -278,57 +367,106 @@ impl<'a> Writer<'a> {
                 validate_name(&to).map_err(EditError::Invalid)?;
                 let (path, existing) = entry_path(spec, &file.value, &from);
                 if existing.is_none() {
-                    return Err(EditError::NotFound { name: from, path: spec.path.clone() });
+                    return Err(EditError::NotFound {
+                        name: from,
+                        path: spec.path.clone(),
+                    });
                 }
                 if entry_path(spec, &file.value, &to).1.is_some() {
-                    return Err(EditError::AlreadyExists { name: to, path: spec.path.clone() });
+                    return Err(EditError::AlreadyExists {
+                        name: to,
+                        path: spec.path.clone(),
+                    });
                 }
                 let mut edits = vec![];
                 let mut entry_at = path.clone();
                 if let Container::Map(_) = spec.container {
-                    edits.push(DocEdit::RenameKey { path: path.clone(), new_key: to.clone() });
+                    edits.push(DocEdit::RenameKey {
+                        path: path.clone(),
+                        new_key: to.clone(),
+                    });
                     entry_at.pop();
                     entry_at.push(key(&to));
                 }
                 if existing.as_ref().and_then(|e| e.get("name")).is_some() {
                     entry_at.push(key("name"));
-                    edits.push(DocEdit::Set { path: entry_at, value: json!(to) });
+                    edits.push(DocEdit::Set {
+                        path: entry_at,
+                        value: json!(to),
+                    });
                 }
                 file.commit(&edits, seen)
             }
-            ServerEdit::SetEnabled { name, enabled } => self.set_enabled(spec, file, &name, enabled, seen),
+            ServerEdit::SetEnabled { name, enabled } => {
+                self.set_enabled(spec, file, &name, enabled, seen)
+            }
         }
     }
 
     /// What `name` holds in `spec` now (a parked entry counts, disabled).
     fn current_def(&self, spec: &SourceSpec, file: &Loaded, name: &str) -> Result<ServerDef> {
-        if let Some(p) = self.settings.parked.iter().find(|p| p.source == spec.id && p.name == name) {
-            return Ok(ServerDef { enabled: false, ..spec.dialect.parse_entry(name, &p.entry).def });
+        if let Some(p) = self
+            .settings
+            .parked
+            .iter()
+            .find(|p| p.source == spec.id && p.name == name)
+        {
+            return Ok(ServerDef {
+                enabled: false,
+                ..spec.dialect.parse_entry(name, &p.entry).def
+            });
         }
         match entry_path(spec, &file.value, name).1 {
             Some(e) => Ok(spec.dialect.parse_entry(name, &e).def),
-            None => Err(EditError::NotFound { name: name.into(), path: spec.path.clone() }),
+            None => Err(EditError::NotFound {
+                name: name.into(),
+                path: spec.path.clone(),
+            }),
         }
     }
 
     /// Write the patch's fields of `name`, each in the client's own key and
     /// place; every other key, comment and byte stays.
-    fn apply_patch(&mut self, spec: &SourceSpec, file: Loaded, name: &str, patch: ServerPatch, seen: Option<ContentHash>) -> Result<()> {
+    fn apply_patch(
+        &mut self,
+        spec: &SourceSpec,
+        file: Loaded,
+        name: &str,
+        patch: ServerPatch,
+        seen: Option<ContentHash>,
+    ) -> Result<()> {
         let current = self.current_def(spec, &file, name)?;
         let merged = patch.apply_to(&current);
         check_def(&merged)?;
         let new_name = merged.name.clone();
         let renamed = new_name != name;
-        if renamed && (entry_path(spec, &file.value, &new_name).1.is_some() || self.settings.parked.iter().any(|p| p.source == spec.id && p.name == new_name)) {
-            return Err(EditError::AlreadyExists { name: new_name, path: spec.path.clone() });
+        if renamed
+            && (entry_path(spec, &file.value, &new_name).1.is_some()
+                || self
+                    .settings
+                    .parked
+                    .iter()
+                    .any(|p| p.source == spec.id && p.name == new_name))
+        {
+            return Err(EditError::AlreadyExists {
+                name: new_name,
+                path: spec.path.clone(),
+            });
         }
-        let parked = self.settings.parked.iter().position(|p| p.source == spec.id && p.name == name);
+        let parked = self
+            .settings
+            .parked
+            .iter()
+            .position(|p| p.source == spec.id && p.name == name);
         let (mut path, existing) = entry_path(spec, &file.value, name);
         let entry = match parked {
             Some(i) => self.settings.parked[i].entry.clone(),
             None => existing.unwrap_or_default(),
         };
-        let mut entry_edits = spec.dialect.patch_edits(entry.as_object(), &patch).map_err(unstorable(spec))?;
+        let mut entry_edits = spec
+            .dialect
+            .patch_edits(entry.as_object(), &patch)
+            .map_err(unstorable(spec))?;
         if renamed && (spec.dialect.spelling().name.is_some() || entry.get("name").is_some()) {
             entry_edits.push(EntryEdit::Set(vec!["name".into()], json!(new_name)));
         }
@@ -341,7 +479,14 @@ impl<'a> Writer<'a> {
                 p.name = new_name.clone();
             })?;
             if enable == Some(true) {
-                return self.apply(spec, ServerEdit::SetEnabled { name: new_name, enabled: true }, seen);
+                return self.apply(
+                    spec,
+                    ServerEdit::SetEnabled {
+                        name: new_name,
+                        enabled: true,
+                    },
+                    seen,
+                );
             }
             return Ok(());
         }
@@ -349,7 +494,10 @@ impl<'a> Writer<'a> {
         let mut edits = vec![];
         if renamed {
             if let Container::Map(_) = spec.container {
-                edits.push(DocEdit::RenameKey { path: path.clone(), new_key: new_name.clone() });
+                edits.push(DocEdit::RenameKey {
+                    path: path.clone(),
+                    new_key: new_name.clone(),
+                });
                 path.pop();
                 path.push(key(&new_name));
             }
@@ -357,23 +505,43 @@ impl<'a> Writer<'a> {
         edits.extend(doc_edits(&path, entry_edits));
         let in_entry = matches!(spec.dialect.enable_flag(), EnableFlag::InEntry { .. });
         match enable {
-            Some(on) if in_entry => edits.extend(self.in_entry_enable(spec, &path, on, Some(&entry))),
+            Some(on) if in_entry => {
+                edits.extend(self.in_entry_enable(spec, &path, on, Some(&entry)))
+            }
             // Only the switch changes: it is the whole edit, checked against what the user saw.
-            Some(on) if edits.is_empty() => return self.set_enabled(spec, file, &new_name, on, seen),
+            Some(on) if edits.is_empty() => {
+                return self.set_enabled(spec, file, &new_name, on, seen)
+            }
             _ => {}
         }
         file.commit(&edits, seen)?;
         match enable {
-            Some(on) if !in_entry => self.set_enabled(spec, load(&spec.path, spec.format)?, &new_name, on, None),
+            Some(on) if !in_entry => {
+                self.set_enabled(spec, load(&spec.path, spec.format)?, &new_name, on, None)
+            }
             _ => Ok(()),
         }
     }
 
-    fn set_enabled(&mut self, spec: &SourceSpec, file: Loaded, name: &str, enabled: bool, seen: Option<ContentHash>) -> Result<()> {
+    fn set_enabled(
+        &mut self,
+        spec: &SourceSpec,
+        file: Loaded,
+        name: &str,
+        enabled: bool,
+        seen: Option<ContentHash>,
+    ) -> Result<()> {
         let (path, existing) = entry_path(spec, &file.value, name);
-        let parked = self.settings.parked.iter().position(|p| p.source == spec.id && p.name == name);
+        let parked = self
+            .settings
+            .parked
+            .iter()
+            .position(|p| p.source == spec.id && p.name == name);
         if existing.is_none() && parked.is_none() {
-            return Err(EditError::NotFound { name: name.into(), path: spec.path.clone() });
+            return Err(EditError::NotFound {
+                name: name.into(),
+                path: spec.path.clone(),
+            });
         }
         match spec.dialect.enable_flag() {
             EnableFlag::InEntry { .. } => {
@@ -381,14 +549,25 @@ impl<'a> Writer<'a> {
                 file.commit(&edits, seen)
             }
             EnableFlag::GeminiEnablementFile => self.external_enable(spec, name, enabled),
-            EnableFlag::Park if spec.client == Client::ClaudeCode && spec.level == Level::Project && spec.container.path() == [key("mcpServers")] => {
+            EnableFlag::Park
+                if spec.client == Client::ClaudeCode
+                    && spec.level == Level::Project
+                    && spec.container.path() == [key("mcpServers")] =>
+            {
                 self.external_enable(spec, name, enabled)
             }
             EnableFlag::Park => match (enabled, parked, existing) {
                 (false, None, Some(entry)) => {
                     // Park first, then remove: if the file write fails the
                     // entry is in both places, never in neither.
-                    self.settings.park(self.host, ParkedEntry { source: spec.id.clone(), name: name.into(), entry })?;
+                    self.settings.park(
+                        self.host,
+                        ParkedEntry {
+                            source: spec.id.clone(),
+                            name: name.into(),
+                            entry,
+                        },
+                    )?;
                     if let Err(e) = file.commit(&[DocEdit::Remove { path }], seen) {
                         self.settings.unpark(self.host, &spec.id, name)?;
                         return Err(e);
@@ -408,7 +587,13 @@ impl<'a> Writer<'a> {
     }
 
     /// Edits for an enable flag that lives inside the entry.
-    fn in_entry_enable(&self, spec: &SourceSpec, entry: &[PathSeg], enabled: bool, existing: Option<&Value>) -> Vec<DocEdit> {
+    fn in_entry_enable(
+        &self,
+        spec: &SourceSpec,
+        entry: &[PathSeg],
+        enabled: bool,
+        existing: Option<&Value>,
+    ) -> Vec<DocEdit> {
         let EnableFlag::InEntry { key: k, inverted } = spec.dialect.enable_flag() else {
             return vec![];
         };
@@ -422,7 +607,10 @@ impl<'a> Writer<'a> {
             // `disabled: true` → drop the key rather than write `disabled: false`.
             return vec![DocEdit::Remove { path: p }];
         }
-        vec![DocEdit::Set { path: p, value: Value::Bool(enabled != inverted) }]
+        vec![DocEdit::Set {
+            path: p,
+            value: Value::Bool(enabled != inverted),
+        }]
     }
 
     /// Enable flags kept outside the entry: Gemini's enablement file and
@@ -433,40 +621,79 @@ impl<'a> Writer<'a> {
                 let ef = load(&gemini_enablement_path(self.host), Format::Json)?;
                 let present = ef.value.get(name).is_some();
                 let edits = match (enabled, present) {
-                    (true, true) => vec![DocEdit::Remove { path: vec![key(name)] }],
-                    (false, _) => vec![DocEdit::Set { path: vec![key(name)], value: json!({"enabled": false}) }],
+                    (true, true) => vec![DocEdit::Remove {
+                        path: vec![key(name)],
+                    }],
+                    (false, _) => vec![DocEdit::Set {
+                        path: vec![key(name)],
+                        value: json!({"enabled": false}),
+                    }],
                     (true, false) => vec![],
                 };
                 ef.commit(&edits, None)?;
                 if enabled {
                     let main = load(&spec.path, spec.format)?;
-                    if let Some(Value::Array(ex)) = main.value.get("mcp").and_then(|m| m.get("excluded")) {
+                    if let Some(Value::Array(ex)) =
+                        main.value.get("mcp").and_then(|m| m.get("excluded"))
+                    {
                         if let Some(i) = ex.iter().position(|v| v.as_str() == Some(name)) {
-                            main.commit(&[DocEdit::Remove { path: vec![key("mcp"), key("excluded"), PathSeg::Index(i)] }], None)?;
+                            main.commit(
+                                &[DocEdit::Remove {
+                                    path: vec![key("mcp"), key("excluded"), PathSeg::Index(i)],
+                                }],
+                                None,
+                            )?;
                         }
                     }
                 }
                 Ok(())
             }
-            EnableFlag::Park if spec.client == Client::ClaudeCode && spec.level == Level::Project => {
-                let Some(project) = &spec.project else { return Ok(()) };
+            EnableFlag::Park
+                if spec.client == Client::ClaudeCode && spec.level == Level::Project =>
+            {
+                let Some(project) = &spec.project else {
+                    return Ok(());
+                };
                 let claude = load(&self.host.home_join(".claude.json"), Format::Json)?;
                 let base = vec![key("projects"), key(&project.to_string_lossy())];
                 let list = |k: &str| -> Vec<String> {
                     let mut p = base.clone();
                     p.push(key(k));
-                    value_at(&claude.value, &p).and_then(Value::as_array).map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default()
+                    value_at(&claude.value, &p)
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|v| v.as_str().map(String::from))
+                                .collect()
+                        })
+                        .unwrap_or_default()
                 };
-                let (mut on, mut off) = (list("enabledMcpjsonServers"), list("disabledMcpjsonServers"));
+                let (mut on, mut off) = (
+                    list("enabledMcpjsonServers"),
+                    list("disabledMcpjsonServers"),
+                );
                 on.retain(|n| n != name);
                 off.retain(|n| n != name);
-                if enabled { on.push(name.into()) } else { off.push(name.into()) }
+                if enabled {
+                    on.push(name.into())
+                } else {
+                    off.push(name.into())
+                }
                 let set = |k: &str, v: Vec<String>| {
                     let mut p = base.clone();
                     p.push(key(k));
-                    DocEdit::Set { path: p, value: json!(v) }
+                    DocEdit::Set {
+                        path: p,
+                        value: json!(v),
+                    }
                 };
-                claude.commit(&[set("enabledMcpjsonServers", on), set("disabledMcpjsonServers", off)], None)
+                claude.commit(
+                    &[
+                        set("enabledMcpjsonServers", on),
+                        set("disabledMcpjsonServers", off),
+                    ],
+                    None,
+                )
             }
             _ => Ok(()),
         }
@@ -475,8 +702,15 @@ impl<'a> Writer<'a> {
     /// Copy (or move) `name` from one source to another, written in the
     /// target client's own format (SPEC G3). Adds first, removes second, so
     /// a failure never loses the server.
-    pub fn copy_server(&mut self, from: &SourceSpec, to: &SourceSpec, name: &str, remove_source: bool) -> Result<()> {
-        let _recording = Recording::begin(self.host, summary::for_copy(from, to, name, remove_source));
+    pub fn copy_server(
+        &mut self,
+        from: &SourceSpec,
+        to: &SourceSpec,
+        name: &str,
+        remove_source: bool,
+    ) -> Result<()> {
+        let _recording =
+            Recording::begin(self.host, summary::for_copy(from, to, name, remove_source));
         // What the target client cannot store stays behind in the source.
         let def = to.dialect.storable(&read_def(self.settings, from, name)?);
         self.apply(to, ServerEdit::Add(def), None)?;
@@ -496,17 +730,25 @@ impl<'a> Writer<'a> {
 
 /// The current definition of `name` in `spec` (parked entries included).
 pub fn read_def(settings: &Settings, spec: &SourceSpec, name: &str) -> Result<ServerDef> {
-    if let Some(p) = settings.parked.iter().find(|p| p.source == spec.id && p.name == name) {
+    if let Some(p) = settings
+        .parked
+        .iter()
+        .find(|p| p.source == spec.id && p.name == name)
+    {
         let mut def = spec.dialect.parse_entry(name, &p.entry).def;
         def.enabled = false;
         return Ok(def);
     }
     let file = load(&spec.path, spec.format)?;
     let mut sink = vec![];
-    let found = entries(spec, &file.value, &mut sink).into_iter().find(|e| e.name == name);
+    let found = entries(spec, &file.value, &mut sink)
+        .into_iter()
+        .find(|e| e.name == name);
     match found {
         Some(e) => Ok(spec.dialect.parse_entry(name, e.value).def),
-        None => Err(EditError::NotFound { name: name.into(), path: spec.path.clone() }),
+        None => Err(EditError::NotFound {
+            name: name.into(),
+            path: spec.path.clone(),
+        }),
     }
 }
-

@@ -113,7 +113,9 @@ impl UndoError {
     pub fn code(&self) -> &'static str {
         match self {
             UndoError::Empty | UndoError::NotFound(_) => "not-found",
-            UndoError::Conflict { .. } | UndoError::Write(WriteError::Conflict { .. }) => "conflict",
+            UndoError::Conflict { .. } | UndoError::Write(WriteError::Conflict { .. }) => {
+                "conflict"
+            }
             UndoError::AlreadyUndone { .. } => "already-undone",
             UndoError::Damaged { .. } => "damaged",
             UndoError::Write(_) => "io",
@@ -139,7 +141,11 @@ impl History {
     }
 
     pub fn at(dir: impl Into<PathBuf>) -> History {
-        History { dir: dir.into(), max_entries: MAX_ENTRIES, max_bytes: MAX_BYTES }
+        History {
+            dir: dir.into(),
+            max_entries: MAX_ENTRIES,
+            max_bytes: MAX_BYTES,
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -180,28 +186,61 @@ impl History {
             None => self.newest().ok_or(UndoError::Empty)?,
         };
         let entry = self.entry(id).ok_or(UndoError::NotFound(id))?;
-        let content = self.content(id).ok_or_else(|| UndoError::Damaged { id, dir: self.dir.clone() })?;
+        let content = self.content(id).ok_or_else(|| UndoError::Damaged {
+            id,
+            dir: self.dir.clone(),
+        })?;
         let (state, path) = state_of(&entry, &mut HashMap::new());
         match (state, path) {
             (UndoState::Changed, Some(path)) => return Err(UndoError::Conflict { path }),
             (UndoState::Undone, path) => {
-                let path = path.or_else(|| entry.files.first().map(|f| f.path.clone())).unwrap_or_default();
+                let path = path
+                    .or_else(|| entry.files.first().map(|f| f.path.clone()))
+                    .unwrap_or_default();
                 return Err(UndoError::AlreadyUndone { id, path });
             }
             _ => {}
         }
 
-        let recording = Recording::open(self.clone(), Label::fixed(entry.server.as_deref(), format!("undo #{id}: {}", entry.summary)), Some(id));
+        let recording = Recording::open(
+            self.clone(),
+            Label::fixed(
+                entry.server.as_deref(),
+                format!("undo #{id}: {}", entry.summary),
+            ),
+            Some(id),
+        );
         let mut restored = vec![];
         for file in &entry.files {
-            let stored = content.files.iter().find(|f| f.path == file.path).ok_or_else(|| UndoError::Damaged { id, dir: self.dir.clone() })?;
-            let before = stored.before.as_ref().map(Bytes::to_vec).transpose().map_err(|_| UndoError::Damaged { id, dir: self.dir.clone() })?;
-            let now = read_optional(&file.path).map_err(|source| WriteError::Io { path: file.path.clone(), source })?;
+            let stored = content
+                .files
+                .iter()
+                .find(|f| f.path == file.path)
+                .ok_or_else(|| UndoError::Damaged {
+                    id,
+                    dir: self.dir.clone(),
+                })?;
+            let before = stored
+                .before
+                .as_ref()
+                .map(Bytes::to_vec)
+                .transpose()
+                .map_err(|_| UndoError::Damaged {
+                    id,
+                    dir: self.dir.clone(),
+                })?;
+            let now = read_optional(&file.path).map_err(|source| WriteError::Io {
+                path: file.path.clone(),
+                source,
+            })?;
             if now == before {
                 continue; // this file is already as it was
             }
             let expected = match &file.after_hash {
-                Some(h) => Expected::Hash(parse_hash(h).ok_or_else(|| UndoError::Damaged { id, dir: self.dir.clone() })?),
+                Some(h) => Expected::Hash(parse_hash(h).ok_or_else(|| UndoError::Damaged {
+                    id,
+                    dir: self.dir.clone(),
+                })?),
                 None => Expected::Absent,
             };
             match before {
@@ -211,12 +250,23 @@ impl History {
             restored.push(file.path.clone());
         }
         let recorded_as = recording.finish().map(|e| e.id);
-        Ok(UndoReport { undone: id, summary: entry.summary, restored, recorded_as })
+        Ok(UndoReport {
+            undone: id,
+            summary: entry.summary,
+            restored,
+            recorded_as,
+        })
     }
 
     /// Store one action's writes as a new entry, then drop the oldest
     /// entries beyond the bounds. Nothing is stored when nothing changed.
-    fn record(&self, server: Option<String>, summary: String, undo_of: Option<u64>, writes: Vec<FileWrite>) -> io::Result<Option<HistoryEntry>> {
+    fn record(
+        &self,
+        server: Option<String>,
+        summary: String,
+        undo_of: Option<u64>,
+        writes: Vec<FileWrite>,
+    ) -> io::Result<Option<HistoryEntry>> {
         let writes: Vec<FileWrite> = writes.into_iter().filter(|w| w.before != w.after).collect();
         if writes.is_empty() {
             return Ok(None);
@@ -224,7 +274,9 @@ impl History {
         let files = writes
             .iter()
             .map(|w| {
-                let text = |b: &Option<Vec<u8>>| b.as_ref().map(|b| String::from_utf8_lossy(b).into_owned());
+                let text = |b: &Option<Vec<u8>>| {
+                    b.as_ref().map(|b| String::from_utf8_lossy(b).into_owned())
+                };
                 let (before, after) = (text(&w.before), text(&w.after));
                 FileChange {
                     path: w.path.clone(),
@@ -235,11 +287,21 @@ impl History {
             })
             .collect();
         let content = StoredContent {
-            files: writes.iter().map(|w| StoredFile { path: w.path.clone(), before: w.before.as_deref().map(Bytes::of), after: w.after.as_deref().map(Bytes::of) }).collect(),
+            files: writes
+                .iter()
+                .map(|w| StoredFile {
+                    path: w.path.clone(),
+                    before: w.before.as_deref().map(Bytes::of),
+                    after: w.after.as_deref().map(Bytes::of),
+                })
+                .collect(),
         };
 
         self.ensure_dir()?;
-        let mut temp = tempfile::Builder::new().prefix(".entry.").suffix(".tmp").tempfile_in(&self.dir)?;
+        let mut temp = tempfile::Builder::new()
+            .prefix(".entry.")
+            .suffix(".tmp")
+            .tempfile_in(&self.dir)?;
         serde_json::to_writer(&mut temp, &content)?;
         temp.flush()?;
         temp.as_file().sync_all()?;
@@ -256,9 +318,23 @@ impl History {
                 Err(e) => return Err(e.error),
             }
         }
-        let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-        let entry = HistoryEntry { id, at, server, summary, undo_of, files, state: UndoState::Ready };
-        let mut meta = tempfile::Builder::new().prefix(".entry.").suffix(".tmp").tempfile_in(&self.dir)?;
+        let at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        let entry = HistoryEntry {
+            id,
+            at,
+            server,
+            summary,
+            undo_of,
+            files,
+            state: UndoState::Ready,
+        };
+        let mut meta = tempfile::Builder::new()
+            .prefix(".entry.")
+            .suffix(".tmp")
+            .tempfile_in(&self.dir)?;
         serde_json::to_writer_pretty(&mut meta, &entry)?;
         meta.flush()?;
         meta.as_file().sync_all()?;
@@ -273,7 +349,10 @@ impl History {
         let mut ids = self.ids();
         ids.sort_unstable();
         let size = |p: PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        let mut sizes: Vec<(u64, u64)> = ids.iter().map(|&id| (id, size(self.meta_path(id)) + size(self.content_path(id)))).collect();
+        let mut sizes: Vec<(u64, u64)> = ids
+            .iter()
+            .map(|&id| (id, size(self.meta_path(id)) + size(self.content_path(id))))
+            .collect();
         let mut total: u64 = sizes.iter().map(|s| s.1).sum();
         while sizes.len() > 1 && (sizes.len() > self.max_entries || total > self.max_bytes) {
             let (id, bytes) = sizes.remove(0);
@@ -284,11 +363,16 @@ impl History {
     }
 
     fn ids(&self) -> Vec<u64> {
-        let Ok(dir) = std::fs::read_dir(&self.dir) else { return vec![] };
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return vec![];
+        };
         dir.flatten()
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
-                name.strip_suffix(".json").filter(|n| !n.ends_with(".content"))?.parse().ok()
+                name.strip_suffix(".json")
+                    .filter(|n| !n.ends_with(".content"))?
+                    .parse()
+                    .ok()
             })
             .collect()
     }
@@ -311,7 +395,10 @@ impl History {
         #[cfg(unix)]
         {
             use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir)?;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&self.dir)?;
             let mode = std::fs::metadata(&self.dir)?.permissions().mode() & 0o777;
             if mode != 0o700 {
                 std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700))?;
@@ -325,13 +412,21 @@ impl History {
 
 /// Whether `entry` can be undone, and the first file that decides it:
 /// any file that is neither as written nor as before makes it `Changed`.
-fn state_of(entry: &HistoryEntry, current: &mut HashMap<PathBuf, Option<String>>) -> (UndoState, Option<PathBuf>) {
+fn state_of(
+    entry: &HistoryEntry,
+    current: &mut HashMap<PathBuf, Option<String>>,
+) -> (UndoState, Option<PathBuf>) {
     let mut all_before = true;
     let mut first_before = None;
     for f in &entry.files {
         let now = current
             .entry(f.path.clone())
-            .or_insert_with(|| read_optional(&f.path).ok().flatten().map(|b| hex::encode(content_hash(&b).0)))
+            .or_insert_with(|| {
+                read_optional(&f.path)
+                    .ok()
+                    .flatten()
+                    .map(|b| hex::encode(content_hash(&b).0))
+            })
             .clone();
         if now == f.after_hash {
             all_before = false;
@@ -364,7 +459,10 @@ fn parse_hash(h: &str) -> Option<ContentHash> {
 /// Delete a file Switchboard created (undoing its creation), if it still
 /// holds what was written.
 pub(crate) fn remove_checked(path: &Path, expected: Expected) -> Result<(), WriteError> {
-    let io_err = |source| WriteError::Io { path: path.to_path_buf(), source };
+    let io_err = |source| WriteError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     let now = read_optional(path).map_err(io_err)?;
     let same = match (expected, &now) {
         (Expected::Hash(h), Some(b)) => content_hash(b) == h,
@@ -372,7 +470,9 @@ pub(crate) fn remove_checked(path: &Path, expected: Expected) -> Result<(), Writ
         _ => false,
     };
     if !same {
-        return Err(WriteError::Conflict { path: path.to_path_buf() });
+        return Err(WriteError::Conflict {
+            path: path.to_path_buf(),
+        });
     }
     if let Some(before) = now {
         std::fs::remove_file(path).map_err(io_err)?;
@@ -438,7 +538,10 @@ pub struct Label {
 impl Label {
     pub fn fixed(server: Option<&str>, summary: impl Into<String>) -> Label {
         let summary = summary.into();
-        Label { server: server.map(String::from), describe: Box::new(move |_| summary) }
+        Label {
+            server: server.map(String::from),
+            describe: Box::new(move |_| summary),
+        }
     }
 }
 
@@ -475,10 +578,19 @@ impl Recording {
             if open.is_some() {
                 return false;
             }
-            *open = Some(Journal { history, label, undo_of, writes: vec![] });
+            *open = Some(Journal {
+                history,
+                label,
+                undo_of,
+                writes: vec![],
+            });
             true
         });
-        Recording { outer, done: false, _not_send: PhantomData }
+        Recording {
+            outer,
+            done: false,
+            _not_send: PhantomData,
+        }
     }
 
     /// Store what was written; the new entry, if anything changed.
@@ -493,7 +605,12 @@ impl Recording {
         }
         self.done = true;
         let journal = OPEN.with(|open| open.borrow_mut().take())?;
-        let Journal { history, label, undo_of, writes } = journal;
+        let Journal {
+            history,
+            label,
+            undo_of,
+            writes,
+        } = journal;
         if writes.is_empty() {
             return None;
         }
@@ -503,7 +620,10 @@ impl Recording {
             Err(e) => {
                 // The write itself succeeded; losing its history entry is
                 // worth a warning, not a failed edit.
-                eprintln!("switchboard: could not record this change in the history at {}: {e}", history.dir.display());
+                eprintln!(
+                    "switchboard: could not record this change in the history at {}: {e}",
+                    history.dir.display()
+                );
                 None
             }
         }
@@ -525,7 +645,11 @@ pub(crate) fn note_write(path: &Path, before: Option<Vec<u8>>, after: Option<&[u
         let Some(journal) = open.as_mut() else { return };
         match journal.writes.iter_mut().find(|w| w.path == path) {
             Some(w) => w.after = after.map(<[u8]>::to_vec),
-            None => journal.writes.push(FileWrite { path: path.to_path_buf(), before, after: after.map(<[u8]>::to_vec) }),
+            None => journal.writes.push(FileWrite {
+                path: path.to_path_buf(),
+                before,
+                after: after.map(<[u8]>::to_vec),
+            }),
         }
     });
 }

@@ -17,19 +17,33 @@ use crate::writer::history::{FileWrite, Label};
 pub fn for_edit(spec: &SourceSpec, edit: &ServerEdit) -> Label {
     let client = spec.client.display_name();
     let (name, summary) = match edit {
-        ServerEdit::Add(def) => (def.name.clone(), format!("add \"{}\" to {client}", def.name)),
+        ServerEdit::Add(def) => (
+            def.name.clone(),
+            format!("add \"{}\" to {client}", def.name),
+        ),
         ServerEdit::Remove { name } => (name.clone(), format!("remove \"{name}\" from {client}")),
-        ServerEdit::SetEnabled { name, enabled } => {
-            (name.clone(), format!("{} \"{name}\" in {client}", if *enabled { "enable" } else { "disable" }))
-        }
-        ServerEdit::Rename { from, to } => (from.clone(), format!("rename \"{from}\" to \"{to}\" in {client}")),
+        ServerEdit::SetEnabled { name, enabled } => (
+            name.clone(),
+            format!(
+                "{} \"{name}\" in {client}",
+                if *enabled { "enable" } else { "disable" }
+            ),
+        ),
+        ServerEdit::Rename { from, to } => (
+            from.clone(),
+            format!("rename \"{from}\" to \"{to}\" in {client}"),
+        ),
         ServerEdit::Update { name, .. } | ServerEdit::Patch { name, .. } => {
             let (name, spec) = (name.clone(), spec.clone());
             return Label {
                 server: Some(name.clone()),
                 describe: Box::new(move |writes| {
                     let keys = changed_keys(&spec, &name, writes);
-                    let what = if keys.is_empty() { String::new() } else { format!(" ({})", keys.join(", ")) };
+                    let what = if keys.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", keys.join(", "))
+                    };
                     format!("update \"{name}\" in {}{what}", spec.client.display_name())
                 }),
             };
@@ -40,7 +54,14 @@ pub fn for_edit(spec: &SourceSpec, edit: &ServerEdit) -> Label {
 
 pub fn for_copy(from: &SourceSpec, to: &SourceSpec, name: &str, remove_source: bool) -> Label {
     let verb = if remove_source { "move" } else { "copy" };
-    Label::fixed(Some(name), format!("{verb} \"{name}\" from {} to {}", from.client.display_name(), to.client.display_name()))
+    Label::fixed(
+        Some(name),
+        format!(
+            "{verb} \"{name}\" from {} to {}",
+            from.client.display_name(),
+            to.client.display_name()
+        ),
+    )
 }
 
 /// Settings saved on their own: what changed, by top-level key.
@@ -48,12 +69,26 @@ pub fn for_settings() -> Label {
     Label {
         server: None,
         describe: Box::new(|writes| {
-            let keys: Vec<String> = writes.first().map(|w| changed_top_keys(w)).unwrap_or_default();
-            match keys.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+            let keys: Vec<String> = writes
+                .first()
+                .map(|w| changed_top_keys(w))
+                .unwrap_or_default();
+            match keys
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .as_slice()
+            {
                 ["priority"] => "change source priority".to_string(),
                 ["projects"] => "change project folders".to_string(),
                 [] => "update Switchboard settings".to_string(),
-                _ => format!("update Switchboard settings ({})", keys.iter().map(|k| setting_words(k)).collect::<Vec<_>>().join(", ")),
+                _ => format!(
+                    "update Switchboard settings ({})",
+                    keys.iter()
+                        .map(|k| setting_words(k))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             }
         }),
     }
@@ -62,20 +97,32 @@ pub fn for_settings() -> Label {
 /// Keys of `name`'s entry in `spec`'s file that differ before and after (a
 /// renamed entry is found as the one new name). Empty when unknown.
 fn changed_keys(spec: &SourceSpec, name: &str, writes: &[FileWrite]) -> Vec<String> {
-    let Some(w) = writes.iter().find(|w| w.path == spec.path) else { return vec![] };
+    let Some(w) = writes.iter().find(|w| w.path == spec.path) else {
+        return vec![];
+    };
     let doc = |bytes: &Option<Vec<u8>>| -> Option<Value> {
         let text = std::str::from_utf8(bytes.as_deref()?).ok()?;
-        Some(parse(spec.format, text.strip_prefix('\u{feff}').unwrap_or(text)).ok()?.value)
+        Some(
+            parse(spec.format, text.strip_prefix('\u{feff}').unwrap_or(text))
+                .ok()?
+                .value,
+        )
     };
-    let (Some(before), Some(after)) = (doc(&w.before), doc(&w.after)) else { return vec![] };
+    let (Some(before), Some(after)) = (doc(&w.before), doc(&w.after)) else {
+        return vec![];
+    };
     let mut sink = vec![];
     let old_entries = entries(spec, &before, &mut sink);
     let new_entries = entries(spec, &after, &mut sink);
-    let Some(old) = old_entries.iter().find(|e| e.name == name) else { return vec![] };
+    let Some(old) = old_entries.iter().find(|e| e.name == name) else {
+        return vec![];
+    };
     let (new, renamed) = match new_entries.iter().find(|e| e.name == name) {
         Some(e) => (e, false),
         None => {
-            let mut fresh = new_entries.iter().filter(|e| !old_entries.iter().any(|o| o.name == e.name));
+            let mut fresh = new_entries
+                .iter()
+                .filter(|e| !old_entries.iter().any(|o| o.name == e.name));
             match (fresh.next(), fresh.next()) {
                 (Some(e), None) => (e, true),
                 _ => return vec![],
@@ -83,9 +130,18 @@ fn changed_keys(spec: &SourceSpec, name: &str, writes: &[FileWrite]) -> Vec<Stri
         }
     };
     let empty = Map::new();
-    let (a, b) = (old.value.as_object().unwrap_or(&empty), new.value.as_object().unwrap_or(&empty));
+    let (a, b) = (
+        old.value.as_object().unwrap_or(&empty),
+        new.value.as_object().unwrap_or(&empty),
+    );
     let mut keys: Vec<String> = if renamed { vec!["name".into()] } else { vec![] };
-    keys.extend(a.keys().chain(b.keys().filter(|k| !a.contains_key(*k))).filter(|k| a.get(*k) != b.get(*k)).filter(|k| !(renamed && *k == "name")).cloned());
+    keys.extend(
+        a.keys()
+            .chain(b.keys().filter(|k| !a.contains_key(*k)))
+            .filter(|k| a.get(*k) != b.get(*k))
+            .filter(|k| !(renamed && *k == "name"))
+            .cloned(),
+    );
     keys
 }
 
@@ -112,5 +168,9 @@ fn changed_top_keys(w: &FileWrite) -> Vec<String> {
         v.and_then(|v| v.as_object().cloned()).unwrap_or_default()
     };
     let (a, b) = (obj(&w.before), obj(&w.after));
-    a.keys().chain(b.keys().filter(|k| !a.contains_key(*k))).filter(|k| a.get(*k) != b.get(*k)).cloned().collect()
+    a.keys()
+        .chain(b.keys().filter(|k| !a.contains_key(*k)))
+        .filter(|k| a.get(*k) != b.get(*k))
+        .cloned()
+        .collect()
 }

@@ -39,19 +39,37 @@ pub fn fixture_home() -> FixtureHome {
     copy_dir(&fixtures_dir(), dir.path());
     let home = dir.path().join("home");
     let claude = home.join(".claude.json");
-    let text = std::fs::read_to_string(&claude).unwrap().replace("__HOME__", home.to_str().unwrap());
+    let text = std::fs::read_to_string(&claude)
+        .unwrap()
+        .replace("__HOME__", home.to_str().unwrap());
     std::fs::write(&claude, text).unwrap();
     let mut vars = HashMap::new();
     vars.insert("HOME".to_string(), home.to_string_lossy().to_string());
     vars.insert("GITHUB_TOKEN".to_string(), "ghp_fixture".to_string());
-    let host = Host { os: Os::Linux, home: home.clone(), vars, system_root: dir.path().join("system") };
+    let host = Host {
+        os: Os::Linux,
+        home: home.clone(),
+        vars,
+        system_root: dir.path().join("system"),
+    };
     let project = home.join("projects/webapp");
-    FixtureHome { dir, host, home, project }
+    FixtureHome {
+        dir,
+        host,
+        home,
+        project,
+    }
 }
 
 impl FixtureHome {
     pub fn discover_trusted(&self) -> Discovery {
-        discover(&self.host, &self.settings(), &DiscoverOptions { extra_projects: vec![self.project.clone()] })
+        discover(
+            &self.host,
+            &self.settings(),
+            &DiscoverOptions {
+                extra_projects: vec![self.project.clone()],
+            },
+        )
     }
     pub fn discover_untrusted(&self) -> Discovery {
         discover(&self.host, &self.settings(), &DiscoverOptions::default())
@@ -66,6 +84,12 @@ pub fn common_affixes(a: &str, b: &str) -> (usize, usize) {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
     let max_suffix = a.len().min(b.len()) - prefix;
-    let suffix = a.iter().rev().zip(b.iter().rev()).take(max_suffix).take_while(|(x, y)| x == y).count();
+    let suffix = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(max_suffix)
+        .take_while(|(x, y)| x == y)
+        .count();
     (prefix, suffix)
 }

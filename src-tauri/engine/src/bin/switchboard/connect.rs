@@ -1,7 +1,10 @@
 //! `switchboard connect [CLIENT]` and `switchboard disconnect CLIENT`: use
 //! Switchboard's gateway in another client (engine: `connect`).
 
-use switchboard_engine::connect::{self, ClientConnection, ConnectOptions, ConnectPlan, EntryAction, EntryState, HttpSupport, HttpTarget, Via};
+use switchboard_engine::connect::{
+    self, ClientConnection, ConnectOptions, ConnectPlan, EntryAction, EntryState, HttpSupport,
+    HttpTarget, Via,
+};
 use switchboard_engine::discovery::{discover, DiscoverOptions};
 use switchboard_engine::gateway::token::GatewayToken;
 use switchboard_engine::host::Host;
@@ -16,7 +19,12 @@ pub struct Connect {
     pub json: bool,
 }
 
-pub fn connect(host: &Host, settings: &mut Settings, o: &DiscoverOptions, c: Connect) -> anyhow::Result<()> {
+pub fn connect(
+    host: &Host,
+    settings: &mut Settings,
+    o: &DiscoverOptions,
+    c: Connect,
+) -> anyhow::Result<()> {
     let d = discover(host, settings, o);
     let Some(id) = c.client else {
         let list = connect::connections(host, settings, &d);
@@ -29,20 +37,35 @@ pub fn connect(host: &Host, settings: &mut Settings, o: &DiscoverOptions, c: Con
     };
     let client = connect::parse_client(&id)?;
     let via = match c.http {
-        None => Via::Stdio { binary: std::env::current_exe().map_err(|e| anyhow::anyhow!("cannot find the switchboard binary's own path: {e}"))? },
+        None => Via::Stdio {
+            binary: std::env::current_exe().map_err(|e| {
+                anyhow::anyhow!("cannot find the switchboard binary's own path: {e}")
+            })?,
+        },
         Some(addr) => {
             // By default the app's gateway, on the port in Switchboard's settings.
-            let addr = if addr.is_empty() { format!("127.0.0.1:{}", settings.gateway.port()) } else { addr };
-            let a = switchboard_engine::gateway::http::loopback_addr(&addr).map_err(|e| anyhow::anyhow!("connect --http: {e}"))?;
+            let addr = if addr.is_empty() {
+                format!("127.0.0.1:{}", settings.gateway.port())
+            } else {
+                addr
+            };
+            let a = switchboard_engine::gateway::http::loopback_addr(&addr)
+                .map_err(|e| anyhow::anyhow!("connect --http: {e}"))?;
             // Only a client that writes the header needs the token itself.
             let token = match connect::http_support(client) {
                 HttpSupport::Headers => GatewayToken::for_this_machine()?.reveal().to_string(),
                 HttpSupport::TokenEnvVar | HttpSupport::None => String::new(),
             };
-            Via::Http(HttpTarget { url: format!("http://{a}/mcp"), token })
+            Via::Http(HttpTarget {
+                url: format!("http://{a}/mcp"),
+                token,
+            })
         }
     };
-    let opts = ConnectOptions { via, disable_duplicates: c.disable_duplicates };
+    let opts = ConnectOptions {
+        via,
+        disable_duplicates: c.disable_duplicates,
+    };
     if c.dry_run {
         let plan = connect::plan_connect(host, settings, &d, client, &opts)?;
         if c.json {
@@ -64,7 +87,13 @@ pub fn connect(host: &Host, settings: &mut Settings, o: &DiscoverOptions, c: Con
     Ok(())
 }
 
-pub fn disconnect(host: &Host, settings: &mut Settings, o: &DiscoverOptions, id: &str, json: bool) -> anyhow::Result<()> {
+pub fn disconnect(
+    host: &Host,
+    settings: &mut Settings,
+    o: &DiscoverOptions,
+    id: &str,
+    json: bool,
+) -> anyhow::Result<()> {
     let d = discover(host, settings, o);
     let client = connect::parse_client(id)?;
     let r = connect::disconnect(host, settings, &d, client)?;
@@ -73,17 +102,34 @@ pub fn disconnect(host: &Host, settings: &mut Settings, o: &DiscoverOptions, id:
         return Ok(());
     }
     if r.removed_file {
-        println!("Disconnected {}: removed {} (Switchboard had created it and nothing else was in it)", r.label, r.path.display());
+        println!(
+            "Disconnected {}: removed {} (Switchboard had created it and nothing else was in it)",
+            r.label,
+            r.path.display()
+        );
     } else if r.removed_entry {
-        println!("Disconnected {}: removed \"{}\" from {}", r.label, connect::ENTRY_NAME, r.path.display());
+        println!(
+            "Disconnected {}: removed \"{}\" from {}",
+            r.label,
+            connect::ENTRY_NAME,
+            r.path.display()
+        );
     } else {
-        println!("{} had no \"{}\" entry in {} any more", r.label, connect::ENTRY_NAME, r.path.display());
+        println!(
+            "{} had no \"{}\" entry in {} any more",
+            r.label,
+            connect::ENTRY_NAME,
+            r.path.display()
+        );
     }
     if !r.re_enabled.is_empty() {
         println!("Enabled again in {}: {}", r.label, r.re_enabled.join(", "));
     }
     if !r.removed_copies.is_empty() {
-        println!("Removed the copies connect made in Switchboard's own file: {}", r.removed_copies.join(", "));
+        println!(
+            "Removed the copies connect made in Switchboard's own file: {}",
+            r.removed_copies.join(", ")
+        );
     }
     for k in &r.kept {
         println!("Left \"{}\" as it is: {}", k.name, k.reason);
@@ -94,8 +140,16 @@ pub fn disconnect(host: &Host, settings: &mut Settings, o: &DiscoverOptions, id:
 fn state(e: &EntryState) -> String {
     match e {
         EntryState::Absent => "not connected".into(),
-        EntryState::Connected { transport, enabled: true, .. } => format!("connected ({})", transport.as_str()),
-        EntryState::Connected { transport, enabled: false, .. } => format!("connected ({}), switched off", transport.as_str()),
+        EntryState::Connected {
+            transport,
+            enabled: true,
+            ..
+        } => format!("connected ({})", transport.as_str()),
+        EntryState::Connected {
+            transport,
+            enabled: false,
+            ..
+        } => format!("connected ({}), switched off", transport.as_str()),
         EntryState::Foreign { .. } => "\"switchboard\" is another server".into(),
     }
 }
@@ -109,9 +163,19 @@ fn print_list(list: &[ClientConnection]) {
             HttpSupport::None => "no",
         };
         let absent = if c.exists { "" } else { " (absent)" };
-        println!("{:<16} {:<30} {:<8} {}{absent}", c.client, state(&c.entry), http, c.path.display());
+        println!(
+            "{:<16} {:<30} {:<8} {}{absent}",
+            c.client,
+            state(&c.entry),
+            http,
+            c.path.display()
+        );
         if !c.duplicates.is_empty() {
-            println!("{:<16} also served by the gateway: {}", "", c.duplicates.join(", "));
+            println!(
+                "{:<16} also served by the gateway: {}",
+                "",
+                c.duplicates.join(", ")
+            );
         }
         if let Some(p) = &c.problem {
             println!("{:<16} ! {p}", "");
@@ -122,14 +186,27 @@ fn print_list(list: &[ClientConnection]) {
 }
 
 fn print_plan(p: &ConnectPlan, asked_to_disable: bool, dry_run: bool) {
-    let (add, update, same) = if dry_run { ("Would add", "Would update", "Nothing to change:") } else { ("Added", "Updated", "Already connected:") };
+    let (add, update, same) = if dry_run {
+        ("Would add", "Would update", "Nothing to change:")
+    } else {
+        ("Added", "Updated", "Already connected:")
+    };
     let verb = match p.action {
         EntryAction::Add => format!("{add} \"{}\" to", connect::ENTRY_NAME),
         EntryAction::Update => format!("{update} \"{}\" in", connect::ENTRY_NAME),
         EntryAction::Unchanged => format!("{same} \"{}\" in", connect::ENTRY_NAME),
     };
-    let created = if p.creates_file && dry_run { " (a new file)" } else { "" };
-    println!("{verb} {} ({}){created}, over {}:", p.label, p.path.display(), p.transport.as_str());
+    let created = if p.creates_file && dry_run {
+        " (a new file)"
+    } else {
+        ""
+    };
+    println!(
+        "{verb} {} ({}){created}, over {}:",
+        p.label,
+        p.path.display(),
+        p.transport.as_str()
+    );
     for line in p.entry_text.lines() {
         println!("    {line}");
     }
@@ -139,7 +216,12 @@ fn print_plan(p: &ConnectPlan, asked_to_disable: bool, dry_run: bool) {
     if !p.disable.is_empty() {
         let names: Vec<String> =
             p.disable.iter().map(|d| if d.copy_to_switchboard { format!("{} (copied into Switchboard's own file first, so the gateway keeps serving it)", d.name) } else { d.name.clone() }).collect();
-        println!("{} in {}: {}", if dry_run { "Would disable" } else { "Disabled" }, p.label, names.join(", "));
+        println!(
+            "{} in {}: {}",
+            if dry_run { "Would disable" } else { "Disabled" },
+            p.label,
+            names.join(", ")
+        );
     }
     for k in &p.kept {
         println!("Left on in {}: {} ({})", p.label, k.name, k.reason);

@@ -18,12 +18,25 @@ pub(crate) fn print(history: &History, json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     if entries.is_empty() {
-        println!("No changes recorded yet (Switchboard keeps them in {}).", history.dir().display());
+        println!(
+            "No changes recorded yet (Switchboard keeps them in {}).",
+            history.dir().display()
+        );
         return Ok(());
     }
-    println!("{:>5}  {:<16}  {:<20}  {:<48}  FILE", "ID", "TIME", "SERVER", "CHANGE");
+    println!(
+        "{:>5}  {:<16}  {:<20}  {:<48}  FILE",
+        "ID", "TIME", "SERVER", "CHANGE"
+    );
     for e in &entries {
-        println!("{:>5}  {:<16}  {:<20}  {:<48}  {}", e.id, local(e.at), e.server.as_deref().unwrap_or("-"), with_state(e), files(e));
+        println!(
+            "{:>5}  {:<16}  {:<20}  {:<48}  {}",
+            e.id,
+            local(e.at),
+            e.server.as_deref().unwrap_or("-"),
+            with_state(e),
+            files(e)
+        );
     }
     Ok(())
 }
@@ -37,7 +50,11 @@ fn with_state(e: &HistoryEntry) -> String {
 }
 
 fn files(e: &HistoryEntry) -> String {
-    let first = e.files.first().map(|f| f.path.display().to_string()).unwrap_or_default();
+    let first = e
+        .files
+        .first()
+        .map(|f| f.path.display().to_string())
+        .unwrap_or_default();
     match e.files.len() {
         0 | 1 => first,
         n => format!("{first} (+{} more)", n - 1),
@@ -49,7 +66,12 @@ fn utc(ms: u64) -> String {
     let secs = (ms / 1000) as i64;
     let (y, mo, d) = civil(secs.div_euclid(86_400));
     let t = secs.rem_euclid(86_400);
-    format!("{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}Z", t / 3600, t % 3600 / 60, t % 60)
+    format!(
+        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        t / 3600,
+        t % 3600 / 60,
+        t % 60
+    )
 }
 
 /// `2025-03-04 15:05` in this machine's time zone.
@@ -60,7 +82,14 @@ pub(crate) fn local(ms: u64) -> String {
         // SAFETY: localtime_r only writes into the `tm` we pass it.
         let mut tm: libc::tm = unsafe { std::mem::zeroed() };
         if !unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
-            return format!("{:04}-{:02}-{:02} {:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min);
+            return format!(
+                "{:04}-{:02}-{:02} {:02}:{:02}",
+                tm.tm_year + 1900,
+                tm.tm_mon + 1,
+                tm.tm_mday,
+                tm.tm_hour,
+                tm.tm_min
+            );
         }
     }
     utc(ms).replace('T', " ")[..16].to_string()

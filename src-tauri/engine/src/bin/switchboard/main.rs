@@ -14,7 +14,11 @@ use switchboard_engine::writer::edit::{EditError, ServerEdit, Writer};
 use switchboard_engine::writer::history::History;
 
 #[derive(Parser)]
-#[command(name = "switchboard", version, about = "Find, explain and edit every MCP server configured on this machine")]
+#[command(
+    name = "switchboard",
+    version,
+    about = "Find, explain and edit every MCP server configured on this machine"
+)]
 struct Cli {
     /// Treat DIR as a trusted project folder for this run (repeatable).
     #[arg(long = "project", value_name = "DIR", global = true)]
@@ -67,13 +71,30 @@ pub(crate) enum Command {
         command: Vec<String>,
     },
     /// Remove a server from its source (default: the winning definition's).
-    Remove { name: String, #[arg(long)] source: Option<String> },
+    Remove {
+        name: String,
+        #[arg(long)]
+        source: Option<String>,
+    },
     /// Enable a server in its source, in that client's own way.
-    Enable { name: String, #[arg(long)] source: Option<String> },
+    Enable {
+        name: String,
+        #[arg(long)]
+        source: Option<String>,
+    },
     /// Disable a server in its source, in that client's own way.
-    Disable { name: String, #[arg(long)] source: Option<String> },
+    Disable {
+        name: String,
+        #[arg(long)]
+        source: Option<String>,
+    },
     /// Rename a server within its source.
-    Rename { from: String, to: String, #[arg(long)] source: Option<String> },
+    Rename {
+        from: String,
+        to: String,
+        #[arg(long)]
+        source: Option<String>,
+    },
     /// Copy a server into another client's file (in that client's format).
     Copy {
         name: String,
@@ -112,10 +133,7 @@ pub(crate) enum Command {
     /// named: raw tool, prompt or resource template names). Switchboard's
     /// gateway holds a tool whose definition changed since its approval
     /// until it is approved again.
-    Approve {
-        server: String,
-        tools: Vec<String>,
-    },
+    Approve { server: String, tools: Vec<String> },
     /// Check every server's tool descriptions, schemas and instructions
     /// offline for hidden text, instruction overrides, requests for secrets
     /// and references to other servers' tools; exits 1 when a finding is high.
@@ -380,7 +398,9 @@ fn main() -> ExitCode {
 }
 
 fn opts(cli_projects: &[PathBuf]) -> DiscoverOptions {
-    DiscoverOptions { extra_projects: cli_projects.to_vec() }
+    DiscoverOptions {
+        extra_projects: cli_projects.to_vec(),
+    }
 }
 
 fn load_settings(host: &Host) -> Settings {
@@ -398,11 +418,13 @@ fn pick_source(d: &Discovery, name: &str, id: Option<String>) -> anyhow::Result<
         None => d
             .server(name)
             .map(|s| s.winner.source.clone())
-            .ok_or_else(|| anyhow::anyhow!("no server named \"{name}\" was found (see `switchboard discover`)"))?,
+            .ok_or_else(|| {
+                anyhow::anyhow!("no server named \"{name}\" was found (see `switchboard discover`)")
+            })?,
     };
-    d.source(&id)
-        .and_then(|s| s.spec.clone())
-        .ok_or_else(|| anyhow::anyhow!("unknown source \"{id}\" (see `switchboard discover` for source ids)"))
+    d.source(&id).and_then(|s| s.spec.clone()).ok_or_else(|| {
+        anyhow::anyhow!("unknown source \"{id}\" (see `switchboard discover` for source ids)")
+    })
 }
 
 fn pairs(items: &[String], what: &str) -> anyhow::Result<Vec<(String, String)>> {
@@ -437,18 +459,54 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let d = discover(&host, &settings, &o);
             let rt = tokio::runtime::Runtime::new()?;
             let roots = d.project_folders();
-            return rt.block_on(runtime::run(host, d, c, runtime::Options { accept_defaults: cli.accept_defaults, roots, projects: cli.projects.clone() }));
+            return rt.block_on(runtime::run(
+                host,
+                d,
+                c,
+                runtime::Options {
+                    accept_defaults: cli.accept_defaults,
+                    roots,
+                    projects: cli.projects.clone(),
+                },
+            ));
         }
-        Command::Serve { http, server, tool_search } => {
+        Command::Serve {
+            http,
+            server,
+            tool_search,
+        } => {
             let rt = tokio::runtime::Runtime::new()?;
-            let o = serve::Serve { http, server, tool_search, accept_defaults: cli.accept_defaults, projects: cli.projects.clone() };
+            let o = serve::Serve {
+                http,
+                server,
+                tool_search,
+                accept_defaults: cli.accept_defaults,
+                projects: cli.projects.clone(),
+            };
             return rt.block_on(serve::serve(host, o));
         }
         Command::Gateway { .. } => serve::print_token()?,
-        Command::Connect { client, http, disable_duplicates, dry_run, json } => {
-            connect::connect(&host, &mut settings, &o, connect::Connect { client, http, disable_duplicates, dry_run, json })?
+        Command::Connect {
+            client,
+            http,
+            disable_duplicates,
+            dry_run,
+            json,
+        } => connect::connect(
+            &host,
+            &mut settings,
+            &o,
+            connect::Connect {
+                client,
+                http,
+                disable_duplicates,
+                dry_run,
+                json,
+            },
+        )?,
+        Command::Disconnect { client, json } => {
+            connect::disconnect(&host, &mut settings, &o, &client, json)?
         }
-        Command::Disconnect { client, json } => connect::disconnect(&host, &mut settings, &o, &client, json)?,
         Command::Tool { action, names } => {
             let d = discover(&host, &settings, &o);
             let rt = tokio::runtime::Runtime::new()?;
@@ -457,13 +515,50 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Registry { action } => {
             let rt = tokio::runtime::Runtime::new()?;
             match action {
-                RegistryAction::Search { query, limit, cursor, json, registry } => {
-                    rt.block_on(registry::search(&host, &settings, registry.as_deref(), &query, limit, cursor.as_deref(), json))?
-                }
-                RegistryAction::Show { name, version, json, registry } => rt.block_on(registry::show(&host, &settings, registry.as_deref(), &name, version.as_deref(), json))?,
+                RegistryAction::Search {
+                    query,
+                    limit,
+                    cursor,
+                    json,
+                    registry,
+                } => rt.block_on(registry::search(
+                    &host,
+                    &settings,
+                    registry.as_deref(),
+                    &query,
+                    limit,
+                    cursor.as_deref(),
+                    json,
+                ))?,
+                RegistryAction::Show {
+                    name,
+                    version,
+                    json,
+                    registry,
+                } => rt.block_on(registry::show(
+                    &host,
+                    &settings,
+                    registry.as_deref(),
+                    &name,
+                    version.as_deref(),
+                    json,
+                ))?,
             }
         }
-        Command::Install { name, version, package, remote, to, as_name, env, args, headers, replace, skip_runtime_check, registry } => {
+        Command::Install {
+            name,
+            version,
+            package,
+            remote,
+            to,
+            as_name,
+            env,
+            args,
+            headers,
+            replace,
+            skip_runtime_check,
+            registry,
+        } => {
             let i = registry::Install {
                 name,
                 version,
@@ -481,14 +576,26 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let rt = tokio::runtime::Runtime::new()?;
             rt.block_on(registry::install(&host, &mut settings, &o, i))?;
         }
-        Command::Keychain { action: _, server, env, header } => {
+        Command::Keychain {
+            action: _,
+            server,
+            env,
+            header,
+        } => {
             let (group, key) = match (env, header) {
                 (Some(k), _) => ("env", k),
                 (None, Some(h)) => ("header", h),
                 (None, None) => anyhow::bail!("give --env KEY or --header NAME"),
             };
             let rt = tokio::runtime::Runtime::new()?;
-            rt.block_on(registry::keep(&host, &mut settings, &o, &server, group, &key))?;
+            rt.block_on(registry::keep(
+                &host,
+                &mut settings,
+                &o,
+                &server,
+                group,
+                &key,
+            ))?;
         }
         Command::Discover { json } => {
             let d = discover(&host, &settings, &o);
@@ -498,7 +605,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 print_table(&d);
             }
         }
-        Command::Add { name, source, url, transport, env, headers, token_stdin, token, disabled, command } => {
+        Command::Add {
+            name,
+            source,
+            url,
+            transport,
+            env,
+            headers,
+            token_stdin,
+            token,
+            disabled,
+            command,
+        } => {
             if token.is_some() {
                 anyhow::bail!("--token would leave the token in your shell history and in `ps`; pass it on standard input instead: `switchboard add {name} --url URL --token-stdin` (Switchboard keeps it in the OS keychain)");
             }
@@ -511,7 +629,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 anyhow::bail!("A token needs a URL: --token-stdin is sent as an Authorization header to a remote server.");
             }
             let explicit = match transport {
-                Some(t) => Some(Transport::parse_alias(&t).ok_or_else(|| anyhow::anyhow!("Invalid server config: unknown type \"{t}\" (expected stdio, http or sse)"))?),
+                Some(t) => Some(Transport::parse_alias(&t).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "Invalid server config: unknown type \"{t}\" (expected stdio, http or sse)"
+                    )
+                })?),
                 None => None,
             };
             let mut def = match (&url, command.split_first()) {
@@ -521,7 +643,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     d.args = args.to_vec();
                     d
                 }
-                (None, None) => anyhow::bail!("Invalid server config: give a command after `--` or a --url"),
+                (None, None) => {
+                    anyhow::bail!("Invalid server config: give a command after `--` or a --url")
+                }
             };
             def.env = pairs(&env, "--env")?.into_iter().collect();
             def.headers = pairs(&headers, "--header")?.into_iter().collect();
@@ -535,8 +659,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if let Some(t) = token {
                 if let Err(e) = token::keep(&name, def.url.as_deref().unwrap_or_default(), &t) {
                     // Without its token the server is not what the user asked for: take it out again.
-                    let spec = pick_source(&discover(&host, &settings, &o), &name, Some(spec.id.clone()))?;
-                    let _ = Writer::new(&host, &mut settings).apply(&spec, ServerEdit::Remove { name: name.clone() }, None);
+                    let spec = pick_source(
+                        &discover(&host, &settings, &o),
+                        &name,
+                        Some(spec.id.clone()),
+                    )?;
+                    let _ = Writer::new(&host, &mut settings).apply(
+                        &spec,
+                        ServerEdit::Remove { name: name.clone() },
+                        None,
+                    );
                     return Err(e);
                 }
             }
@@ -544,23 +676,77 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             if token_stdin {
                 println!("Its token is in the OS keychain ({}), not in the file; `switchboard logout {name}` deletes it", switchboard_engine::auth::vault::Vault::keychain().describe());
                 if spec.client != switchboard_engine::sources::Client::Switchboard {
-                    println!("Only Switchboard sends it: {} itself connects without it", spec.client.display_name());
+                    println!(
+                        "Only Switchboard sends it: {} itself connects without it",
+                        spec.client.display_name()
+                    );
                 }
             }
         }
-        Command::Remove { name, source } => edit(&host, &mut settings, &o, &name, source, |n| ServerEdit::Remove { name: n }, "Removed")?,
-        Command::Enable { name, source } => edit(&host, &mut settings, &o, &name, source, |n| ServerEdit::SetEnabled { name: n, enabled: true }, "Enabled")?,
-        Command::Disable { name, source } => edit(&host, &mut settings, &o, &name, source, |n| ServerEdit::SetEnabled { name: n, enabled: false }, "Disabled")?,
+        Command::Remove { name, source } => edit(
+            &host,
+            &mut settings,
+            &o,
+            &name,
+            source,
+            |n| ServerEdit::Remove { name: n },
+            "Removed",
+        )?,
+        Command::Enable { name, source } => edit(
+            &host,
+            &mut settings,
+            &o,
+            &name,
+            source,
+            |n| ServerEdit::SetEnabled {
+                name: n,
+                enabled: true,
+            },
+            "Enabled",
+        )?,
+        Command::Disable { name, source } => edit(
+            &host,
+            &mut settings,
+            &o,
+            &name,
+            source,
+            |n| ServerEdit::SetEnabled {
+                name: n,
+                enabled: false,
+            },
+            "Disabled",
+        )?,
         Command::Rename { from, to, source } => {
             let t = to.clone();
-            edit(&host, &mut settings, &o, &from, source, move |n| ServerEdit::Rename { from: n, to: t.clone() }, "Renamed")?
+            edit(
+                &host,
+                &mut settings,
+                &o,
+                &from,
+                source,
+                move |n| ServerEdit::Rename {
+                    from: n,
+                    to: t.clone(),
+                },
+                "Renamed",
+            )?
         }
-        Command::Copy { name, to, from, move_it } => {
+        Command::Copy {
+            name,
+            to,
+            from,
+            move_it,
+        } => {
             let d = discover(&host, &settings, &o);
             let from = pick_source(&d, &name, from)?;
             let to = pick_source(&d, &name, Some(to))?;
             Writer::new(&host, &mut settings).copy_server(&from, &to, &name, move_it)?;
-            println!("{} \"{name}\" from {} to {}", if move_it { "Moved" } else { "Copied" }, from.path.display(), to.path.display());
+            println!(
+                "{} \"{name}\" from {} to {}",
+                if move_it { "Moved" } else { "Copied" },
+                from.path.display(),
+                to.path.display()
+            );
         }
         Command::Priority { ids } => {
             let d = discover(&host, &settings, &o);
@@ -577,7 +763,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 // The named sources first, the rest as they are in the newest
                 // settings: a change the app made meanwhile is kept, not undone.
                 Settings::update(&host, |s| {
-                    let current = ordered_sources(&host, s, &o).into_iter().map(|spec| spec.id).collect();
+                    let current = ordered_sources(&host, s, &o)
+                        .into_iter()
+                        .map(|spec| spec.id)
+                        .collect();
                     s.priority = put_first(&ids, current);
                 })
                 .map_err(EditError::from)?;
@@ -587,11 +776,28 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::History { json } => history::print(&History::for_host(&host), json)?,
         Command::Undo { id } => {
             let report = History::for_host(&host).undo(id)?;
-            let restored: Vec<String> = report.restored.iter().map(|p| p.display().to_string()).collect();
-            let recorded = report.recorded_as.map(|n| format!(" (recorded as #{n})")).unwrap_or_default();
-            println!("Undid #{}: {}; restored {}{recorded}", report.undone, report.summary, restored.join(", "));
+            let restored: Vec<String> = report
+                .restored
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            let recorded = report
+                .recorded_as
+                .map(|n| format!(" (recorded as #{n})"))
+                .unwrap_or_default();
+            println!(
+                "Undid #{}: {}; restored {}{recorded}",
+                report.undone,
+                report.summary,
+                restored.join(", ")
+            );
         }
-        Command::Project { action, dir, server, untrusted } => {
+        Command::Project {
+            action,
+            dir,
+            server,
+            untrusted,
+        } => {
             use switchboard_engine::projects;
             let abs = switchboard_engine::discovery::absolute(&dir);
             if server.is_some() && action != "approve" {
@@ -600,7 +806,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             match action.as_str() {
                 "add" => {
                     projects::set_trust(&host, &abs, !untrusted)?;
-                    println!("Added project {}{}", abs.display(), if untrusted { " (not trusted: its servers stay off)" } else { "" });
+                    println!(
+                        "Added project {}{}",
+                        abs.display(),
+                        if untrusted {
+                            " (not trusted: its servers stay off)"
+                        } else {
+                            ""
+                        }
+                    );
                 }
                 "remove" => {
                     projects::remove(&host, &abs)?;
@@ -608,12 +822,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 }
                 _ => {
                     let d = discover(&host, &settings, &o);
-                    let done = projects::approve(&host, &mut settings, &d, &abs, server.as_deref())?;
+                    let done =
+                        projects::approve(&host, &mut settings, &d, &abs, server.as_deref())?;
                     if done.servers.is_empty() {
-                        println!("Nothing is held in {}{}", abs.display(), server.map(|s| format!(" for \"{s}\"")).unwrap_or_default());
+                        println!(
+                            "Nothing is held in {}{}",
+                            abs.display(),
+                            server.map(|s| format!(" for \"{s}\"")).unwrap_or_default()
+                        );
                     }
                     for n in &done.servers {
-                        let cc = if done.for_claude_code.contains(n) { " (also approved for Claude Code in ~/.claude.json)" } else { "" };
+                        let cc = if done.for_claude_code.contains(n) {
+                            " (also approved for Claude Code in ~/.claude.json)"
+                        } else {
+                            ""
+                        };
                         println!("Approved \"{n}\" in {}{cc}", abs.display());
                     }
                 }
@@ -643,8 +866,21 @@ fn edit(
 fn print_table(d: &Discovery) {
     println!("SOURCES (highest priority first)");
     for s in &d.sources {
-        let state = if !s.exists { "absent" } else if s.read_only { "locked" } else { "" };
-        println!("{:>3}  {:<40} {:>3} servers  {:<7} {}", s.priority, s.id, s.server_count, state, s.path.display());
+        let state = if !s.exists {
+            "absent"
+        } else if s.read_only {
+            "locked"
+        } else {
+            ""
+        };
+        println!(
+            "{:>3}  {:<40} {:>3} servers  {:<7} {}",
+            s.priority,
+            s.id,
+            s.server_count,
+            state,
+            s.path.display()
+        );
         for w in &s.warnings {
             println!("       ! {w}");
         }
@@ -654,7 +890,10 @@ fn print_table(d: &Discovery) {
     for s in &d.servers {
         let w = &s.winner;
         let what = w.def.url.clone().unwrap_or_else(|| {
-            std::iter::once(w.def.command.clone().unwrap_or_default()).chain(w.def.args.iter().cloned()).collect::<Vec<_>>().join(" ")
+            std::iter::once(w.def.command.clone().unwrap_or_default())
+                .chain(w.def.args.iter().cloned())
+                .collect::<Vec<_>>()
+                .join(" ")
         });
         let state = if !w.errors.is_empty() {
             "invalid"
@@ -667,7 +906,14 @@ fn print_table(d: &Discovery) {
         } else {
             "enabled"
         };
-        println!("  {:<28} {:<6} {:<9} {:<28} {}", w.def.name, w.def.transport.as_str(), state, w.source, what);
+        println!(
+            "  {:<28} {:<6} {:<9} {:<28} {}",
+            w.def.name,
+            w.def.transport.as_str(),
+            state,
+            w.source,
+            what
+        );
         for sh in &s.shadowed {
             println!("      shadows {} ({})", sh.source, sh.path.display());
         }
@@ -675,11 +921,20 @@ fn print_table(d: &Discovery) {
             println!("      note: {n}");
         }
         if let Some(h) = &w.held {
-            println!("      held: {} (switchboard project approve DIR {})", h.reason(), w.def.name);
+            println!(
+                "      held: {} (switchboard project approve DIR {})",
+                h.reason(),
+                w.def.name
+            );
             if let switchboard_engine::trust::Held::Changed { changes, .. } = h {
                 for c in changes {
                     let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
-                    println!("        {}: {} → {}", c.field, show(&c.before), show(&c.after));
+                    println!(
+                        "        {}: {} → {}",
+                        c.field,
+                        show(&c.before),
+                        show(&c.after)
+                    );
                 }
             }
         }

@@ -31,13 +31,25 @@ pub struct Install {
 }
 
 fn client(host: &Host, settings: &Settings, flag: Option<&str>) -> anyhow::Result<RegistryClient> {
-    let url = choose_base_url(flag, host.var(REGISTRY_ENV), settings.registry_url.as_deref());
-    Ok(RegistryClient::new(&url, Some(host.cache_dir().join("switchboard").join("registry")))?)
+    let url = choose_base_url(
+        flag,
+        host.var(REGISTRY_ENV),
+        settings.registry_url.as_deref(),
+    );
+    Ok(RegistryClient::new(
+        &url,
+        Some(host.cache_dir().join("switchboard").join("registry")),
+    )?)
 }
 
 fn note_offline(c: &RegistryClient, offline: &Option<Offline>) {
     if let Some(o) = offline {
-        eprintln!("offline: {} could not be reached ({}); showing what was fetched at {}", c.base_url(), o.reason, crate::history::local(o.fetched_at_ms));
+        eprintln!(
+            "offline: {} could not be reached ({}); showing what was fetched at {}",
+            c.base_url(),
+            o.reason,
+            crate::history::local(o.fetched_at_ms)
+        );
     }
 }
 
@@ -60,7 +72,15 @@ pub fn summary(e: &ServerResponse) -> Value {
     })
 }
 
-pub async fn search(host: &Host, settings: &Settings, registry: Option<&str>, query: &str, limit: u32, cursor: Option<&str>, as_json: bool) -> anyhow::Result<()> {
+pub async fn search(
+    host: &Host,
+    settings: &Settings,
+    registry: Option<&str>,
+    query: &str,
+    limit: u32,
+    cursor: Option<&str>,
+    as_json: bool,
+) -> anyhow::Result<()> {
     let c = client(host, settings, registry)?;
     let got = c.search(query, cursor, limit).await?;
     note_offline(&c, &got.offline);
@@ -80,8 +100,18 @@ pub async fn search(host: &Host, settings: &Settings, registry: Option<&str>, qu
         let mut kinds: Vec<String> = s.packages.iter().map(|p| p.registry_type.clone()).collect();
         kinds.extend(s.remotes.iter().map(|r| format!("remote {}", r.kind)));
         let status = e.official().status;
-        let flag = if status == "active" { String::new() } else { format!(" [{status}]") };
-        println!("{:<48} {:<10} {:<28} {}{flag}", s.name, s.version, kinds.join(", "), s.title.as_deref().unwrap_or(&s.description));
+        let flag = if status == "active" {
+            String::new()
+        } else {
+            format!(" [{status}]")
+        };
+        println!(
+            "{:<48} {:<10} {:<28} {}{flag}",
+            s.name,
+            s.version,
+            kinds.join(", "),
+            s.title.as_deref().unwrap_or(&s.description)
+        );
     }
     if let Some(c) = &got.value.next_cursor {
         println!("(more: --cursor '{c}')");
@@ -89,7 +119,14 @@ pub async fn search(host: &Host, settings: &Settings, registry: Option<&str>, qu
     Ok(())
 }
 
-pub async fn show(host: &Host, settings: &Settings, registry: Option<&str>, name: &str, version: Option<&str>, as_json: bool) -> anyhow::Result<()> {
+pub async fn show(
+    host: &Host,
+    settings: &Settings,
+    registry: Option<&str>,
+    name: &str,
+    version: Option<&str>,
+    as_json: bool,
+) -> anyhow::Result<()> {
     let c = client(host, settings, registry)?;
     let got = c.version(name, version.unwrap_or("latest")).await?;
     note_offline(&c, &got.offline);
@@ -108,7 +145,16 @@ pub async fn show(host: &Host, settings: &Settings, registry: Option<&str>, name
     }
     let s = &e.server;
     let o = e.official();
-    println!("{} {}{}", s.name, s.version, if o.status == "active" { String::new() } else { format!(" [{}]", o.status) });
+    println!(
+        "{} {}{}",
+        s.name,
+        s.version,
+        if o.status == "active" {
+            String::new()
+        } else {
+            format!(" [{}]", o.status)
+        }
+    );
     if let Some(t) = &s.title {
         println!("  {t}");
     }
@@ -171,24 +217,47 @@ fn print_form(f: &InstallForm) {
         if !x.choices.is_empty() {
             notes.push(format!("one of {}", x.choices.join("|")));
         }
-        let of = x.variable_of.as_ref().map(|p| format!(" (in {p})")).unwrap_or_default();
-        println!("    {flag} {}=…{of}  [{}]  {}", x.key.trim_start_matches('-'), notes.join(", "), x.description.as_deref().unwrap_or(""));
+        let of = x
+            .variable_of
+            .as_ref()
+            .map(|p| format!(" (in {p})"))
+            .unwrap_or_default();
+        println!(
+            "    {flag} {}=…{of}  [{}]  {}",
+            x.key.trim_start_matches('-'),
+            notes.join(", "),
+            x.description.as_deref().unwrap_or("")
+        );
     }
 }
 
 /// Which package or remote `--package`/`--remote` names; by default the
 /// first installable package, else the first installable remote.
-fn choose(server: &switchboard_engine::registry::ServerJson, package: Option<&str>, remote: Option<usize>) -> anyhow::Result<Choice> {
+fn choose(
+    server: &switchboard_engine::registry::ServerJson,
+    package: Option<&str>,
+    remote: Option<usize>,
+) -> anyhow::Result<Choice> {
     if let Some(n) = remote {
         if n == 0 || n > server.remotes.len() {
-            anyhow::bail!("\"{}\" has {} remote(s); --remote takes 1..{}", server.name, server.remotes.len(), server.remotes.len().max(1));
+            anyhow::bail!(
+                "\"{}\" has {} remote(s); --remote takes 1..{}",
+                server.name,
+                server.remotes.len(),
+                server.remotes.len().max(1)
+            );
         }
         return Ok(Choice::Remote { index: n - 1 });
     }
     if let Some(p) = package {
         if let Ok(n) = p.parse::<usize>() {
             if n == 0 || n > server.packages.len() {
-                anyhow::bail!("\"{}\" has {} package(s); --package takes 1..{} or a registry type", server.name, server.packages.len(), server.packages.len().max(1));
+                anyhow::bail!(
+                    "\"{}\" has {} package(s); --package takes 1..{} or a registry type",
+                    server.name,
+                    server.packages.len(),
+                    server.packages.len().max(1)
+                );
             }
             return Ok(Choice::Package { index: n - 1 });
         }
@@ -197,7 +266,13 @@ fn choose(server: &switchboard_engine::registry::ServerJson, package: Option<&st
             .iter()
             .position(|x| x.registry_type.eq_ignore_ascii_case(p) || x.identifier == p)
             .map(|index| Choice::Package { index })
-            .ok_or_else(|| anyhow::anyhow!("\"{}\" has no {p} package (see `switchboard registry show {}`)", server.name, server.name));
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "\"{}\" has no {p} package (see `switchboard registry show {}`)",
+                    server.name,
+                    server.name
+                )
+            });
     }
     install::forms(server)
         .into_iter()
@@ -209,8 +284,17 @@ fn choose(server: &switchboard_engine::registry::ServerJson, package: Option<&st
 /// Values of secret fields not given as flags: typed at a prompt that does
 /// not echo them, or from standard input as `KEY=VALUE` lines (so they are
 /// not in shell history or `ps`).
-fn secrets_from_stdin(form: &InstallForm, values: &mut HashMap<String, String>) -> anyhow::Result<()> {
-    let wanted: Vec<&install::Field> = form.fields.iter().filter(|f| f.secret && f.default.is_none() && values.get(&f.id).is_none_or(|v| v.is_empty())).collect();
+fn secrets_from_stdin(
+    form: &InstallForm,
+    values: &mut HashMap<String, String>,
+) -> anyhow::Result<()> {
+    let wanted: Vec<&install::Field> = form
+        .fields
+        .iter()
+        .filter(|f| {
+            f.secret && f.default.is_none() && values.get(&f.id).is_none_or(|v| v.is_empty())
+        })
+        .collect();
     if wanted.is_empty() {
         return Ok(());
     }
@@ -226,7 +310,9 @@ fn secrets_from_stdin(form: &InstallForm, values: &mut HashMap<String, String>) 
     stdin.lock().take(1 << 20).read_to_string(&mut text)?;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let Some((k, v)) = line.split_once('=') else {
-            anyhow::bail!("standard input should hold secret values as KEY=VALUE lines (one per secret)");
+            anyhow::bail!(
+                "standard input should hold secret values as KEY=VALUE lines (one per secret)"
+            );
         };
         let k = k.trim();
         match wanted.iter().find(|f| f.key == k || f.key.trim_start_matches('-') == k) {
@@ -239,46 +325,96 @@ fn secrets_from_stdin(form: &InstallForm, values: &mut HashMap<String, String>) 
     Ok(())
 }
 
-pub async fn install(host: &Host, settings: &mut Settings, o: &DiscoverOptions, i: Install) -> anyhow::Result<()> {
+pub async fn install(
+    host: &Host,
+    settings: &mut Settings,
+    o: &DiscoverOptions,
+    i: Install,
+) -> anyhow::Result<()> {
     let c = client(host, settings, i.registry.as_deref())?;
-    let got = c.version(&i.name, i.version.as_deref().unwrap_or("latest")).await?;
+    let got = c
+        .version(&i.name, i.version.as_deref().unwrap_or("latest"))
+        .await?;
     note_offline(&c, &got.offline);
     let entry = got.value;
     let status = entry.official();
     if status.status == "deleted" {
-        anyhow::bail!("\"{}\" {} was deleted from the registry by its publisher; it cannot be installed", entry.server.name, entry.server.version);
+        anyhow::bail!(
+            "\"{}\" {} was deleted from the registry by its publisher; it cannot be installed",
+            entry.server.name,
+            entry.server.version
+        );
     }
     if status.status == "deprecated" {
-        eprintln!("warning: \"{}\" is deprecated{}", entry.server.name, status.status_message.map(|m| format!(": {m}")).unwrap_or_default());
+        eprintln!(
+            "warning: \"{}\" is deprecated{}",
+            entry.server.name,
+            status
+                .status_message
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default()
+        );
     }
     let choice = choose(&entry.server, i.package.as_deref(), i.remote)?;
     let form = install::form(&entry.server, choice)?;
     if let Some(reason) = &form.not_installable {
-        anyhow::bail!("\"{}\" cannot be installed as {}: {reason}", entry.server.name, form.label);
+        anyhow::bail!(
+            "\"{}\" cannot be installed as {}: {reason}",
+            entry.server.name,
+            form.label
+        );
     }
-    let (mut values, extra_env, extra_headers) = install::values_from_flags(&form, &i.env, &i.headers, &i.args).map_err(anyhow::Error::msg)?;
+    let (mut values, extra_env, extra_headers) =
+        install::values_from_flags(&form, &i.env, &i.headers, &i.args)
+            .map_err(anyhow::Error::msg)?;
     secrets_from_stdin(&form, &mut values)?;
     if let (Some(runtime), false) = (&form.runtime, i.skip_runtime_check) {
-        let r = switchboard_engine::launch::CommandResolver::new(std::env::var_os("PATH"), Some(host.home.clone()), switchboard_engine::launch::login_shell_path().map(String::from));
+        let r = switchboard_engine::launch::CommandResolver::new(
+            std::env::var_os("PATH"),
+            Some(host.home.clone()),
+            switchboard_engine::launch::login_shell_path().map(String::from),
+        );
         if r.resolve(runtime, None).is_err() {
             anyhow::bail!("\"{}\" runs with {runtime}, which is not installed here (not on your PATH or your login shell's): {}. Then install again (or pass --skip-runtime-check to write it anyway)", entry.server.name, apply::runtime_hint(runtime));
         }
     }
     let d = discover(host, settings, o);
-    let req = InstallRequest { server: entry.server.clone(), choice, name: i.as_name.clone(), target: i.to.clone(), values, replace: i.replace, extra_env, extra_headers };
+    let req = InstallRequest {
+        server: entry.server.clone(),
+        choice,
+        name: i.as_name.clone(),
+        target: i.to.clone(),
+        values,
+        replace: i.replace,
+        extra_env,
+        extra_headers,
+    };
     let prepared = apply::prepare(&d, &req)?;
     let vault = switchboard_engine::auth::vault::Vault::keychain();
     apply::keep_secrets(&vault, &prepared).await?;
-    let spec = d.source(&i.to).and_then(|s| s.spec.clone()).ok_or_else(|| anyhow::anyhow!("unknown source \"{}\"", i.to))?;
+    let spec = d
+        .source(&i.to)
+        .and_then(|s| s.spec.clone())
+        .ok_or_else(|| anyhow::anyhow!("unknown source \"{}\"", i.to))?;
     let seen = d.source(&i.to).and_then(|s| s.hash);
     if let Err(e) = Writer::new(host, settings).apply(&spec, prepared.edit(), seen) {
         apply::forget_secrets(&vault, &prepared).await;
         return Err(e.into());
     }
     let r = &prepared.report;
-    println!("{} \"{}\" ({}) in {}", if r.replaced { "Replaced" } else { "Installed" }, r.name, form.label, r.path.display());
+    println!(
+        "{} \"{}\" ({}) in {}",
+        if r.replaced { "Replaced" } else { "Installed" },
+        r.name,
+        form.label,
+        r.path.display()
+    );
     if !r.kept_in_keychain.is_empty() {
-        println!("Secrets kept in the OS keychain ({}), not in the file: {}", vault.describe(), r.kept_in_keychain.join(", "));
+        println!(
+            "Secrets kept in the OS keychain ({}), not in the file: {}",
+            vault.describe(),
+            r.kept_in_keychain.join(", ")
+        );
     }
     if r.plain_text_secrets {
         eprintln!(
@@ -291,14 +427,29 @@ pub async fn install(host: &Host, settings: &mut Settings, o: &DiscoverOptions, 
 }
 
 /// `switchboard keychain keep SERVER --env KEY | --header NAME`.
-pub async fn keep(host: &Host, settings: &mut Settings, o: &DiscoverOptions, server: &str, group: &str, key: &str) -> anyhow::Result<()> {
+pub async fn keep(
+    host: &Host,
+    settings: &mut Settings,
+    o: &DiscoverOptions,
+    server: &str,
+    group: &str,
+    key: &str,
+) -> anyhow::Result<()> {
     let d = discover(host, settings, o);
     let keep = apply::prepare_keep(&d, server, group, key)?;
     let vault = switchboard_engine::auth::vault::Vault::keychain();
     apply::keep_value(&vault, &keep).await?;
-    let spec = d.source(&keep.source).and_then(|s| s.spec.clone()).ok_or_else(|| anyhow::anyhow!("Switchboard's own file is not among the sources"))?;
+    let spec = d
+        .source(&keep.source)
+        .and_then(|s| s.spec.clone())
+        .ok_or_else(|| anyhow::anyhow!("Switchboard's own file is not among the sources"))?;
     let seen = d.source(&keep.source).and_then(|s| s.hash);
     Writer::new(host, settings).apply(&spec, keep.edit(), seen)?;
-    println!("Kept {group} {key} of \"{server}\" in the OS keychain ({}); {} now holds ${{keychain:{}}}", vault.describe(), keep.path.display(), keep.name);
+    println!(
+        "Kept {group} {key} of \"{server}\" in the OS keychain ({}); {} now holds ${{keychain:{}}}",
+        vault.describe(),
+        keep.path.display(),
+        keep.name
+    );
     Ok(())
 }

@@ -38,14 +38,27 @@ pub async fn serve(host: Host, o: Serve) -> anyhow::Result<()> {
         }
         None => None,
     };
-    let engine = Arc::new(Engine::new(host.clone(), ManagerOptions::for_host(&host), o.projects.clone()));
+    let engine = Arc::new(Engine::new(
+        host.clone(),
+        ManagerOptions::for_host(&host),
+        o.projects.clone(),
+    ));
     let manager = engine.manager().clone();
     if o.accept_defaults {
-        manager.set_elicitation_handler(Some(switchboard_engine::manager::connection::accept_defaults_handler("switchboard serve")));
+        manager.set_elicitation_handler(Some(
+            switchboard_engine::manager::connection::accept_defaults_handler("switchboard serve"),
+        ));
     }
     let d = engine.rediscover();
     let wanted = pick(&d, o.server.as_deref())?;
-    let gateway = Gateway::new(manager.clone(), switches::follow(&host), GatewayOptions { tool_search: o.tool_search, ..Default::default() });
+    let gateway = Gateway::new(
+        manager.clone(),
+        switches::follow(&host),
+        GatewayOptions {
+            tool_search: o.tool_search,
+            ..Default::default()
+        },
+    );
     let gateway = match &o.server {
         Some(s) => gateway.scoped(s),
         None => gateway,
@@ -80,11 +93,15 @@ pub async fn serve(host: Host, o: Serve) -> anyhow::Result<()> {
                         _ = crate::runtime::interrupted() => Ok(()),
                     }
                 }
-                Err(e) => Err(anyhow::anyhow!("the MCP client on stdin/stdout did not initialize: {e}")),
+                Err(e) => Err(anyhow::anyhow!(
+                    "the MCP client on stdin/stdout did not initialize: {e}"
+                )),
             }
         }
         Some((addr, token)) => {
-            let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
             let bound = listener.local_addr()?;
             let stop = CancellationToken::new();
             let router = http::router(gateway.clone(), token, bound, stop.clone());
@@ -138,7 +155,9 @@ pub fn print_token() -> anyhow::Result<()> {
     let t = GatewayToken::for_this_machine()?;
     println!("{}", t.reveal());
     match t.origin {
-        TokenOrigin::Environment => eprintln!("(from {})", switchboard_engine::gateway::token::TOKEN_ENV),
+        TokenOrigin::Environment => {
+            eprintln!("(from {})", switchboard_engine::gateway::token::TOKEN_ENV)
+        }
         TokenOrigin::Created => eprintln!("(created now; kept in the OS keychain)"),
         TokenOrigin::Keychain => {}
     }
@@ -148,7 +167,12 @@ pub fn print_token() -> anyhow::Result<()> {
 /// `switchboard tool off|on NAME…`: NAME is a gateway (sanitized) tool name,
 /// or SERVER/TOOL with the raw names. Names are found in the tool cache; if
 /// one is not there, the servers are started to list their tools.
-pub async fn switch_tools(host: Host, d: Discovery, on: bool, names: Vec<String>) -> anyhow::Result<()> {
+pub async fn switch_tools(
+    host: Host,
+    d: Discovery,
+    on: bool,
+    names: Vec<String>,
+) -> anyhow::Result<()> {
     let opts = ManagerOptions::for_host(&host);
     let wanted = Wanted::from_discovery(&d);
     let mut index = cached_index(&opts, &wanted).await;
@@ -158,7 +182,12 @@ pub async fn switch_tools(host: Host, d: Discovery, on: bool, names: Vec<String>
         m.set_vault(Some(switchboard_engine::auth::vault::Vault::keychain()));
         m.start(wanted.clone()).await;
         m.settle().await;
-        index = m.tools().tools.iter().map(|t| (t.name.clone(), (t.server.clone(), t.tool.clone()))).collect();
+        index = m
+            .tools()
+            .tools
+            .iter()
+            .map(|t| (t.name.clone(), (t.server.clone(), t.tool.clone())))
+            .collect();
         started = Some(m);
     }
     let mut found = vec![];
@@ -176,7 +205,8 @@ pub async fn switch_tools(host: Host, d: Discovery, on: bool, names: Vec<String>
         anyhow::bail!("Unknown tool {} (see `switchboard tools`; SERVER/TOOL names a tool by its server's own name)", unknown.iter().map(|u| format!("\"{u}\"")).collect::<Vec<_>>().join(", "));
     }
     let pairs: Vec<(String, String)> = found.iter().map(|(_, r)| r.clone()).collect();
-    switches::save_tools(&host, &pairs, on).map_err(switchboard_engine::writer::edit::EditError::from)?;
+    switches::save_tools(&host, &pairs, on)
+        .map_err(switchboard_engine::writer::edit::EditError::from)?;
     for (n, (server, tool)) in &found {
         if on {
             println!("Switched on {n} ({server}/{tool}): the gateway offers it again");
@@ -196,11 +226,17 @@ async fn cached_index(opts: &ManagerOptions, wanted: &[Wanted]) -> Index {
     for w in wanted {
         let hash = switchboard_engine::manager::tool_cache::config_hash(&w.def);
         for t in cache.get(&w.def.name, &hash).await.unwrap_or_default() {
-            refs.push(switchboard_engine::naming::ToolRef::new(w.def.name.clone(), t.name.to_string()));
+            refs.push(switchboard_engine::naming::ToolRef::new(
+                w.def.name.clone(),
+                t.name.to_string(),
+            ));
         }
     }
     let naming = switchboard_engine::naming::assign_names(&refs);
-    refs.into_iter().zip(naming.names).map(|(r, n)| (n, (r.server, r.tool))).collect()
+    refs.into_iter()
+        .zip(naming.names)
+        .map(|(r, n)| (n, (r.server, r.tool)))
+        .collect()
 }
 
 fn resolve(index: &Index, wanted: &[Wanted], name: &str) -> Option<(String, String)> {
@@ -208,6 +244,7 @@ fn resolve(index: &Index, wanted: &[Wanted], name: &str) -> Option<(String, Stri
         return Some(r.clone());
     }
     let (server, tool) = name.split_once('/')?;
-    let known = wanted.iter().any(|w| w.def.name == server) && index.values().any(|(s, t)| s == server && t == tool);
+    let known = wanted.iter().any(|w| w.def.name == server)
+        && index.values().any(|(s, t)| s == server && t == tool);
     known.then(|| (server.to_string(), tool.to_string()))
 }

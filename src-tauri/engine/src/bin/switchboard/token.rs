@@ -11,10 +11,16 @@ use switchboard_engine::config::ServerDef;
 /// Checks first that the keychain can take it, so nothing is written when
 /// it cannot.
 pub fn read(name: &str, def: &ServerDef) -> anyhow::Result<String> {
-    if def.headers.keys().any(|k| k.eq_ignore_ascii_case("authorization")) {
+    if def
+        .headers
+        .keys()
+        .any(|k| k.eq_ignore_ascii_case("authorization"))
+    {
         anyhow::bail!("--token-stdin and an Authorization --header both set the Authorization header; give one");
     }
-    Vault::keychain().probe_writable().map_err(|e| anyhow::anyhow!("cannot keep the token of \"{name}\": {e}"))?;
+    Vault::keychain()
+        .probe_writable()
+        .map_err(|e| anyhow::anyhow!("cannot keep the token of \"{name}\": {e}"))?;
     let stdin = std::io::stdin();
     let raw = if stdin.is_terminal() {
         prompt(&format!("Bearer token for \"{name}\" (not shown): "))?
@@ -25,19 +31,27 @@ pub fn read(name: &str, def: &ServerDef) -> anyhow::Result<String> {
     };
     let token = raw.trim();
     // A pasted header value works too.
-    let token = token.strip_prefix("Bearer ").or_else(|| token.strip_prefix("bearer ")).unwrap_or(token).trim();
+    let token = token
+        .strip_prefix("Bearer ")
+        .or_else(|| token.strip_prefix("bearer "))
+        .unwrap_or(token)
+        .trim();
     if token.is_empty() {
         anyhow::bail!("no token was given on standard input for \"{name}\" (try: `printf %s \"$TOKEN\" | switchboard add {name} --url URL --token-stdin`)");
     }
     if token.chars().any(char::is_control) || token.contains(char::is_whitespace) {
-        anyhow::bail!("the token for \"{name}\" has spaces or line breaks inside; give only the token itself");
+        anyhow::bail!(
+            "the token for \"{name}\" has spaces or line breaks inside; give only the token itself"
+        );
     }
     Ok(token.to_string())
 }
 
 /// Keep `token` in the keychain as the bearer token of `name` at `url`.
 pub fn keep(name: &str, url: &str, token: &str) -> anyhow::Result<()> {
-    Vault::keychain().put_token(name, url, token).map_err(|e| anyhow::anyhow!("cannot keep the token of \"{name}\": {e}"))
+    Vault::keychain()
+        .put_token(name, url, token)
+        .map_err(|e| anyhow::anyhow!("cannot keep the token of \"{name}\": {e}"))
 }
 
 /// One line from the terminal with echo off.

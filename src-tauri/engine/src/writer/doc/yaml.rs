@@ -35,10 +35,17 @@ fn lines(text: &str) -> Vec<Line<'_>> {
     let mut out = vec![];
     let mut start = 0;
     while start < text.len() {
-        let end = text[start..].find('\n').map(|i| start + i + 1).unwrap_or(text.len());
+        let end = text[start..]
+            .find('\n')
+            .map(|i| start + i + 1)
+            .unwrap_or(text.len());
         let raw = text[start..end].trim_end_matches(['\n', '\r']);
         let indent = raw.len() - raw.trim_start_matches(' ').len();
-        out.push(Line { start, indent, content: &raw[indent..] });
+        out.push(Line {
+            start,
+            indent,
+            content: &raw[indent..],
+        });
         start = end;
     }
     out
@@ -51,10 +58,17 @@ fn key_of(content: &str) -> Option<(String, usize, &str)> {
     }
     let (key, len) = if let Some(q @ ('"' | '\'')) = content.chars().next() {
         let close = content[1..].find(q)? + 1;
-        let key = if q == '"' { serde_json::from_str::<String>(&content[..=close]).ok()? } else { content[1..close].to_string() };
+        let key = if q == '"' {
+            serde_json::from_str::<String>(&content[..=close]).ok()?
+        } else {
+            content[1..close].to_string()
+        };
         (key, close + 1)
     } else {
-        let colon = content.match_indices(':').map(|(i, _)| i).find(|&i| content[i + 1..].is_empty() || content[i + 1..].starts_with(' '))?;
+        let colon = content
+            .match_indices(':')
+            .map(|(i, _)| i)
+            .find(|&i| content[i + 1..].is_empty() || content[i + 1..].starts_with(' '))?;
         (content[..colon].trim_end().to_string(), colon)
     };
     let rest = content[len..].trim_start().strip_prefix(':')?;
@@ -81,7 +95,10 @@ struct Doc<'a> {
 impl<'a> Doc<'a> {
     /// The indentation of the entries in `range`.
     fn child_indent(&self, range: (usize, usize)) -> Option<usize> {
-        self.lines[range.0..range.1].iter().find(|l| l.significant()).map(|l| l.indent)
+        self.lines[range.0..range.1]
+            .iter()
+            .find(|l| l.significant())
+            .map(|l| l.indent)
     }
 
     fn block_end(&self, line: usize, indent: usize) -> usize {
@@ -109,7 +126,12 @@ impl<'a> Doc<'a> {
                 return None;
             }
             let (k, _, rest) = key_of(l.content)?;
-            (k == key).then(|| Found { line: i, end: self.block_end(i, indent), indent, inline: !(rest.is_empty() || rest.starts_with('#')) })
+            (k == key).then(|| Found {
+                line: i,
+                end: self.block_end(i, indent),
+                indent,
+                inline: !(rest.is_empty() || rest.starts_with('#')),
+            })
         })
     }
 
@@ -120,7 +142,9 @@ impl<'a> Doc<'a> {
         let mut range = (0, self.lines.len());
         let mut parent_indent: Option<usize> = None;
         for (i, seg) in path.iter().enumerate() {
-            let PathSeg::Key(key) = seg else { return Err(DocError::Unsupported("YAML")) };
+            let PathSeg::Key(key) = seg else {
+                return Err(DocError::Unsupported("YAML"));
+            };
             match self.find(range, key) {
                 Some(f) => {
                     let inline = f.inline;
@@ -134,21 +158,32 @@ impl<'a> Doc<'a> {
                 None => break,
             }
         }
-        let indent = self.child_indent(range).or(parent_indent.map(|p| p + 2)).unwrap_or(0);
+        let indent = self
+            .child_indent(range)
+            .or(parent_indent.map(|p| p + 2))
+            .unwrap_or(0);
         Ok((found, range, indent))
     }
 }
 
 fn plain_key(k: &str) -> bool {
     !k.is_empty()
-        && k.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'))
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'))
         && !k.starts_with(['-', '.'])
-        && !matches!(k, "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "~")
+        && !matches!(
+            k,
+            "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "~"
+        )
         && k.parse::<f64>().is_err()
 }
 
 fn yaml_key(k: &str) -> String {
-    if plain_key(k) { k.to_string() } else { serde_json::to_string(k).unwrap_or_default() }
+    if plain_key(k) {
+        k.to_string()
+    } else {
+        serde_json::to_string(k).unwrap_or_default()
+    }
 }
 
 /// A scalar (or empty collection) as it would follow `key: `.
@@ -160,11 +195,18 @@ fn scalar(v: &Value) -> String {
             let y = serde_norway::to_string(s).unwrap_or_default();
             let y = y.trim_end_matches('\n');
             // Multi-line forms need the following lines; JSON's quoted string is valid YAML.
-            if y.contains('\n') || s.chars().any(char::is_control) { serde_json::to_string(s).unwrap_or_default() } else { y.to_string() }
+            if y.contains('\n') || s.chars().any(char::is_control) {
+                serde_json::to_string(s).unwrap_or_default()
+            } else {
+                y.to_string()
+            }
         }
         // Nested collections inside lists: JSON flow style is valid YAML.
         Value::Object(_) | Value::Array(_) => serde_json::to_string(v).unwrap_or_default(),
-        other => serde_norway::to_string(other).unwrap_or_default().trim_end_matches('\n').to_string(),
+        other => serde_norway::to_string(other)
+            .unwrap_or_default()
+            .trim_end_matches('\n')
+            .to_string(),
     }
 }
 
@@ -186,7 +228,12 @@ fn render(key: &str, v: &Value, indent: usize, item_indent: usize, nl: &str) -> 
                 match x {
                     Value::Object(m) if !m.is_empty() => {
                         // `- first: …` then the other keys under it.
-                        let inner: String = m.iter().map(|(k, y)| render(&yaml_key(k), y, indent + item_indent + 2, item_indent, nl)).collect();
+                        let inner: String = m
+                            .iter()
+                            .map(|(k, y)| {
+                                render(&yaml_key(k), y, indent + item_indent + 2, item_indent, nl)
+                            })
+                            .collect();
                         out.push_str(&format!("{ipad}- {}", &inner[indent + item_indent + 2..]));
                     }
                     _ => out.push_str(&format!("{ipad}- {}{nl}", scalar(x))),
@@ -200,7 +247,11 @@ fn render(key: &str, v: &Value, indent: usize, item_indent: usize, nl: &str) -> 
 
 /// `edit` applied to a value in memory: what the text must read as afterwards.
 fn edit_value(doc: &mut Value, edit: &DocEdit) {
-    fn parent<'v>(v: &'v mut Value, path: &[PathSeg], create: bool) -> Option<&'v mut Map<String, Value>> {
+    fn parent<'v>(
+        v: &'v mut Value,
+        path: &[PathSeg],
+        create: bool,
+    ) -> Option<&'v mut Map<String, Value>> {
         let mut at = v;
         for seg in path {
             let PathSeg::Key(k) = seg else { return None };
@@ -208,7 +259,11 @@ fn edit_value(doc: &mut Value, edit: &DocEdit) {
                 *at = Value::Object(Map::new());
             }
             let obj = at.as_object_mut()?;
-            at = if create { obj.entry(k.clone()).or_insert(Value::Null) } else { obj.get_mut(k)? };
+            at = if create {
+                obj.entry(k.clone()).or_insert(Value::Null)
+            } else {
+                obj.get_mut(k)?
+            };
         }
         if !at.is_object() && create {
             *at = Value::Object(Map::new());
@@ -250,20 +305,25 @@ fn value_at<'v>(doc: &'v Value, path: &[PathSeg]) -> Option<&'v Value> {
 }
 
 fn parse(text: &str) -> Result<Value> {
-    crate::sources::read::parse(Format::Yaml, text).map(|d| d.value).map_err(|e| DocError::Parse(e.message))
+    crate::sources::read::parse(Format::Yaml, text)
+        .map(|d| d.value)
+        .map_err(|e| DocError::Parse(e.message))
 }
 
 /// One edit on the text; `doc` is what the text reads as now.
 fn apply_one(text: &str, doc: &Value, edit: &DocEdit, nl: &str) -> Result<String> {
     let d = Doc { lines: lines(text) };
     let path = match edit {
-        DocEdit::Set { path, .. } | DocEdit::Remove { path } | DocEdit::RenameKey { path, .. } => path,
+        DocEdit::Set { path, .. } | DocEdit::Remove { path } | DocEdit::RenameKey { path, .. } => {
+            path
+        }
     };
     if path.is_empty() {
         return Err(path_error(path, "the whole document cannot be replaced"));
     }
     let (found, range, indent) = d.walk(path)?;
-    let splice = |from: usize, to: usize, with: &str| format!("{}{with}{}", &text[..from], &text[to..]);
+    let splice =
+        |from: usize, to: usize, with: &str| format!("{}{with}{}", &text[..from], &text[to..]);
     let line_start = |i: usize| d.lines.get(i).map(|l| l.start).unwrap_or(text.len());
     let complete = found.len() == path.len();
     if !complete && found.last().is_some_and(|f| f.inline) {
@@ -273,8 +333,19 @@ fn apply_one(text: &str, doc: &Value, edit: &DocEdit, nl: &str) -> Result<String
         let mut new_doc = doc.clone();
         edit_value(&mut new_doc, edit);
         let value = value_at(&new_doc, at).cloned().unwrap_or(Value::Null);
-        return apply_one(text, doc, &DocEdit::Set { path: at.to_vec(), value }, nl).map_err(|e| match e {
-            DocError::Unsupported(_) => path_error(path, format!("cannot edit inside {}", display_path(at))),
+        return apply_one(
+            text,
+            doc,
+            &DocEdit::Set {
+                path: at.to_vec(),
+                value,
+            },
+            nl,
+        )
+        .map_err(|e| match e {
+            DocError::Unsupported(_) => {
+                path_error(path, format!("cannot edit inside {}", display_path(at)))
+            }
             other => other,
         });
     }
@@ -288,22 +359,40 @@ fn apply_one(text: &str, doc: &Value, edit: &DocEdit, nl: &str) -> Result<String
                 let f = found.last().expect("a complete path found its key");
                 let line = &d.lines[f.line];
                 let key_text = &line.content[..key_len(line.content)];
-                let rendered = render(key_text, value, f.indent, item_indent_of(&d, f).unwrap_or(item_indent), nl);
+                let rendered = render(
+                    key_text,
+                    value,
+                    f.indent,
+                    item_indent_of(&d, f).unwrap_or(item_indent),
+                    nl,
+                );
                 Ok(splice(line.start, line_start(f.end), &rendered))
             } else {
                 // Append the missing keys at the end of the deepest one found.
                 let missing = &path[found.len()..];
                 let mut nested = value.clone();
                 for seg in missing[1..].iter().rev() {
-                    let PathSeg::Key(k) = seg else { return Err(DocError::Unsupported("YAML")) };
+                    let PathSeg::Key(k) = seg else {
+                        return Err(DocError::Unsupported("YAML"));
+                    };
                     let mut m = Map::new();
                     m.insert(k.clone(), nested);
                     nested = Value::Object(m);
                 }
-                let PathSeg::Key(first) = &missing[0] else { return Err(DocError::Unsupported("YAML")) };
+                let PathSeg::Key(first) = &missing[0] else {
+                    return Err(DocError::Unsupported("YAML"));
+                };
                 let rendered = render(&yaml_key(first), &nested, indent, item_indent, nl);
-                let at = line_start(last_significant(&d, range).map(|i| i + 1).unwrap_or(range.0));
-                let sep = if at > 0 && !text[..at].ends_with('\n') { nl } else { "" };
+                let at = line_start(
+                    last_significant(&d, range)
+                        .map(|i| i + 1)
+                        .unwrap_or(range.0),
+                );
+                let sep = if at > 0 && !text[..at].ends_with('\n') {
+                    nl
+                } else {
+                    ""
+                };
                 Ok(splice(at, at, &format!("{sep}{rendered}")))
             }
         }
@@ -312,10 +401,17 @@ fn apply_one(text: &str, doc: &Value, edit: &DocEdit, nl: &str) -> Result<String
             _ => Ok(text.to_string()),
         },
         DocEdit::RenameKey { new_key, .. } => {
-            let f = found.last().filter(|_| complete).ok_or_else(|| path_error(path, "no such key"))?;
+            let f = found
+                .last()
+                .filter(|_| complete)
+                .ok_or_else(|| path_error(path, "no such key"))?;
             let line = &d.lines[f.line];
             let from = line.start + line.indent;
-            Ok(splice(from, from + key_len(line.content), &yaml_key(new_key)))
+            Ok(splice(
+                from,
+                from + key_len(line.content),
+                &yaml_key(new_key),
+            ))
         }
     }
 }
@@ -327,7 +423,10 @@ fn key_len(content: &str) -> usize {
 
 /// How much deeper than its key a list's items are, as the file has it.
 fn item_indent_of(d: &Doc, f: &Found) -> Option<usize> {
-    d.lines[f.line + 1..f.end].iter().find(|l| l.significant() && l.is_item()).map(|l| l.indent - f.indent)
+    d.lines[f.line + 1..f.end]
+        .iter()
+        .find(|l| l.significant() && l.is_item())
+        .map(|l| l.indent - f.indent)
 }
 
 fn last_significant(d: &Doc, range: (usize, usize)) -> Option<usize> {
@@ -335,8 +434,9 @@ fn last_significant(d: &Doc, range: (usize, usize)) -> Option<usize> {
 }
 
 pub(super) fn apply(text: &str, edits: &[DocEdit]) -> Result<String> {
-    if lines(text).iter().any(|l| l.indent == 0 && (l.content == "---" || l.content.starts_with("--- ") || l.content == "..."))
-        || text.contains('\t')
+    if lines(text).iter().any(|l| {
+        l.indent == 0 && (l.content == "---" || l.content.starts_with("--- ") || l.content == "...")
+    }) || text.contains('\t')
     {
         return Err(DocError::Unsupported("YAML"));
     }
@@ -347,7 +447,8 @@ pub(super) fn apply(text: &str, edits: &[DocEdit]) -> Result<String> {
     // empty map) becomes block style once it gets a key.
     let significant: Vec<Line> = lines(text).into_iter().filter(Line::significant).collect();
     if let [only] = significant.as_slice() {
-        if only.content.trim_end() == "{}" && edits.iter().any(|e| matches!(e, DocEdit::Set { .. })) {
+        if only.content.trim_end() == "{}" && edits.iter().any(|e| matches!(e, DocEdit::Set { .. }))
+        {
             current = text.replacen("{}", "", 1);
         }
     }
@@ -359,7 +460,13 @@ pub(super) fn apply(text: &str, edits: &[DocEdit]) -> Result<String> {
     // The text must read exactly as the edits say; otherwise this editor
     // misread the layout and nothing is written.
     let read = parse(&current)?;
-    let empty_is_null = |v: &Value| if v.is_null() { Value::Object(Map::new()) } else { v.clone() };
+    let empty_is_null = |v: &Value| {
+        if v.is_null() {
+            Value::Object(Map::new())
+        } else {
+            v.clone()
+        }
+    };
     if empty_is_null(&read) != empty_is_null(&doc) {
         return Err(DocError::Unsupported("YAML"));
     }
