@@ -83,6 +83,18 @@ impl From<switchboard_engine::auth::vault::VaultError> for CommandError {
 /// Result type of fallible commands.
 pub type CommandResult<T> = std::result::Result<T, CommandError>;
 
+impl From<switchboard_engine::connect::ConnectError> for CommandError {
+    fn from(e: switchboard_engine::connect::ConnectError) -> Self {
+        CommandError::new(e.code(), e.to_string())
+    }
+}
+
+impl From<switchboard_engine::approvals::ApproveError> for CommandError {
+    fn from(e: switchboard_engine::approvals::ApproveError) -> Self {
+        CommandError::new(e.code(), e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,17 +107,5 @@ mod tests {
             json,
             serde_json::json!({"code": "not_found", "message": "no server named \"x\""})
         );
-    }
-}
-
-impl From<switchboard_engine::connect::ConnectError> for CommandError {
-    fn from(e: switchboard_engine::connect::ConnectError) -> Self {
-        CommandError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<switchboard_engine::approvals::ApproveError> for CommandError {
-    fn from(e: switchboard_engine::approvals::ApproveError) -> Self {
-        CommandError::new(e.code(), e.to_string())
     }
 }

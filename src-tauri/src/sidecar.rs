@@ -160,11 +160,9 @@ async fn answer(
                         return Ok(v["result"].clone());
                     }
                 }
-                CommandEvent::Stderr(line) => {
-                    if stderr.len() < 2000 {
-                        stderr.push_str(&String::from_utf8_lossy(&line));
-                        stderr.push('\n');
-                    }
+                CommandEvent::Stderr(line) if stderr.len() < 2000 => {
+                    stderr.push_str(&String::from_utf8_lossy(&line));
+                    stderr.push('\n');
                 }
                 CommandEvent::Terminated(t) => {
                     return Err(format!("it exited (code {:?}): {}", t.code, stderr.trim()))

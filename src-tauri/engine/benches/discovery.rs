@@ -90,7 +90,7 @@ fn gen_entry(i: usize) -> Gen {
     let env = vec![
         (
             "API_TOKEN".to_string(),
-            if i % 3 == 0 {
+            if i.is_multiple_of(3) {
                 "${GITHUB_TOKEN}".to_string()
             } else {
                 format!("tok_{i:08x}")

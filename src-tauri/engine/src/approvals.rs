@@ -201,7 +201,7 @@ pub async fn first_use(m: &Manager, server: &str, next: Option<&ApproveNext>) ->
             _ => false,
         }
     });
-    if basis.problem.is_some() || !(asked || !basis.pins.knows_name(server)) {
+    if basis.problem.is_some() || (!asked && basis.pins.knows_name(server)) {
         return false;
     }
     let all = inputs(m, Some(&[server.to_string()])).await;

@@ -435,7 +435,8 @@ impl Engine {
             let _g = self.edits.lock().await;
             self.change_priority(|current| crate::settings::put_first(&ids, current))?;
         }
-        Ok(self.refresh().await)
+        let _: () = self.refresh().await;
+        Ok(())
     }
 
     /// "Use this one" (U2): move the shadowed definition's source right above
@@ -458,7 +459,8 @@ impl Engine {
                 ids
             })?;
         }
-        Ok(self.refresh().await)
+        let _: () = self.refresh().await;
+        Ok(())
     }
 
     pub async fn add_project(&self, dir: &Path, trusted: bool) -> Result<(), EditError> {
@@ -469,7 +471,8 @@ impl Engine {
             *self.settings.write().unwrap() =
                 crate::projects::set_trust(&self.host, &abs, trusted)?;
         }
-        Ok(self.refresh().await)
+        let _: () = self.refresh().await;
+        Ok(())
     }
 
     pub async fn remove_project(&self, dir: &Path) -> Result<(), EditError> {
@@ -478,7 +481,8 @@ impl Engine {
             let _g = self.edits.lock().await;
             *self.settings.write().unwrap() = crate::projects::remove(&self.host, &abs)?;
         }
-        Ok(self.refresh().await)
+        let _: () = self.refresh().await;
+        Ok(())
     }
 
     /// Approve the held servers of a project folder (all, or only `server`):

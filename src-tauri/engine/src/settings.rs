@@ -212,7 +212,7 @@ pub fn put_first(ids: &[String], current: Vec<String>) -> Vec<String> {
 /// or a reason it cannot be used.
 enum OnDisk {
     Absent,
-    Parsed(Settings),
+    Parsed(Box<Settings>),
     Broken {
         line: Option<usize>,
         message: String,
@@ -234,16 +234,16 @@ fn read(path: &Path) -> Result<OnDisk, std::io::Error> {
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
-        return Ok(OnDisk::Parsed(Settings {
+        return Ok(OnDisk::Parsed(Box::new(Settings {
             read_from: Some(hash),
             ..Settings::default()
-        }));
+        })));
     }
     match serde_json::from_str::<Settings>(text) {
-        Ok(s) => Ok(OnDisk::Parsed(Settings {
+        Ok(s) => Ok(OnDisk::Parsed(Box::new(Settings {
             read_from: Some(hash),
             ..s
-        })),
+        }))),
         Err(e) => Ok(OnDisk::Broken {
             line: Some(e.line()).filter(|l| *l > 0),
             message: e.to_string(),
@@ -269,7 +269,7 @@ impl Settings {
     pub fn load_from(path: &Path) -> (Settings, Option<String>) {
         let problem = match read(path) {
             Ok(OnDisk::Absent) => return (Settings::default(), None),
-            Ok(OnDisk::Parsed(s)) => return (s, None),
+            Ok(OnDisk::Parsed(s)) => return (*s, None),
             Ok(OnDisk::Broken { line, message }) => broken_message(path, line, &message),
             Err(e) => format!("{}: cannot read Switchboard's settings ({e}); using the defaults, and the file will not be changed", path.display()),
         };
@@ -310,7 +310,7 @@ impl Settings {
                 OnDisk::Absent => (Settings::default(), Expected::Absent),
                 OnDisk::Parsed(s) => {
                     let hash = s.read_from.expect("parsed settings carry their hash");
-                    (s, Expected::Hash(hash))
+                    (*s, Expected::Hash(hash))
                 }
                 OnDisk::Broken { line, message } => {
                     return Err(SettingsError::Broken {

@@ -91,7 +91,7 @@ async fn twenty_servers_beside_hostile_ones() -> anyhow::Result<()> {
     let mut second = 0u64;
     while t0.elapsed() < Duration::from_secs(secs) {
         second += 1;
-        if second % 5 == 0 && on("storm") {
+        if second.is_multiple_of(5) && on("storm") {
             m.call_raw("storm", "burst", None, None).await?;
         }
         // A hung call per round: each ends at the call timeout, never piles up.

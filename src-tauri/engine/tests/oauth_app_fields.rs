@@ -181,7 +181,7 @@ fn editing_the_oauth_app_changes_only_its_members_in_claude_code_json() {
                 name: "claude-code-user-only".into(),
                 patch: ServerPatch::between(&original, &edited),
             },
-            info.hash.clone(),
+            info.hash,
         )
         .unwrap();
     let after = std::fs::read_to_string(&path).unwrap();
@@ -227,7 +227,7 @@ fn editing_the_oauth_app_changes_only_its_members_in_claude_code_json() {
                 name: "claude-code-user-only".into(),
                 patch: ServerPatch::between(&original, &cleared),
             },
-            info.hash.clone(),
+            info.hash,
         )
         .unwrap();
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();

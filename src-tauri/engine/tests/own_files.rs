@@ -379,9 +379,8 @@ fn own_files_and_their_folder_are_created_private() -> anyhow::Result<()> {
     // A client's file Switchboard creates is an ordinary one.
     let o = h.cli(&["add", "fx", "--source", "cursor-user", "--", "some-server"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(
+    assert!(
         mode(&h.home.join(".cursor/mcp.json")) & 0o077 != 0,
-        true,
         "a client's new file is not made private"
     );
     Ok(())

@@ -797,21 +797,6 @@ impl rmcp::transport::Transport<RoleClient> for StdioChild {
     }
 }
 
-#[cfg(test)]
-mod tidy_tests {
-    use super::tidy_error;
-
-    #[test]
-    fn rmcp_transport_errors_lose_the_type_names() {
-        let raw = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::client::Client>>] error: Client error: error sending request for url (http://127.0.0.1:9/mcp), when send initialize request";
-        assert_eq!(tidy_error(raw), "Client error: error sending request for url (http://127.0.0.1:9/mcp) (when the client tried to initialize)");
-        assert_eq!(
-            tidy_error("connection closed: initialize response"),
-            "connection closed: initialize response"
-        );
-    }
-}
-
 /// A stored sign-in the server (or its authorization server) no longer accepts.
 pub fn resign_message() -> String {
     "Authentication required: the server no longer accepts your sign-in (the token was revoked or could not be refreshed). Sign in again.".into()
@@ -939,5 +924,20 @@ pub async fn subscribe_request(
         let p: rmcp::model::UnsubscribeRequestParams =
             serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
         peer.unsubscribe(p).await
+    }
+}
+
+#[cfg(test)]
+mod tidy_tests {
+    use super::tidy_error;
+
+    #[test]
+    fn rmcp_transport_errors_lose_the_type_names() {
+        let raw = "Send message error Transport [rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::client::Client>>] error: Client error: error sending request for url (http://127.0.0.1:9/mcp), when send initialize request";
+        assert_eq!(tidy_error(raw), "Client error: error sending request for url (http://127.0.0.1:9/mcp) (when the client tried to initialize)");
+        assert_eq!(
+            tidy_error("connection closed: initialize response"),
+            "connection closed: initialize response"
+        );
     }
 }

@@ -232,8 +232,11 @@ struct SlotState {
     /// `tools` as the index shows them, made once per list (and the list it
     /// was made from): re-indexing after another server's change then copies
     /// no description or schema of this one.
-    shown: Option<(Arc<Vec<Tool>>, Arc<Vec<Shown>>)>,
+    shown: Option<ShownList>,
 }
+
+/// A tool list and its shared parts as the index shows them.
+type ShownList = (Arc<Vec<Tool>>, Arc<Vec<Shown>>);
 
 /// One tool's parts the index shares instead of copying.
 struct Shown {

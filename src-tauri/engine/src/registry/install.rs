@@ -706,6 +706,13 @@ fn flag_of(group: FieldGroup) -> &'static str {
     }
 }
 
+/// Field values by id, extra env vars, extra headers.
+type FlagValues = (
+    HashMap<String, String>,
+    Vec<(String, String)>,
+    Vec<(String, String)>,
+);
+
 /// The field ids the CLI's `--env`, `--header` and `--arg NAME=VALUE` mean
 /// for `form`: `NAME` is a field's key (a flag with or without its dashes).
 /// Values of repeated fields are joined by line breaks. Env vars and headers
@@ -715,14 +722,7 @@ pub fn values_from_flags(
     env: &[(String, String)],
     headers: &[(String, String)],
     args: &[(String, String)],
-) -> Result<
-    (
-        HashMap<String, String>,
-        Vec<(String, String)>,
-        Vec<(String, String)>,
-    ),
-    String,
-> {
+) -> Result<FlagValues, String> {
     let mut values: HashMap<String, String> = HashMap::new();
     let (mut extra_env, mut extra_headers) = (vec![], vec![]);
     let mut put = |id: &str, v: &str, repeated: bool| match values.get_mut(id) {

@@ -72,7 +72,7 @@ impl Unit {
     fn write(self, ms: u64) -> Option<Value> {
         match self {
             Unit::Milliseconds => Some(Value::from(ms)),
-            _ if ms % 1000 == 0 => Some(Value::from(ms / 1000)),
+            _ if ms.is_multiple_of(1000) => Some(Value::from(ms / 1000)),
             Unit::Seconds => Some(Value::from(ms as f64 / 1000.0)),
             Unit::WholeSeconds => None,
         }

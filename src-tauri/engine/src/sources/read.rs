@@ -171,8 +171,8 @@ fn parse_toml(text: &str) -> Result<LocatedDoc, ParseFailure> {
     Ok(out)
 }
 
-fn toml_table<'a>(
-    t: &'a dyn toml_edit::TableLike,
+fn toml_table(
+    t: &dyn toml_edit::TableLike,
     text: &LineIndex,
     ptr: &str,
     lines: &mut HashMap<String, usize>,

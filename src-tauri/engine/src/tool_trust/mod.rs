@@ -333,8 +333,11 @@ impl ItemFacts {
 /// after one server re-lists, only its tools are scanned and hashed again.
 #[derive(Default)]
 pub struct ScanMemo {
-    tools: std::sync::Mutex<HashMap<String, (Arc<Vec<Tool>>, Arc<Vec<ItemFacts>>)>>,
+    tools: std::sync::Mutex<HashMap<String, MemoEntry>>,
 }
+
+/// A tool list and the facts scanned from it.
+type MemoEntry = (Arc<Vec<Tool>>, Arc<Vec<ItemFacts>>);
 
 impl ScanMemo {
     fn facts(&self, server: &str, tools: &Arc<Vec<Tool>>) -> Arc<Vec<ItemFacts>> {
@@ -483,7 +486,7 @@ fn review_server(
         if item.kind == ItemKind::Tool && f.desc_len >= threshold {
             findings.push(scan::long_description(f.desc_len, threshold));
         }
-        findings.sort_by(|a, b| b.severity.cmp(&a.severity));
+        findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
         let (pin, old) = basis.pin_state_of(&s.server, &s.identity, &f.key, &f.hash);
         let high = findings.iter().any(|f| f.severity == Severity::High);
         let changes = match (diffs, pin, old) {
@@ -568,7 +571,7 @@ fn review_server(
             });
         }
     }
-    server_findings.sort_by(|a, b| b.severity.cmp(&a.severity));
+    server_findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
     ServerReview {
         server: s.server.clone(),
         mode,

@@ -528,11 +528,14 @@ pub struct FileWrite {
     pub after: Option<Vec<u8>>,
 }
 
+/// Works out an action's summary from what it wrote.
+pub type Describe = Box<dyn FnOnce(&[FileWrite]) -> String>;
+
 /// What an action is called in the history. The summary is worked out
 /// once the action is done, from what it wrote (e.g. which fields changed).
 pub struct Label {
     pub server: Option<String>,
-    pub describe: Box<dyn FnOnce(&[FileWrite]) -> String>,
+    pub describe: Describe,
 }
 
 impl Label {

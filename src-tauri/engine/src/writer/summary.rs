@@ -69,10 +69,7 @@ pub fn for_settings() -> Label {
     Label {
         server: None,
         describe: Box::new(|writes| {
-            let keys: Vec<String> = writes
-                .first()
-                .map(|w| changed_top_keys(w))
-                .unwrap_or_default();
+            let keys: Vec<String> = writes.first().map(changed_top_keys).unwrap_or_default();
             match keys
                 .iter()
                 .map(String::as_str)
