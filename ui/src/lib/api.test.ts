@@ -27,7 +27,11 @@ describe('api', () => {
     invoke.mockRejectedValue({ code: 'config_invalid', message: 'server "x": missing command' });
     const err = await api.appInfo().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CommandError);
-    expect(err).toMatchObject({ code: 'config_invalid', command: 'app_info', message: 'server "x": missing command' });
+    expect(err).toMatchObject({
+      code: 'config_invalid',
+      command: 'app_info',
+      message: 'server "x": missing command',
+    });
   });
 
   it('refuses to call outside the desktop app instead of hanging', async () => {
@@ -37,8 +41,14 @@ describe('api', () => {
   });
 
   it('normalises string, Error and odd rejections', () => {
-    expect(toCommandError('c', 'plain text')).toMatchObject({ code: 'unknown', message: 'plain text' });
-    expect(toCommandError('c', new Error('boom'))).toMatchObject({ code: 'unknown', message: 'boom' });
+    expect(toCommandError('c', 'plain text')).toMatchObject({
+      code: 'unknown',
+      message: 'plain text',
+    });
+    expect(toCommandError('c', new Error('boom'))).toMatchObject({
+      code: 'unknown',
+      message: 'boom',
+    });
     expect(toCommandError('c', 42).message).toBe('c failed: 42');
   });
 });

@@ -133,9 +133,12 @@ export const api = {
   setKeepInTray: (keep: boolean) => call<void>('set_keep_in_tray', { keep }),
   setProjectConfig: (enabled: boolean) => call<void>('set_project_config', { enabled }),
   openDataFolder: () => call<void>('open_data_folder'),
-  planCopy: (name: string, from: string, to: string) => call<CopyPlan>('plan_copy', { name, from, to }),
-  copyServer: (name: string, from: string, to: string, moveIt: boolean) => call<void>('copy_server', { name, from, to, moveIt }),
-  renameServer: (source: string, from: string, to: string, contentHash?: string) => call<void>('rename_server', { source, from, to, contentHash }),
+  planCopy: (name: string, from: string, to: string) =>
+    call<CopyPlan>('plan_copy', { name, from, to }),
+  copyServer: (name: string, from: string, to: string, moveIt: boolean) =>
+    call<void>('copy_server', { name, from, to, moveIt }),
+  renameServer: (source: string, from: string, to: string, contentHash?: string) =>
+    call<void>('rename_server', { source, from, to, contentHash }),
   startServer: (name: string) => call<void>('start_server', { name }),
   stopServer: (name: string) => call<void>('stop_server', { name }),
   restartServer: (name: string) => call<void>('restart_server', { name }),
@@ -148,7 +151,13 @@ export const api = {
   addServer: (source: string, def: ServerDef, contentHash?: string) =>
     call<void>('add_server', { source, def, contentHash: contentHash ?? null }),
   /** Writes only the fields where `def` differs from `original` (what the form was opened with). */
-  updateServer: (source: string, name: string, def: ServerDef, original: ServerDef, contentHash?: string) =>
+  updateServer: (
+    source: string,
+    name: string,
+    def: ServerDef,
+    original: ServerDef,
+    contentHash?: string,
+  ) =>
     call<void>('update_server', { source, name, def, original, contentHash: contentHash ?? null }),
   /** `def` as an entry of `source`'s file, in that client's format and field names. */
   entryText: (source: string, def: ServerDef) => call<EntryText>('entry_text', { source, def }),
@@ -165,28 +174,45 @@ export const api = {
    * Runs the held servers of a project folder (all, or only `server`): changed
    * since the folder was trusted, or not approved in Claude Code.
    */
-  approveProject: (path: string, server?: string) => call<Approved>('approve_project', { path, server: server ?? null }),
+  approveProject: (path: string, server?: string) =>
+    call<Approved>('approve_project', { path, server: server ?? null }),
   listResources: (server: string) => call<ResourceList>('list_resources', { server }),
-  readResource: (server: string, uri: string) => call<ResourceRead>('read_resource', { server, uri }),
+  readResource: (server: string, uri: string) =>
+    call<ResourceRead>('read_resource', { server, uri }),
   listPrompts: (server: string) => call<PromptList>('list_prompts', { server }),
-  getPrompt: (server: string, name: string, args: Json) => call<PromptResult>('get_prompt', { server, name, args }),
-  subscribeResource: (server: string, uri: string) => call<void>('subscribe_resource', { server, uri }),
-  unsubscribeResource: (server: string, uri: string) => call<void>('unsubscribe_resource', { server, uri }),
+  getPrompt: (server: string, name: string, args: Json) =>
+    call<PromptResult>('get_prompt', { server, name, args }),
+  subscribeResource: (server: string, uri: string) =>
+    call<void>('subscribe_resource', { server, uri }),
+  unsubscribeResource: (server: string, uri: string) =>
+    call<void>('unsubscribe_resource', { server, uri }),
   // ---- the Catalog: the MCP Registry (issue 13) ----
   /** One page of servers matching `query` (latest versions; deleted ones left out). `offline` is set when these are cached results. */
-  registrySearch: (query: string, cursor?: string | null) => call<CatalogPage>('registry_search', { query, cursor: cursor ?? null }),
+  registrySearch: (query: string, cursor?: string | null) =>
+    call<CatalogPage>('registry_search', { query, cursor: cursor ?? null }),
   /** One server (a version, default the latest): its versions and an install form per package or remote. */
-  registryServer: (name: string, version?: string | null) => call<CatalogServer>('registry_server', { name, version: version ?? null }),
+  registryServer: (name: string, version?: string | null) =>
+    call<CatalogServer>('registry_server', { name, version: version ?? null }),
   /** Whether `npx`, `uvx`, `docker` or `dnx` is installed, and what to install when not. */
   checkRuntime: (program: string) => call<RuntimeCheck>('check_runtime', { program }),
   /**
    * Installs into `target`; into Switchboard's own list secrets go to the keychain.
    * Fails with code `name_taken` (send `replace: true` to replace it) or `missing_values`.
    */
-  installServer: (request: { server: unknown; choice: InstallChoice; name: string; target: string; values: Record<string, string>; replace?: boolean }) =>
-    call<InstallReport>('install_server', { request: { ...request, replace: request.replace ?? false } }),
+  installServer: (request: {
+    server: unknown;
+    choice: InstallChoice;
+    name: string;
+    target: string;
+    values: Record<string, string>;
+    replace?: boolean;
+  }) =>
+    call<InstallReport>('install_server', {
+      request: { ...request, replace: request.replace ?? false },
+    }),
   /** Moves an env (`env`) or header (`header`) value of a server in Switchboard's own list into the keychain. */
-  keepInKeychain: (server: string, group: 'env' | 'header', key: string) => call<string>('keep_in_keychain', { server, group, key }),
+  keepInKeychain: (server: string, group: 'env' | 'header', key: string) =>
+    call<string>('keep_in_keychain', { server, group, key }),
   /** Opens a repository or website link in the system browser (https, or http on this computer, only). */
   openCatalogLink: (url: string) => call<void>('open_catalog_link', { url }),
   /** A native file (or folder) picker; `null` when the user cancelled. */
@@ -194,7 +220,8 @@ export const api = {
   registrySettings: () => call<RegistrySettings>('registry_settings'),
   /** Saves the registry URL (`null`: the official registry). */
   setRegistryUrl: (url: string | null) => call<RegistrySettings>('set_registry_url', { url }),
-  testConnection: (def: ServerDef, source?: string) => call<ProbeReport>('test_connection', { def, source }),
+  testConnection: (def: ServerDef, source?: string) =>
+    call<ProbeReport>('test_connection', { def, source }),
   answerElicitation: (id: number, action: ElicitationAction, content?: Json) =>
     call<void>('answer_elicitation', { id, action, content: content ?? null }),
   /** Opens the authorization page in the system browser; resolves once signed in. */
@@ -213,7 +240,8 @@ export const api = {
   setOAuthClientSecret: (name: string, secret: string | null) =>
     call<void>('set_oauth_client_secret', { name, secret }),
   /** Whether a client secret is kept for the server's OAuth app (never the secret itself). */
-  oauthClientSecretStatus: (name: string) => call<ClientSecretStatus>('oauth_client_secret_status', { name }),
+  oauthClientSecretStatus: (name: string) =>
+    call<ClientSecretStatus>('oauth_client_secret_status', { name }),
   /** The scopes and reason of the server's last `insufficient_scope` answer; null when it asked for none. */
   stepUp: (name: string) => call<StepUp | null>('step_up', { name }),
   /** Every write Switchboard made to a file, newest first. */
@@ -223,11 +251,13 @@ export const api = {
   /** The app's HTTP gateway: listener, connected clients, calls, tool count and switches. */
   gatewayStatus: () => call<GatewayStatus>('gateway_status'),
   /** Saves the gateway settings and restarts its listener with them. */
-  setGatewaySettings: (settings: GatewaySettings) => call<GatewayStatus>('set_gateway_settings', { settings }),
+  setGatewaySettings: (settings: GatewaySettings) =>
+    call<GatewayStatus>('set_gateway_settings', { settings }),
   /** The bearer token HTTP clients send (shown only when the user asks). */
   gatewayToken: () => call<string>('gateway_token'),
   /** Switch one tool (server and raw tool name) on or off for the gateway. */
-  setToolEnabled: (server: string, tool: string, on: boolean) => call<void>('set_tool_enabled', { server, tool, on }),
+  setToolEnabled: (server: string, tool: string, on: boolean) =>
+    call<void>('set_tool_enabled', { server, tool, on }),
   /** Leave a whole server out of the gateway (it keeps running for the app), or serve it again. */
   setGatewayExcluded: (server: string, excluded: boolean) =>
     call<void>('set_gateway_excluded', { server, excluded }),
@@ -244,7 +274,9 @@ export const api = {
   /** Every server's tools, prompts and templates against what the user approved: pin, findings, diffs, held. */
   toolReview: () => call<TrustReport>('tool_review'),
   /** Approve `tools` (raw names; every item when empty) of a connected server as it offers them now. */
-  approveTools: (server: string, tools: string[]) => call<ToolsApproved>('approve_tools', { server, tools }),
+  approveTools: (server: string, tools: string[]) =>
+    call<ToolsApproved>('approve_tools', { server, tools }),
   /** What the gateway holds back of a server until approved. */
-  setApprovalMode: (server: string, mode: ApprovalMode) => call<void>('set_approval_mode', { server, mode }),
+  setApprovalMode: (server: string, mode: ApprovalMode) =>
+    call<void>('set_approval_mode', { server, mode }),
 };

@@ -1,7 +1,17 @@
 // The app's top-level views and how a location hash maps to one.
 // Hash routing keeps deep links (`#/tools`) working under tauri:// without a router.
 
-export type ViewId = 'servers' | 'catalog' | 'tools' | 'resources' | 'gateway' | 'accounts' | 'sources' | 'logs' | 'history' | 'settings';
+export type ViewId =
+  | 'servers'
+  | 'catalog'
+  | 'tools'
+  | 'resources'
+  | 'gateway'
+  | 'accounts'
+  | 'sources'
+  | 'logs'
+  | 'history'
+  | 'settings';
 
 export interface ViewDef {
   id: ViewId;
@@ -11,15 +21,52 @@ export interface ViewDef {
 }
 
 export const VIEWS: readonly ViewDef[] = [
-  { id: 'servers', label: 'Servers', blurb: 'Every MCP server configured on this machine, and whether it is up.' },
-  { id: 'catalog', label: 'Catalog', blurb: 'Find servers in the MCP Registry and install them with a form: versions pinned, secrets in your keychain.' },
-  { id: 'tools', label: 'Tools', blurb: 'What each server offers, under the name your clients see.' },
-  { id: 'resources', label: 'Resources & prompts', blurb: 'Read what a connected server offers, follow resources as they change, and try its prompts.' },
-  { id: 'gateway', label: 'Gateway', blurb: 'One MCP entry for every client: the servers Switchboard runs, signed in and supervised.' },
-  { id: 'accounts', label: 'Accounts', blurb: 'Every sign-in Switchboard keeps in your keychain for remote servers, and when it expires.' },
-  { id: 'sources', label: 'Sources', blurb: 'The config files Switchboard reads, in priority order.' },
+  {
+    id: 'servers',
+    label: 'Servers',
+    blurb: 'Every MCP server configured on this machine, and whether it is up.',
+  },
+  {
+    id: 'catalog',
+    label: 'Catalog',
+    blurb:
+      'Find servers in the MCP Registry and install them with a form: versions pinned, secrets in your keychain.',
+  },
+  {
+    id: 'tools',
+    label: 'Tools',
+    blurb: 'What each server offers, under the name your clients see.',
+  },
+  {
+    id: 'resources',
+    label: 'Resources & prompts',
+    blurb:
+      'Read what a connected server offers, follow resources as they change, and try its prompts.',
+  },
+  {
+    id: 'gateway',
+    label: 'Gateway',
+    blurb:
+      'One MCP entry for every client: the servers Switchboard runs, signed in and supervised.',
+  },
+  {
+    id: 'accounts',
+    label: 'Accounts',
+    blurb:
+      'Every sign-in Switchboard keeps in your keychain for remote servers, and when it expires.',
+  },
+  {
+    id: 'sources',
+    label: 'Sources',
+    blurb: 'The config files Switchboard reads, in priority order.',
+  },
   { id: 'logs', label: 'Logs', blurb: 'Server output and lifecycle events, live.' },
-  { id: 'history', label: 'History', blurb: 'Every change Switchboard made to a config file, with what it held before. Undo any of them.' },
+  {
+    id: 'history',
+    label: 'History',
+    blurb:
+      'Every change Switchboard made to a config file, with what it held before. Undo any of them.',
+  },
   { id: 'settings', label: 'Settings', blurb: 'How Switchboard behaves on this machine.' },
 ];
 

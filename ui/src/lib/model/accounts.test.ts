@@ -31,19 +31,32 @@ describe('accounts', () => {
 
   it('says whether an expired access token renews itself', () => {
     expect(expiryText(account(), NOW)).toEqual({ text: 'in 1 h', expired: false });
-    expect(expiryText(account({ expiresAt: s(-600) }), NOW)).toEqual({ text: 'expired 10 min ago; renewed when next needed', expired: true });
-    expect(expiryText(account({ expiresAt: s(-600), hasRefreshToken: false }), NOW)).toEqual({ text: 'expired 10 min ago; sign in again', expired: true });
+    expect(expiryText(account({ expiresAt: s(-600) }), NOW)).toEqual({
+      text: 'expired 10 min ago; renewed when next needed',
+      expired: true,
+    });
+    expect(expiryText(account({ expiresAt: s(-600), hasRefreshToken: false }), NOW)).toEqual({
+      text: 'expired 10 min ago; sign in again',
+      expired: true,
+    });
     expect(expiryText(account({ expiresAt: null }), NOW).text).toBe('no expiry given');
   });
 
   it('finds when the next token expires, ignoring expired and unknown ones', () => {
-    const list = [account({ expiresAt: s(-5) }), account({ expiresAt: s(120) }), account({ expiresAt: s(60) }), account({ expiresAt: null })];
+    const list = [
+      account({ expiresAt: s(-5) }),
+      account({ expiresAt: s(120) }),
+      account({ expiresAt: s(60) }),
+      account({ expiresAt: null }),
+    ];
     expect(untilNextExpiry(list, NOW)).toBe(60_000);
     expect(untilNextExpiry([account({ expiresAt: null })], NOW)).toBeNull();
   });
 
   it('sorts by server and shows the issuer by host', () => {
-    expect(sortAccounts([account({ server: 'b' }), account({ server: 'a' })]).map((a) => a.server)).toEqual(['a', 'b']);
+    expect(
+      sortAccounts([account({ server: 'b' }), account({ server: 'a' })]).map((a) => a.server),
+    ).toEqual(['a', 'b']);
     expect(issuerLabel('http://127.0.0.1:4123')).toBe('127.0.0.1:4123');
     expect(issuerLabel(null)).toBe('unknown');
     expect(issuerLabel('not a url')).toBe('not a url');

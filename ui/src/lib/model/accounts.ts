@@ -33,7 +33,9 @@ export function expiryText(a: Account, nowMs: number): { text: string; expired: 
   if (a.expiresAt === null) return { text: 'no expiry given', expired: false };
   if (a.expiresAt * 1000 > nowMs) return { text: relativeTime(a.expiresAt, nowMs), expired: false };
   const ago = relativeTime(a.expiresAt, nowMs);
-  const text = a.hasRefreshToken ? `expired ${ago === 'just now' ? 'just now' : ago}; renewed when next needed` : `expired ${ago}; sign in again`;
+  const text = a.hasRefreshToken
+    ? `expired ${ago === 'just now' ? 'just now' : ago}; renewed when next needed`
+    : `expired ${ago}; sign in again`;
   return { text, expired: true };
 }
 

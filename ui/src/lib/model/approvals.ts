@@ -1,13 +1,26 @@
 // Tools you can trust: what the review says about each tool, in the words
 // the Tools view and the server detail show (pure; see approvals.test.ts).
 
-import type { ApprovalMode, Finding, ItemReview, ServerReview, Severity, TrustReport } from '../types';
+import type {
+  ApprovalMode,
+  Finding,
+  ItemReview,
+  ServerReview,
+  Severity,
+  TrustReport,
+} from '../types';
 
 const rank: Record<Severity, number> = { low: 1, medium: 2, high: 3 };
 
 /** The review of one tool (server and raw tool name), if the report has it. */
-export function toolReview(report: TrustReport | null, server: string, tool: string): ItemReview | undefined {
-  return report?.servers.find((s) => s.server === server)?.items.find((i) => i.kind === 'tool' && i.name === tool);
+export function toolReview(
+  report: TrustReport | null,
+  server: string,
+  tool: string,
+): ItemReview | undefined {
+  return report?.servers
+    .find((s) => s.server === server)
+    ?.items.find((i) => i.kind === 'tool' && i.name === tool);
 }
 
 export function serverReview(report: TrustReport | null, server: string): ServerReview | undefined {
@@ -32,9 +45,13 @@ export function findingsLabel(findings: Finding[]): string {
 /** A one-line state for a tool: why it is held, or what to look at. */
 export function pinSentence(r: ItemReview): string {
   const high = r.findings.some((f) => f.severity === 'high');
-  if (r.pin === 'changed') return r.held ? 'Changed since you approved it: held from the gateway until you approve the new definition.' : 'Changed since you approved it (this server is set to warn only: the gateway still offers it).';
+  if (r.pin === 'changed')
+    return r.held
+      ? 'Changed since you approved it: held from the gateway until you approve the new definition.'
+      : 'Changed since you approved it (this server is set to warn only: the gateway still offers it).';
   if (r.pin === 'new') {
-    if (r.held && high) return 'Never approved, and the checker found something high-risk: held from the gateway until you approve it.';
+    if (r.held && high)
+      return 'Never approved, and the checker found something high-risk: held from the gateway until you approve it.';
     if (r.held) return 'Never approved: held from the gateway (this server holds new tools too).';
     return 'Never approved: the gateway offers it; approve it to be told when it changes.';
   }
@@ -42,7 +59,11 @@ export function pinSentence(r: ItemReview): string {
 }
 
 /** Counts for a server: changed, new, held items. */
-export function counts(s: ServerReview | undefined): { changed: number; fresh: number; held: number } {
+export function counts(s: ServerReview | undefined): {
+  changed: number;
+  fresh: number;
+  held: number;
+} {
   const items = s?.items ?? [];
   return {
     changed: items.filter((i) => i.pin === 'changed').length,
@@ -52,9 +73,21 @@ export function counts(s: ServerReview | undefined): { changed: number; fresh: n
 }
 
 export const modes: { value: ApprovalMode; label: string; help: string }[] = [
-  { value: 'hold-changed', label: 'Hold changed tools', help: 'The gateway leaves out tools that changed since you approved them, and unapproved tools with a high-risk finding (the default).' },
-  { value: 'hold-new', label: 'Hold new tools too', help: 'Also every tool you have not approved yet.' },
-  { value: 'warn', label: 'Warn only', help: 'Nothing is held; changes and findings are only shown.' },
+  {
+    value: 'hold-changed',
+    label: 'Hold changed tools',
+    help: 'The gateway leaves out tools that changed since you approved them, and unapproved tools with a high-risk finding (the default).',
+  },
+  {
+    value: 'hold-new',
+    label: 'Hold new tools too',
+    help: 'Also every tool you have not approved yet.',
+  },
+  {
+    value: 'warn',
+    label: 'Warn only',
+    help: 'Nothing is held; changes and findings are only shown.',
+  },
 ];
 
 /** Where a finding is, in words: "in the description", "in inputSchema…". */

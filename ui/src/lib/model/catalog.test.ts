@@ -1,8 +1,32 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { InstallField, InstallForm, SourceInfo } from '../types';
-import { debounce, keepable, fieldError, fieldLabel, formErrors, freeName, hasSecretValues, initialValues, inputKind, installTargets, nameError, offlineNote, runtimeNote, selectOptions } from './catalog';
+import {
+  debounce,
+  keepable,
+  fieldError,
+  fieldLabel,
+  formErrors,
+  freeName,
+  hasSecretValues,
+  initialValues,
+  inputKind,
+  installTargets,
+  nameError,
+  offlineNote,
+  runtimeNote,
+  selectOptions,
+} from './catalog';
 
-const field = (over: Partial<InstallField>): InstallField => ({ id: 'env:K', key: 'K', group: 'env', required: false, secret: false, format: 'string', repeated: false, ...over });
+const field = (over: Partial<InstallField>): InstallField => ({
+  id: 'env:K',
+  key: 'K',
+  group: 'env',
+  required: false,
+  secret: false,
+  format: 'string',
+  repeated: false,
+  ...over,
+});
 
 const form: InstallForm = {
   choice: { kind: 'package', index: 0 },
@@ -10,8 +34,20 @@ const form: InstallForm = {
   runtime: 'npx',
   suggestedName: 'weather',
   fields: [
-    field({ id: 'arg:--name', key: '--name', group: 'argument', required: true, choices: ['fast', 'slow'] }),
-    field({ id: 'arg:data_dir', key: 'data_dir', group: 'argument', required: true, format: 'filepath' }),
+    field({
+      id: 'arg:--name',
+      key: '--name',
+      group: 'argument',
+      required: true,
+      choices: ['fast', 'slow'],
+    }),
+    field({
+      id: 'arg:data_dir',
+      key: 'data_dir',
+      group: 'argument',
+      required: true,
+      format: 'filepath',
+    }),
     field({ id: 'env:API_KEY', key: 'API_KEY', required: true, secret: true }),
     field({ id: 'env:UNITS', key: 'UNITS', default: 'metric' }),
     field({ id: 'arg:--port', key: '--port', group: 'argument', format: 'number' }),
@@ -21,20 +57,40 @@ const form: InstallForm = {
 
 describe('install form', () => {
   it('fills defaults, and the first choice of a required select', () => {
-    expect(initialValues(form)).toEqual({ 'arg:--name': 'fast', 'arg:data_dir': '', 'env:API_KEY': '', 'env:UNITS': 'metric', 'arg:--port': '', 'arg:ws': '' });
+    expect(initialValues(form)).toEqual({
+      'arg:--name': 'fast',
+      'arg:data_dir': '',
+      'env:API_KEY': '',
+      'env:UNITS': 'metric',
+      'arg:--port': '',
+      'arg:ws': '',
+    });
   });
 
   it('marks what is missing or wrong, field by field', () => {
     const v = { ...initialValues(form), 'arg:--port': '80a' };
-    expect(formErrors(form, v)).toEqual({ 'arg:data_dir': 'Required.', 'env:API_KEY': 'Required.', 'arg:--port': 'A number.' });
+    expect(formErrors(form, v)).toEqual({
+      'arg:data_dir': 'Required.',
+      'env:API_KEY': 'Required.',
+      'arg:--port': 'A number.',
+    });
     expect(fieldError(form.fields[0], 'turbo')).toBe('Pick one of fast, slow.');
     expect(fieldError(field({ format: 'boolean' }), 'yes')).toBe('true or false.');
     expect(fieldError(field({ repeated: true, format: 'number' }), '1\n2\nx')).toBe('A number.');
-    expect(formErrors(form, { ...v, 'arg:data_dir': '/d', 'env:API_KEY': 's', 'arg:--port': '8080' })).toEqual({});
+    expect(
+      formErrors(form, { ...v, 'arg:data_dir': '/d', 'env:API_KEY': 's', 'arg:--port': '8080' }),
+    ).toEqual({});
   });
 
   it('picks the input: selects for choices and booleans, password for secrets, lines for repeated', () => {
-    expect(form.fields.map(inputKind)).toEqual(['select', 'text', 'password', 'text', 'text', 'lines']);
+    expect(form.fields.map(inputKind)).toEqual([
+      'select',
+      'text',
+      'password',
+      'text',
+      'text',
+      'lines',
+    ]);
     expect(inputKind(field({ format: 'boolean' }))).toBe('select');
     expect(selectOptions(field({ format: 'boolean' }))).toEqual(['', 'true', 'false']);
     expect(selectOptions(form.fields[0])).toEqual(['fast', 'slow']);
@@ -42,7 +98,9 @@ describe('install form', () => {
 
   it('labels fields by their key and what they are part of', () => {
     expect(fieldLabel(form.fields[0])).toBe('--name');
-    expect(fieldLabel(field({ key: 'token', group: 'header', variableOf: 'Authorization' }))).toBe('token (in Authorization)');
+    expect(fieldLabel(field({ key: 'token', group: 'header', variableOf: 'Authorization' }))).toBe(
+      'token (in Authorization)',
+    );
   });
 
   it('knows when secrets were entered', () => {
@@ -72,18 +130,43 @@ describe('notes', () => {
 
   it('explains a missing runtime and does not pretend', () => {
     expect(runtimeNote(null)).toBeNull();
-    expect(runtimeNote({ program: 'npx', found: '/usr/bin/npx' })).toEqual({ ok: true, text: 'npx is installed (/usr/bin/npx).' });
-    const missing = runtimeNote({ program: 'dnx', installHint: 'dnx comes with the .NET 10 SDK: install it' });
+    expect(runtimeNote({ program: 'npx', found: '/usr/bin/npx' })).toEqual({
+      ok: true,
+      text: 'npx is installed (/usr/bin/npx).',
+    });
+    const missing = runtimeNote({
+      program: 'dnx',
+      installHint: 'dnx comes with the .NET 10 SDK: install it',
+    });
     expect(missing?.ok).toBe(false);
-    expect(missing?.text).toBe('dnx is not installed on this computer, so this server cannot start. Dnx comes with the .NET 10 SDK: install it.');
+    expect(missing?.text).toBe(
+      'dnx is not installed on this computer, so this server cannot start. Dnx comes with the .NET 10 SDK: install it.',
+    );
   });
 });
 
 describe('targets and search', () => {
   it("lists Switchboard's own list first, then user files, then projects", () => {
-    const s = (id: string, client: SourceInfo['client'], level: SourceInfo['level'], readOnly = false, project?: string) => ({ id, client, level, readOnly, project }) as SourceInfo;
-    const sources = [s('cursor-project:/p', 'cursor', 'project', false, '/p'), s('mcp-json:/q', 'fallback', 'project', false, '/q'), s('cursor-project:/u', 'cursor', 'project', false, '/u'), s('cursor-user', 'cursor', 'user'), s('switchboard', 'switchboard', 'user'), s('managed', 'claude-code', 'managed'), s('ro', 'zed', 'user', true)];
-    const got = installTargets(sources, [{ path: '/p', trusted: true }, { path: '/u', trusted: false }]);
+    const s = (
+      id: string,
+      client: SourceInfo['client'],
+      level: SourceInfo['level'],
+      readOnly = false,
+      project?: string,
+    ) => ({ id, client, level, readOnly, project }) as SourceInfo;
+    const sources = [
+      s('cursor-project:/p', 'cursor', 'project', false, '/p'),
+      s('mcp-json:/q', 'fallback', 'project', false, '/q'),
+      s('cursor-project:/u', 'cursor', 'project', false, '/u'),
+      s('cursor-user', 'cursor', 'user'),
+      s('switchboard', 'switchboard', 'user'),
+      s('managed', 'claude-code', 'managed'),
+      s('ro', 'zed', 'user', true),
+    ];
+    const got = installTargets(sources, [
+      { path: '/p', trusted: true },
+      { path: '/u', trusted: false },
+    ]);
     expect(got.map((x) => x.id)).toEqual(['switchboard', 'cursor-user', 'cursor-project:/p']);
   });
 

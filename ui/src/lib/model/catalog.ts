@@ -3,7 +3,14 @@
 // type. The form's fields come from the engine (`InstallForm`), generated
 // from the server.json of the chosen package or remote.
 
-import type { InstallField, InstallForm, ProjectFolder, RegistryOffline, RuntimeCheck, SourceInfo } from '../types';
+import type {
+  InstallField,
+  InstallForm,
+  ProjectFolder,
+  RegistryOffline,
+  RuntimeCheck,
+  SourceInfo,
+} from '../types';
 
 export type Values = Record<string, string>;
 
@@ -20,9 +27,15 @@ export function initialValues(form: InstallForm): Values {
 export function fieldError(f: InstallField, value: string | undefined): string | null {
   const v = (value ?? '').trim();
   if (!v) return f.required ? 'Required.' : null;
-  const items = f.repeated ? v.split('\n').map((x) => x.trim()).filter(Boolean) : [v];
+  const items = f.repeated
+    ? v
+        .split('\n')
+        .map((x) => x.trim())
+        .filter(Boolean)
+    : [v];
   for (const item of items) {
-    if (f.choices?.length && !f.choices.includes(item)) return `Pick one of ${f.choices.join(', ')}.`;
+    if (f.choices?.length && !f.choices.includes(item))
+      return `Pick one of ${f.choices.join(', ')}.`;
     if (f.format === 'number' && !Number.isFinite(Number(item))) return 'A number.';
     if (f.format === 'boolean' && item !== 'true' && item !== 'false') return 'true or false.';
   }
@@ -69,8 +82,13 @@ export function fieldLabel(f: InstallField): string {
 
 /** The small print under a field: what it is, as the server.json says. */
 export function fieldKind(f: InstallField): string {
-  const kind = f.variableOf ? `Part of ${GROUP[f.group].toLowerCase()} ${f.variableOf}` : `${GROUP[f.group]} ${f.key}`;
-  const extras = [f.format === 'filepath' ? 'a path on this computer' : null, f.repeated ? 'one per line' : null].filter(Boolean);
+  const kind = f.variableOf
+    ? `Part of ${GROUP[f.group].toLowerCase()} ${f.variableOf}`
+    : `${GROUP[f.group]} ${f.key}`;
+  const extras = [
+    f.format === 'filepath' ? 'a path on this computer' : null,
+    f.repeated ? 'one per line' : null,
+  ].filter(Boolean);
   return extras.length ? `${kind} · ${extras.join(', ')}` : kind;
 }
 
@@ -90,7 +108,10 @@ export function selectOptions(f: InstallField): string[] {
 
 /** `Offline: showing results from 30 Nov 2026, 15:05` (local time). */
 export function offlineNote(o: RegistryOffline, locale?: string): string {
-  const when = new Date(o.fetchedAtMs).toLocaleString(locale, { dateStyle: 'medium', timeStyle: 'short' });
+  const when = new Date(o.fetchedAtMs).toLocaleString(locale, {
+    dateStyle: 'medium',
+    timeStyle: 'short',
+  });
   return `Offline: the registry could not be reached (${o.reason}). Showing what was fetched on ${when}.`;
 }
 
@@ -98,7 +119,10 @@ export function offlineNote(o: RegistryOffline, locale?: string): string {
 export function runtimeNote(check: RuntimeCheck | null): { ok: boolean; text: string } | null {
   if (!check) return null;
   if (check.found) return { ok: true, text: `${check.program} is installed (${check.found}).` };
-  return { ok: false, text: `${check.program} is not installed on this computer, so this server cannot start. ${capitalize(check.installHint ?? '')}` };
+  return {
+    ok: false,
+    text: `${check.program} is not installed on this computer, so this server cannot start. ${capitalize(check.installHint ?? '')}`,
+  };
 }
 
 function capitalize(s: string): string {
@@ -113,13 +137,22 @@ export function hasSecretValues(form: InstallForm, values: Values): boolean {
 /** Where an install can go: Switchboard's own list first, then clients' user files, then trusted projects' files. */
 export function installTargets(sources: SourceInfo[], projects: ProjectFolder[]): SourceInfo[] {
   const trusted = new Set(projects.filter((p) => p.trusted).map((p) => p.path));
-  const ok = sources.filter((s) => !s.readOnly && s.level !== 'managed' && s.client !== 'fallback' && (!s.project || trusted.has(s.project)));
+  const ok = sources.filter(
+    (s) =>
+      !s.readOnly &&
+      s.level !== 'managed' &&
+      s.client !== 'fallback' &&
+      (!s.project || trusted.has(s.project)),
+  );
   const rank = (s: SourceInfo) => (s.client === 'switchboard' ? 0 : s.level === 'user' ? 1 : 2);
   return [...ok].sort((a, b) => rank(a) - rank(b));
 }
 
 /** Calls `fn` once `ms` have passed without another call (search as you type). */
-export function debounce<A extends unknown[]>(fn: (...args: A) => void, ms: number): ((...args: A) => void) & { cancel: () => void } {
+export function debounce<A extends unknown[]>(
+  fn: (...args: A) => void,
+  ms: number,
+): ((...args: A) => void) & { cancel: () => void } {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const d = (...args: A) => {
     if (timer) clearTimeout(timer);

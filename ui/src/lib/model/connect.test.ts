@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ClientConnection, ConnectReport, DisconnectReport } from '../types';
-import { connectionStateText, connectResultText, defaultHttp, disconnectResultText, isConnected, transportChoices } from './connect';
+import {
+  connectionStateText,
+  connectResultText,
+  defaultHttp,
+  disconnectResultText,
+  isConnected,
+  transportChoices,
+} from './connect';
 
 const base: ClientConnection = {
   client: 'cursor',
@@ -22,21 +29,37 @@ describe('connectionStateText', () => {
     const foreign = connectionStateText({ ...base, entry: { kind: 'foreign', runs: 'npx other' } });
     expect(foreign).toBe('Has its own server named switchboard: npx other');
     expect(foreign).not.toMatch(/connected/i);
-    expect(connectionStateText({ ...base, entry: { kind: 'connected', transport: 'http', target: 'u', enabled: true } })).toBe(
-      'Connected (HTTP)',
+    expect(
+      connectionStateText({
+        ...base,
+        entry: { kind: 'connected', transport: 'http', target: 'u', enabled: true },
+      }),
+    ).toBe('Connected (HTTP)');
+    expect(
+      connectionStateText({
+        ...base,
+        entry: { kind: 'connected', transport: 'stdio', target: 's', enabled: true },
+      }),
+    ).toBe('Connected (runs switchboard serve)');
+    expect(
+      connectionStateText({
+        ...base,
+        entry: { kind: 'connected', transport: 'http', target: 'u', enabled: false },
+      }),
+    ).toMatch(/^Connected \(HTTP\), turned off in Cursor$/);
+    expect(connectionStateText({ ...base, problem: 'The file is not valid JSON' })).toBe(
+      'The file is not valid JSON',
     );
-    expect(connectionStateText({ ...base, entry: { kind: 'connected', transport: 'stdio', target: 's', enabled: true } })).toBe(
-      'Connected (runs switchboard serve)',
-    );
-    expect(connectionStateText({ ...base, entry: { kind: 'connected', transport: 'http', target: 'u', enabled: false } })).toMatch(
-      /^Connected \(HTTP\), turned off in Cursor$/,
-    );
-    expect(connectionStateText({ ...base, problem: 'The file is not valid JSON' })).toBe('The file is not valid JSON');
   });
 
   it('isConnected', () => {
     expect(isConnected(base)).toBe(false);
-    expect(isConnected({ ...base, entry: { kind: 'connected', transport: 'http', target: 'u', enabled: true } })).toBe(true);
+    expect(
+      isConnected({
+        ...base,
+        entry: { kind: 'connected', transport: 'http', target: 'u', enabled: true },
+      }),
+    ).toBe(true);
   });
 });
 
@@ -53,8 +76,18 @@ describe('transports', () => {
     expect(defaultHttp(base, undefined)).toBe(false);
     expect(defaultHttp({ ...base, http: 'none' }, 'listening')).toBe(false);
     // An HTTP entry stays HTTP when updated while the gateway is off.
-    expect(defaultHttp({ ...base, entry: { kind: 'connected', transport: 'http', target: 'u', enabled: true } }, 'off')).toBe(true);
-    expect(defaultHttp({ ...base, entry: { kind: 'connected', transport: 'stdio', target: 's', enabled: true } }, 'off')).toBe(false);
+    expect(
+      defaultHttp(
+        { ...base, entry: { kind: 'connected', transport: 'http', target: 'u', enabled: true } },
+        'off',
+      ),
+    ).toBe(true);
+    expect(
+      defaultHttp(
+        { ...base, entry: { kind: 'connected', transport: 'stdio', target: 's', enabled: true } },
+        'off',
+      ),
+    ).toBe(false);
   });
 });
 
@@ -75,7 +108,9 @@ describe('result lines', () => {
   };
 
   it('connect', () => {
-    expect(connectResultText(report)).toBe('Written to /p/mcp.json; restart Cursor to use it. Turned off in Cursor: a. Kept: b (uses env vars).');
+    expect(connectResultText(report)).toBe(
+      'Written to /p/mcp.json; restart Cursor to use it. Turned off in Cursor: a. Kept: b (uses env vars).',
+    );
     expect(connectResultText({ ...report, action: 'unchanged', disable: [], kept: [] })).toBe(
       '/p/mcp.json already held this entry; nothing changed.',
     );
@@ -95,6 +130,8 @@ describe('result lines', () => {
     expect(disconnectResultText(r)).toBe(
       "Removed Switchboard's entry from /p/mcp.json. Turned back on: a. Removed the copies in Switchboard: a. Restart Cursor for it to take effect.",
     );
-    expect(disconnectResultText({ ...r, removedEntry: false, reEnabled: [], removedCopies: [] })).toMatch(/nothing to remove/);
+    expect(
+      disconnectResultText({ ...r, removedEntry: false, reEnabled: [], removedCopies: [] }),
+    ).toMatch(/nothing to remove/);
   });
 });

@@ -2,7 +2,13 @@
 // its `switchboard` entry, which transports it can use and which one is
 // offered first, and the sentences shown after Connect and Disconnect.
 
-import type { ClientConnection, ConnectReport, DisconnectReport, GatewayState, KeptServer } from '../types';
+import type {
+  ClientConnection,
+  ConnectReport,
+  DisconnectReport,
+  GatewayState,
+  KeptServer,
+} from '../types';
 
 /** True when the client's file holds an entry Switchboard wrote. */
 export function isConnected(c: ClientConnection): boolean {
@@ -21,7 +27,8 @@ export function connectionStateText(c: ClientConnection): string {
     case 'foreign':
       return `Has its own server named switchboard: ${c.entry.runs}`;
     case 'connected': {
-      const how = c.entry.transport === 'stdio' ? 'Connected (runs switchboard serve)' : 'Connected (HTTP)';
+      const how =
+        c.entry.transport === 'stdio' ? 'Connected (runs switchboard serve)' : 'Connected (HTTP)';
       return c.entry.enabled ? how : `${how}, turned off in ${c.label}`;
     }
   }
@@ -50,7 +57,8 @@ export function connectResultText(r: ConnectReport): string {
   const parts: string[] = [];
   if (r.action === 'unchanged') parts.push(`${r.path} already held this entry; nothing changed.`);
   else parts.push(`Written to ${r.path}; restart ${r.label} to use it.`);
-  if (r.disable.length) parts.push(`Turned off in ${r.label}: ${list(r.disable.map((d) => d.name))}.`);
+  if (r.disable.length)
+    parts.push(`Turned off in ${r.label}: ${list(r.disable.map((d) => d.name))}.`);
   if (r.kept.length) parts.push(`Kept: ${keptText(r.kept)}.`);
   return parts.join(' ');
 }
@@ -62,7 +70,8 @@ export function disconnectResultText(r: DisconnectReport): string {
   else if (r.removedEntry) parts.push(`Removed Switchboard's entry from ${r.path}.`);
   else parts.push(`${r.path} held no Switchboard entry; nothing to remove.`);
   if (r.reEnabled.length) parts.push(`Turned back on: ${list(r.reEnabled)}.`);
-  if (r.removedCopies.length) parts.push(`Removed the copies in Switchboard: ${list(r.removedCopies)}.`);
+  if (r.removedCopies.length)
+    parts.push(`Removed the copies in Switchboard: ${list(r.removedCopies)}.`);
   if (r.kept.length) parts.push(`Kept: ${keptText(r.kept)}.`);
   parts.push(`Restart ${r.label} for it to take effect.`);
   return parts.join(' ');

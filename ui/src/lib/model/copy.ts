@@ -19,7 +19,8 @@ export function copyTargets(sources: SourceInfo[], from: string): SourceInfo[] {
 
 /** How a target reads in the list: "Claude Desktop · user" or "Claude Code · project webapp". */
 export function targetLabel(s: SourceInfo): string {
-  const where = s.level === 'project' && s.project ? `project ${s.project.split(/[\\/]/).pop()}` : s.level;
+  const where =
+    s.level === 'project' && s.project ? `project ${s.project.split(/[\\/]/).pop()}` : s.level;
   return `${s.clientName} · ${where}`;
 }
 
@@ -27,7 +28,8 @@ export function targetLabel(s: SourceInfo): string {
 export function planBlocker(plan: CopyPlan | null, name: string): string | null {
   if (!plan) return 'Choose where it goes.';
   if (plan.refusal) return plan.refusal;
-  if (plan.nameTaken) return `${plan.client}'s file already has a server named "${name}": rename one of them first.`;
+  if (plan.nameTaken)
+    return `${plan.client}'s file already has a server named "${name}": rename one of them first.`;
   return null;
 }
 
@@ -35,7 +37,9 @@ export function planBlocker(plan: CopyPlan | null, name: string): string | null 
 export function copyDoneText(mode: CopyMode, name: string, plan: CopyPlan): string {
   const did = mode === 'move' ? 'Moved' : 'Copied';
   const base = `${did} "${name}" to ${plan.client} (${plan.path}).`;
-  return plan.restartHint ? `${base} ${plan.restartHint} to use "${name}".` : `${base} ${plan.client} picks it up by itself.`;
+  return plan.restartHint
+    ? `${base} ${plan.restartHint} to use "${name}".`
+    : `${base} ${plan.client} picks it up by itself.`;
 }
 
 /** What the app says after a rename in `source`. */

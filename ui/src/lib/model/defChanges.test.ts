@@ -16,12 +16,16 @@ describe('definition changes', () => {
   it('lists the fields that differ, in the form order', () => {
     const after = { ...base, timeout: 120000, args: ['-m', 'notes', '--ro'], cwd: '/srv' };
     expect(fieldChanges(base, after).map((c) => c.field)).toEqual(['args', 'cwd', 'timeout']);
-    expect(fieldChanges(base, { ...base, env: { LOG: 'info', TOKEN: 's3cret-value' } })).toEqual([]);
+    expect(fieldChanges(base, { ...base, env: { LOG: 'info', TOKEN: 's3cret-value' } })).toEqual(
+      [],
+    );
   });
 
   it('says what changed in the file without showing env or header values', () => {
     const [args] = fieldChanges(base, { ...base, args: ['-m', 'other'] });
-    expect(describeChange(args)).toBe('args changed in the file: ["-m", "notes"] → ["-m", "other"]');
+    expect(describeChange(args)).toBe(
+      'args changed in the file: ["-m", "notes"] → ["-m", "other"]',
+    );
     const [env] = fieldChanges(base, { ...base, env: { TOKEN: 'n3w-secret', DEBUG: '1' } });
     const text = describeChange(env);
     expect(text).toBe('env changed in the file: TOKEN changed, DEBUG added, LOG removed');
@@ -30,10 +34,14 @@ describe('definition changes', () => {
     expect(describeChange(cwd)).toBe('cwd changed in the file: not set → "/srv"');
   });
 
-  it('puts the user\'s edit on top of the new version: both changes survive', () => {
+  it("puts the user's edit on top of the new version: both changes survive", () => {
     const mine = { ...base, timeout: 5000 };
     const theirs = { ...base, args: ['-m', 'notes', '--ro'] };
-    expect(rebase(mine, base, theirs)).toEqual({ ...base, args: ['-m', 'notes', '--ro'], timeout: 5000 });
+    expect(rebase(mine, base, theirs)).toEqual({
+      ...base,
+      args: ['-m', 'notes', '--ro'],
+      timeout: 5000,
+    });
     // The same field changed on both sides: the user chose to save theirs over it.
     expect(rebase({ ...base, args: ['x'] }, base, theirs).args).toEqual(['x']);
     // A field the user cleared stays cleared.

@@ -12,10 +12,36 @@ export interface FieldChange {
 }
 
 // The order fields are listed in; fields not named here follow, by name.
-const ORDER = ['name', 'transport', 'command', 'args', 'env', 'cwd', 'url', 'headers', 'enabled', 'timeout', 'auth', 'restartPolicy', 'autoApprove'];
+const ORDER = [
+  'name',
+  'transport',
+  'command',
+  'args',
+  'env',
+  'cwd',
+  'url',
+  'headers',
+  'enabled',
+  'timeout',
+  'auth',
+  'restartPolicy',
+  'autoApprove',
+];
 
 // What a ServerView adds to the definition: where it came from and how it runs.
-const VIEW_ONLY = ['source', 'path', 'line', 'errors', 'warnings', 'notRunnable', 'parked', 'lastGoodAt', 'held', 'shadowed', 'runtime'] as const;
+const VIEW_ONLY = [
+  'source',
+  'path',
+  'line',
+  'errors',
+  'warnings',
+  'notRunnable',
+  'parked',
+  'lastGoodAt',
+  'held',
+  'shadowed',
+  'runtime',
+] as const;
 // Fails to compile when ServerView gains a field that is not part of the
 // definition and not listed above (it would be sent back as if it were).
 type Unlisted = Exclude<Exclude<keyof ServerView, keyof ServerDef>, (typeof VIEW_ONLY)[number]>;
@@ -57,7 +83,9 @@ function show(field: string, v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map((x) => JSON.stringify(x)).join(', ')}]`;
   if (typeof v === 'object') {
-    return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${JSON.stringify(k)}: ${show('', x)}`).join(', ')}}`;
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${show('', x)}`)
+      .join(', ')}}`;
   }
   return String(v);
 }
@@ -79,6 +107,8 @@ function keyChanges(before: unknown, after: unknown): string {
 
 /** `args changed in the file: ["-y", "a"] → ["-y", "b"]` */
 export function describeChange(c: FieldChange, where = 'in the file'): string {
-  const what = SECRET_MAPS.has(c.field) ? keyChanges(c.before, c.after) : `${show(c.field, c.before)} → ${show(c.field, c.after)}`;
+  const what = SECRET_MAPS.has(c.field)
+    ? keyChanges(c.before, c.after)
+    : `${show(c.field, c.before)} → ${show(c.field, c.after)}`;
   return `${c.field} changed ${where}: ${what}`;
 }

@@ -26,13 +26,22 @@ function server(name: string): ServerView {
 }
 
 describe('applyEvent', () => {
-  it('tracks each server\'s sign-in step without reloading anything', () => {
+  it("tracks each server's sign-in step without reloading anything", () => {
     const d = emptyData();
     const url = 'http://127.0.0.1:9/authorize?client_id=c&state=s';
-    expect(applyEvent(d, { type: 'sign-in', server: 'remote', phase: { state: 'waiting', url } }).size).toBe(0);
+    expect(
+      applyEvent(d, { type: 'sign-in', server: 'remote', phase: { state: 'waiting', url } }).size,
+    ).toBe(0);
     expect(d.signIns.remote).toEqual({ state: 'waiting', url });
-    applyEvent(d, { type: 'sign-in', server: 'remote', phase: { state: 'failed', error: 'OAuth flow timed out. Please try again.' } });
-    expect(d.signIns.remote).toEqual({ state: 'failed', error: 'OAuth flow timed out. Please try again.' });
+    applyEvent(d, {
+      type: 'sign-in',
+      server: 'remote',
+      phase: { state: 'failed', error: 'OAuth flow timed out. Please try again.' },
+    });
+    expect(d.signIns.remote).toEqual({
+      state: 'failed',
+      error: 'OAuth flow timed out. Please try again.',
+    });
     applyEvent(d, { type: 'sign-in', server: 'remote', phase: { state: 'signed-in' } });
     expect(d.signIns.remote.state).toBe('signed-in');
     applyEvent(d, { type: 'sign-in', server: 'remote', phase: { state: 'signed-out' } });
@@ -42,17 +51,27 @@ describe('applyEvent', () => {
   it('updates a known server in place without a reload', () => {
     const d = emptyData();
     d.servers = [server('a')];
-    const r = applyEvent(d, { type: 'status', server: 'a', status: { state: 'failed', error: 'boom' } });
+    const r = applyEvent(d, {
+      type: 'status',
+      server: 'a',
+      status: { state: 'failed', error: 'boom' },
+    });
     expect(r.size).toBe(0);
     expect(d.servers[0].runtime?.status).toEqual({ state: 'failed', error: 'boom' });
     expect(d.servers[0].runtime?.lastError).toBe('boom');
-    applyEvent(d, { type: 'status', server: 'a', status: { state: 'restarting', attempt: 2, of: 5 } });
+    applyEvent(d, {
+      type: 'status',
+      server: 'a',
+      status: { state: 'restarting', attempt: 2, of: 5 },
+    });
     expect(d.servers[0].runtime?.restarts).toBe(2);
   });
 
   it('asks for the server list when a status names an unknown server', () => {
     const d = emptyData();
-    expect([...applyEvent(d, { type: 'status', server: 'new', status: { state: 'connected' } })]).toEqual(['servers']);
+    expect([
+      ...applyEvent(d, { type: 'status', server: 'new', status: { state: 'connected' } }),
+    ]).toEqual(['servers']);
   });
 
   it('updates tool counts and reloads the tool index', () => {
@@ -66,7 +85,12 @@ describe('applyEvent', () => {
 
   it('appends log lines, bounded', () => {
     const d = emptyData();
-    for (let i = 0; i < 2100; i++) applyEvent(d, { type: 'log', server: 'a', lines: [{ at: i, kind: 'stderr', text: `l${i}` }] });
+    for (let i = 0; i < 2100; i++)
+      applyEvent(d, {
+        type: 'log',
+        server: 'a',
+        lines: [{ at: i, kind: 'stderr', text: `l${i}` }],
+      });
     expect(d.logs.a.length).toBe(2000);
     expect(d.logs.a[0].text).toBe('l100');
     expect(d.logs.a.at(-1)?.text).toBe('l2099');
@@ -77,7 +101,11 @@ describe('applyEvent', () => {
     const line = (i: number) => ({ at: i, kind: 'stderr', text: `l${i}` });
     applyEvent(d, { type: 'log', server: 'a', lines: [line(0), line(1), line(2)] });
     expect(d.logs.a.map((l) => l.text)).toEqual(['l0', 'l1', 'l2']);
-    applyEvent(d, { type: 'log', server: 'a', lines: Array.from({ length: 2500 }, (_, i) => line(i + 3)) });
+    applyEvent(d, {
+      type: 'log',
+      server: 'a',
+      lines: Array.from({ length: 2500 }, (_, i) => line(i + 3)),
+    });
     expect(d.logs.a.length).toBe(2000);
     expect(d.logs.a[0].text).toBe('l503');
     expect(d.logs.a.at(-1)?.text).toBe('l2502');
@@ -85,35 +113,83 @@ describe('applyEvent', () => {
 
   it('queues elicitations and reloads everything on reconcile, ready and resync', () => {
     const d = emptyData();
-    applyEvent(d, { type: 'elicitation', id: 3, server: 'a', message: 'Name?', schema: { type: 'object' } });
-    expect(d.elicitations).toEqual([{ id: 3, server: 'a', message: 'Name?', schema: { type: 'object' } }]);
+    applyEvent(d, {
+      type: 'elicitation',
+      id: 3,
+      server: 'a',
+      message: 'Name?',
+      schema: { type: 'object' },
+    });
+    expect(d.elicitations).toEqual([
+      { id: 3, server: 'a', message: 'Name?', schema: { type: 'object' } },
+    ]);
     const all = ['servers', 'sources', 'tools', 'projects'];
-    expect([...applyEvent(d, { type: 'reconciled', report: { started: [], stopped: [], updated: [], kept: [], failed: [] } })].sort()).toEqual(all.slice().sort());
+    expect(
+      [
+        ...applyEvent(d, {
+          type: 'reconciled',
+          report: { started: [], stopped: [], updated: [], kept: [], failed: [] },
+        }),
+      ].sort(),
+    ).toEqual(all.slice().sort());
     // Events were lost: the gateway's status, otherwise only sent in events, is fetched too.
     expect([...applyEvent(d, { type: 'resync' })].sort()).toEqual([...all, 'gateway'].sort());
-    applyEvent(d, { type: 'ready', report: { connected: [], failed: [], deferred: [], elapsedMs: 3 } });
+    applyEvent(d, {
+      type: 'ready',
+      report: { connected: [], failed: [], deferred: [], elapsedMs: 3 },
+    });
     expect(d.ready).toBe(true);
   });
 
-  it('takes the gateway\'s whole status from a gateway event, without reloading anything', () => {
+  it("takes the gateway's whole status from a gateway event, without reloading anything", () => {
     const d = emptyData();
     expect(d.gateway).toBeNull();
     const status: GatewayStatus = {
-      state: 'listening', url: 'http://127.0.0.1:27182/mcp', settings: {}, defaultPort: 27182, message: null,
-      sessions: [{ id: 1, client: 'cursor', version: '1.2', server: null }], calls: [], toolCount: 3,
-      longNames: [], overLimits: [], disabledTools: {}, excluded: [],
+      state: 'listening',
+      url: 'http://127.0.0.1:27182/mcp',
+      settings: {},
+      defaultPort: 27182,
+      message: null,
+      sessions: [{ id: 1, client: 'cursor', version: '1.2', server: null }],
+      calls: [],
+      toolCount: 3,
+      longNames: [],
+      overLimits: [],
+      disabledTools: {},
+      excluded: [],
     };
     expect(applyEvent(d, { type: 'gateway', status }).size).toBe(0);
     expect(d.gateway?.sessions).toHaveLength(1);
-    applyEvent(d, { type: 'gateway', status: { ...status, state: 'failed', url: null, message: 'Port 27182 is taken by nginx', sessions: [] } });
-    expect(d.gateway).toMatchObject({ state: 'failed', message: 'Port 27182 is taken by nginx', sessions: [] });
+    applyEvent(d, {
+      type: 'gateway',
+      status: {
+        ...status,
+        state: 'failed',
+        url: null,
+        message: 'Port 27182 is taken by nginx',
+        sessions: [],
+      },
+    });
+    expect(d.gateway).toMatchObject({
+      state: 'failed',
+      message: 'Port 27182 is taken by nginx',
+      sessions: [],
+    });
   });
 
   it('records warnings once', () => {
     const d = emptyData();
     d.servers = [server('a')];
-    applyEvent(d, { type: 'warning', server: 'a', message: 'header Authorization resolved to nothing' });
-    applyEvent(d, { type: 'warning', server: 'a', message: 'header Authorization resolved to nothing' });
+    applyEvent(d, {
+      type: 'warning',
+      server: 'a',
+      message: 'header Authorization resolved to nothing',
+    });
+    applyEvent(d, {
+      type: 'warning',
+      server: 'a',
+      message: 'header Authorization resolved to nothing',
+    });
     expect(d.servers[0].runtime?.warnings).toEqual(['header Authorization resolved to nothing']);
   });
 });

@@ -2,7 +2,14 @@
 // in place (status, tool counts, log lines); structural ones (a server added
 // or removed, discovery re-run) say what to reload from the engine.
 
-import type { EngineEvent, GatewayStatus, JsonSchema, LogLine, ServerView, SignInPhase } from '../types';
+import type {
+  EngineEvent,
+  GatewayStatus,
+  JsonSchema,
+  LogLine,
+  ServerView,
+  SignInPhase,
+} from '../types';
 import { appendBounded } from './logs';
 import { resourceKey } from './resources';
 
@@ -36,7 +43,18 @@ export interface EngineData {
 export type Reload = 'servers' | 'sources' | 'tools' | 'projects' | 'gateway';
 
 export function emptyData(): EngineData {
-  return { servers: [], logs: {}, elicitations: [], resourceUpdates: {}, resourceListVersion: {}, promptListVersion: {}, signIns: {}, signInEvents: 0, ready: false, gateway: null };
+  return {
+    servers: [],
+    logs: {},
+    elicitations: [],
+    resourceUpdates: {},
+    resourceListVersion: {},
+    promptListVersion: {},
+    signIns: {},
+    signInEvents: 0,
+    ready: false,
+    gateway: null,
+  };
 }
 
 // The gateway's status is not among them: every gateway event carries it
@@ -44,7 +62,11 @@ export function emptyData(): EngineData {
 const EVERYTHING: Reload[] = ['servers', 'sources', 'tools', 'projects'];
 
 /** Mutates `data` and returns what must be fetched again. */
-export function applyEvent(data: EngineData, ev: EngineEvent, now: number = Date.now()): Set<Reload> {
+export function applyEvent(
+  data: EngineData,
+  ev: EngineEvent,
+  now: number = Date.now(),
+): Set<Reload> {
   const reload = new Set<Reload>();
   const runtimeOf = (name: string) => data.servers.find((s) => s.name === name)?.runtime;
   switch (ev.type) {
@@ -82,7 +104,12 @@ export function applyEvent(data: EngineData, ev: EngineEvent, now: number = Date
       reload.add('servers').add('tools');
       break;
     case 'elicitation':
-      data.elicitations.push({ id: ev.id, server: ev.server, message: ev.message, schema: ev.schema });
+      data.elicitations.push({
+        id: ev.id,
+        server: ev.server,
+        message: ev.message,
+        schema: ev.schema,
+      });
       break;
     case 'ready':
       data.ready = true;

@@ -34,7 +34,9 @@ describe('gateway warnings', () => {
   it('counts long names in words', () => {
     expect(longNamesWarning([])).toBeNull();
     expect(longNamesWarning(['x'.repeat(70)])).toMatch(/^1 tool name is longer than 64 characters/);
-    expect(longNamesWarning(['a'.repeat(65), 'b'.repeat(80)])).toMatch(/^2 tool names are longer than 64 characters/);
+    expect(longNamesWarning(['a'.repeat(65), 'b'.repeat(80)])).toMatch(
+      /^2 tool names are longer than 64 characters/,
+    );
   });
 });
 
@@ -46,13 +48,19 @@ describe('gateway status text', () => {
     expect(stateLabel('starting')).toBe('Starting…');
   });
 
-  it('shows the state in the servers\' badge colours, with the message as its detail', () => {
-    const at = (state: 'listening' | 'starting' | 'off' | 'failed', message: string | null = null) =>
-      stateBadge({ state, message } as Parameters<typeof stateBadge>[0]);
+  it("shows the state in the servers' badge colours, with the message as its detail", () => {
+    const at = (
+      state: 'listening' | 'starting' | 'off' | 'failed',
+      message: string | null = null,
+    ) => stateBadge({ state, message } as Parameters<typeof stateBadge>[0]);
     expect(at('listening')).toEqual({ kind: 'connected', label: 'Listening', detail: null });
     expect(at('starting').kind).toBe('connecting');
     expect(at('off').kind).toBe('disabled');
-    expect(at('failed', 'port 27182 is in use')).toEqual({ kind: 'failed', label: 'Not listening', detail: 'port 27182 is in use' });
+    expect(at('failed', 'port 27182 is in use')).toEqual({
+      kind: 'failed',
+      label: 'Not listening',
+      detail: 'port 27182 is in use',
+    });
   });
 
   it('says which servers a client session is for', () => {
@@ -81,7 +89,11 @@ describe('checkPort', () => {
 
 describe('settingsWith', () => {
   it('changes one setting and keeps the others', () => {
-    expect(settingsWith({ port: 3000, toolSearch: true }, { off: true })).toEqual({ port: 3000, toolSearch: true, off: true });
+    expect(settingsWith({ port: 3000, toolSearch: true }, { off: true })).toEqual({
+      port: 3000,
+      toolSearch: true,
+      off: true,
+    });
   });
 
   it('drops the port back to the default when the change unsets it', () => {
@@ -122,7 +134,12 @@ describe('tool switches', () => {
   it('updates a status the way the engine will report the saved switch', () => {
     const off = withToolSwitch(status, 'github', 'push', false);
     expect(off.disabledTools).toEqual({ github: ['delete_repo', 'push'] });
-    const backOn = withToolSwitch(withToolSwitch(off, 'github', 'push', true), 'github', 'delete_repo', true);
+    const backOn = withToolSwitch(
+      withToolSwitch(off, 'github', 'push', true),
+      'github',
+      'delete_repo',
+      true,
+    );
     expect(backOn.disabledTools).toEqual({});
     expect(status.disabledTools).toEqual({ github: ['delete_repo'] });
     expect(withExcluded(status, 'github', true).excluded).toEqual(['scratch', 'github']);

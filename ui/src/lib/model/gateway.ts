@@ -16,7 +16,9 @@ export const MAX_PORT = 65535;
 /** The state as a word, so it never relies on colour alone. */
 /** The gateway's state as the badge servers use (same colours for the same meaning). */
 export function stateBadge(status: GatewayStatus): StatusInfo {
-  const kind = ({ listening: 'connected', starting: 'connecting', off: 'disabled', failed: 'failed' } as const)[status.state];
+  const kind = (
+    { listening: 'connected', starting: 'connecting', off: 'disabled', failed: 'failed' } as const
+  )[status.state];
   return { kind, label: stateLabel(status.state), detail: status.message };
 }
 
@@ -77,7 +79,8 @@ export type PortCheck = { ok: true; port: number | undefined } | { ok: false; er
  * otherwise a whole number from 1024 to 65535.
  */
 export function checkPort(value: number | string | null | undefined): PortCheck {
-  if (value === null || value === undefined || (typeof value === 'string' && value.trim() === '')) return { ok: true, port: undefined };
+  if (value === null || value === undefined || (typeof value === 'string' && value.trim() === ''))
+    return { ok: true, port: undefined };
   const n = typeof value === 'number' ? value : Number(value.trim());
   if (!Number.isInteger(n) || n < MIN_PORT || n > MAX_PORT) {
     return { ok: false, error: `The port must be a whole number from ${MIN_PORT} to ${MAX_PORT}.` };
@@ -116,9 +119,13 @@ export interface Switches {
   excluded: Set<string>;
 }
 
-export function switchesOf(status: Pick<GatewayStatus, 'disabledTools' | 'excluded'> | null, pending: PendingSwitches = emptyPending()): Switches {
+export function switchesOf(
+  status: Pick<GatewayStatus, 'disabledTools' | 'excluded'> | null,
+  pending: PendingSwitches = emptyPending(),
+): Switches {
   const offTools = new Set<string>();
-  for (const [server, tools] of Object.entries(status?.disabledTools ?? {})) for (const t of tools) offTools.add(toolKey(server, t));
+  for (const [server, tools] of Object.entries(status?.disabledTools ?? {}))
+    for (const t of tools) offTools.add(toolKey(server, t));
   for (const [key, on] of Object.entries(pending.tools)) {
     if (on) offTools.delete(key);
     else offTools.add(key);
@@ -143,7 +150,12 @@ export function toolState(sw: Switches, server: string, tool: string): ToolGatew
 }
 
 /** The status with one tool switched, as the engine will report it once saved. */
-export function withToolSwitch<S extends Pick<GatewayStatus, 'disabledTools'>>(status: S, server: string, tool: string, on: boolean): S {
+export function withToolSwitch<S extends Pick<GatewayStatus, 'disabledTools'>>(
+  status: S,
+  server: string,
+  tool: string,
+  on: boolean,
+): S {
   const current = status.disabledTools[server] ?? [];
   const rest = current.filter((t) => t !== tool);
   const list = on ? rest : [...rest, tool];
@@ -154,7 +166,11 @@ export function withToolSwitch<S extends Pick<GatewayStatus, 'disabledTools'>>(s
 }
 
 /** The status with a server left out of the gateway (or served again). */
-export function withExcluded<S extends Pick<GatewayStatus, 'excluded'>>(status: S, server: string, excluded: boolean): S {
+export function withExcluded<S extends Pick<GatewayStatus, 'excluded'>>(
+  status: S,
+  server: string,
+  excluded: boolean,
+): S {
   const rest = status.excluded.filter((s) => s !== server);
   return { ...status, excluded: excluded ? [...rest, server] : rest };
 }

@@ -45,7 +45,10 @@ describe('history entries', () => {
   });
 
   it('filter by summary, server, file and id', () => {
-    const list = [entry(), entry({ id: 8, server: 'notes', summary: 'disable "notes" in Cline', files: [] })];
+    const list = [
+      entry(),
+      entry({ id: 8, server: 'notes', summary: 'disable "notes" in Cline', files: [] }),
+    ];
     expect(filterEntries(list, '').length).toBe(2);
     expect(filterEntries(list, 'cursor args').map((e) => e.id)).toEqual([7]);
     expect(filterEntries(list, 'NOTES').map((e) => e.id)).toEqual([8]);

@@ -49,7 +49,9 @@ export function filterEntries(entries: HistoryEntry[], query: string): HistoryEn
   const words = query.toLowerCase().split(/\s+/).filter(Boolean);
   if (!words.length) return entries;
   return entries.filter((e) => {
-    const hay = [e.summary, e.server ?? '', ...e.files.map((f) => f.path), `#${e.id}`].join('\n').toLowerCase();
+    const hay = [e.summary, e.server ?? '', ...e.files.map((f) => f.path), `#${e.id}`]
+      .join('\n')
+      .toLowerCase();
     return words.every((w) => hay.includes(w));
   });
 }

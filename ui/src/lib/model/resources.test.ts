@@ -28,7 +28,15 @@ function server(name: string, status: ServerStatus | null): ServerView {
     warnings: [],
     shadowed: [],
     runtime: status
-      ? { name, status, transport: 'stdio', toolCount: 0, deferred: false, warnings: [], restarts: 0 }
+      ? {
+          name,
+          status,
+          transport: 'stdio',
+          toolCount: 0,
+          deferred: false,
+          warnings: [],
+          restarts: 0,
+        }
       : undefined,
   };
 }
@@ -36,7 +44,11 @@ function server(name: string, status: ServerStatus | null): ServerView {
 describe('resource and prompt events', () => {
   it('stamps a subscribed resource when the server reports it changed', () => {
     const d = emptyData();
-    const r = applyEvent(d, { type: 'resource-updated', server: 'beta', uri: 'fixture://counter' }, 1234);
+    const r = applyEvent(
+      d,
+      { type: 'resource-updated', server: 'beta', uri: 'fixture://counter' },
+      1234,
+    );
     expect(r.size).toBe(0);
     expect(d.resourceUpdates[resourceKey('beta', 'fixture://counter')]).toBe(1234);
     expect(d.resourceUpdates[resourceKey('alpha', 'fixture://counter')]).toBeUndefined();
@@ -62,7 +74,9 @@ describe('which servers can be browsed', () => {
   it('only connected servers, with the reason for the others', () => {
     expect(unavailableReason(server('a', { state: 'connected' }))).toBeNull();
     expect(unavailableReason(server('a', { state: 'disabled' }))).toMatch(/disabled/);
-    expect(unavailableReason(server('a', { state: 'restarting', attempt: 2, of: 5 }))).toMatch(/attempt 2 of 5/);
+    expect(unavailableReason(server('a', { state: 'restarting', attempt: 2, of: 5 }))).toMatch(
+      /attempt 2 of 5/,
+    );
     expect(unavailableReason(server('a', { state: 'failed', error: 'boom' }))).toMatch(/boom/);
     expect(unavailableReason(server('a', { state: 'disconnected' }))).toMatch(/Start it/);
     const clientOnly = { ...server('a', null), notRunnable: 'a Claude Desktop extension' };
@@ -70,18 +84,31 @@ describe('which servers can be browsed', () => {
   });
 
   it('lists connected servers first, each group by name', () => {
-    const list = [server('zeta', { state: 'connected' }), server('alpha', { state: 'failed', error: 'x' }), server('beta', { state: 'connected' })];
+    const list = [
+      server('zeta', { state: 'connected' }),
+      server('alpha', { state: 'failed', error: 'x' }),
+      server('beta', { state: 'connected' }),
+    ];
     expect(browsableFirst(list).map((s) => s.name)).toEqual(['beta', 'zeta', 'alpha']);
   });
 });
 
 describe('showing what was read', () => {
   it('shows text and describes binary data by type and size', () => {
-    expect(showContent({ uri: 'u', mimeType: 'text/plain', text: 'hi' })).toEqual({ kind: 'text', uri: 'u', mimeType: 'text/plain', text: 'hi' });
+    expect(showContent({ uri: 'u', mimeType: 'text/plain', text: 'hi' })).toEqual({
+      kind: 'text',
+      uri: 'u',
+      mimeType: 'text/plain',
+      text: 'hi',
+    });
     const blob = showContent({ uri: 'u', mimeType: 'image/png', blob: 'AAECAw==' });
     expect(blob).toEqual({ kind: 'blob', uri: 'u', mimeType: 'image/png', bytes: 4 });
-    expect(blobNote(blob as { mimeType: string; bytes: number })).toBe('Binary data (image/png), 4 bytes — not shown.');
-    expect(blobNote({ mimeType: null, bytes: 2048 })).toBe('Binary data (unknown type), 2.0 KB — not shown.');
+    expect(blobNote(blob as { mimeType: string; bytes: number })).toBe(
+      'Binary data (image/png), 4 bytes — not shown.',
+    );
+    expect(blobNote({ mimeType: null, bytes: 2048 })).toBe(
+      'Binary data (unknown type), 2.0 KB — not shown.',
+    );
     expect(showContent({ uri: 'u' }).kind).toBe('empty');
   });
 
@@ -94,10 +121,24 @@ describe('showing what was read', () => {
   });
 
   it('turns prompt messages into text', () => {
-    expect(messageText({ role: 'user', content: { type: 'text', text: 'Hello, Ada!' } })).toBe('Hello, Ada!');
-    expect(messageText({ role: 'user', content: { type: 'image', mimeType: 'image/png', data: 'QUJD' } })).toBe('[image: image/png, 3 bytes]');
-    expect(messageText({ role: 'user', content: { type: 'resource', resource: { uri: 'x://y', text: 'inside' } } })).toBe('inside');
-    expect(messageText({ role: 'user', content: { type: 'resource_link', uri: 'x://y' } })).toBe('[link to x://y]');
+    expect(messageText({ role: 'user', content: { type: 'text', text: 'Hello, Ada!' } })).toBe(
+      'Hello, Ada!',
+    );
+    expect(
+      messageText({
+        role: 'user',
+        content: { type: 'image', mimeType: 'image/png', data: 'QUJD' },
+      }),
+    ).toBe('[image: image/png, 3 bytes]');
+    expect(
+      messageText({
+        role: 'user',
+        content: { type: 'resource', resource: { uri: 'x://y', text: 'inside' } },
+      }),
+    ).toBe('inside');
+    expect(messageText({ role: 'user', content: { type: 'resource_link', uri: 'x://y' } })).toBe(
+      '[link to x://y]',
+    );
   });
 });
 
@@ -141,15 +182,28 @@ describe('resource templates', () => {
   });
 });
 
-describe('errors in the user\'s words', () => {
+describe("errors in the user's words", () => {
   it('says a server without the capability does not offer it', () => {
-    const e = { code: 'mcp', message: 'MCP error: Mcp error: -32601: resources/prompts are disabled' };
+    const e = {
+      code: 'mcp',
+      message: 'MCP error: Mcp error: -32601: resources/prompts are disabled',
+    };
     expect(describeFailure(e, 'alpha', 'resources')).toBe('alpha does not offer resources.');
-    expect(describeFailure({ code: 'mcp', message: 'Method not found' }, 'alpha', 'prompts')).toBe('alpha does not offer prompts.');
+    expect(describeFailure({ code: 'mcp', message: 'Method not found' }, 'alpha', 'prompts')).toBe(
+      'alpha does not offer prompts.',
+    );
   });
 
   it('explains a server that went away and passes other messages through', () => {
-    expect(describeFailure({ code: 'not-connected', message: 'Server "b" is not connected' }, 'b', 'resources')).toMatch(/not connected any more/);
-    expect(describeFailure({ code: 'mcp', message: 'MCP error: no resource x' }, 'b', 'resources')).toBe('MCP error: no resource x');
+    expect(
+      describeFailure(
+        { code: 'not-connected', message: 'Server "b" is not connected' },
+        'b',
+        'resources',
+      ),
+    ).toMatch(/not connected any more/);
+    expect(
+      describeFailure({ code: 'mcp', message: 'MCP error: no resource x' }, 'b', 'resources'),
+    ).toBe('MCP error: no resource x');
   });
 });

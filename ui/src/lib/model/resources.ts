@@ -70,7 +70,8 @@ export type ShownContent =
 export function showContent(c: ResourceContent): ShownContent {
   const mimeType = c.mimeType ?? null;
   if (typeof c.text === 'string') return { kind: 'text', uri: c.uri, mimeType, text: c.text };
-  if (typeof c.blob === 'string') return { kind: 'blob', uri: c.uri, mimeType, bytes: base64Bytes(c.blob) };
+  if (typeof c.blob === 'string')
+    return { kind: 'blob', uri: c.uri, mimeType, bytes: base64Bytes(c.blob) };
   return { kind: 'empty', uri: c.uri, mimeType };
 }
 
@@ -136,12 +137,16 @@ export function templateVariables(template: string): string[] {
 export function expandTemplate(template: string, values: Record<string, string>): string {
   return template.replace(/\{([^}]+)\}/g, (_, expr: string) => {
     const op = /^[+#./;?&]/.test(expr) ? expr[0] : '';
-    const names = (op ? expr.slice(1) : expr).split(',').map((n) => n.replace(/\*$/, '').replace(/:\d+$/, '').trim());
+    const names = (op ? expr.slice(1) : expr)
+      .split(',')
+      .map((n) => n.replace(/\*$/, '').replace(/:\d+$/, '').trim());
     const enc = op === '+' || op === '#' ? encodeURI : encodeURIComponent;
-    const parts = names.filter((n) => values[n] !== undefined && values[n] !== '').map((n) => {
-      const v = enc(values[n]);
-      return op === ';' || op === '?' || op === '&' ? `${n}=${v}` : v;
-    });
+    const parts = names
+      .filter((n) => values[n] !== undefined && values[n] !== '')
+      .map((n) => {
+        const v = enc(values[n]);
+        return op === ';' || op === '?' || op === '&' ? `${n}=${v}` : v;
+      });
     if (parts.length === 0) return '';
     const sep = op === '' || op === '+' || op === '#' ? ',' : op === '?' || op === '&' ? '&' : op;
     const first = op === '' || op === '+' ? '' : op === '?' ? '?' : op;
@@ -154,9 +159,14 @@ export function expandTemplate(template: string, values: Record<string, string>)
  * "resources" or "prompts". Servers without the capability answer
  * "method not found" (JSON-RPC -32601).
  */
-export function describeFailure(err: { code?: string; message: string }, server: string, what: 'resources' | 'prompts'): string {
+export function describeFailure(
+  err: { code?: string; message: string },
+  server: string,
+  what: 'resources' | 'prompts',
+): string {
   if (/-32601\b|method not found/i.test(err.message)) return `${server} does not offer ${what}.`;
-  if (err.code === 'not-connected') return `${server} is not connected any more. It will be browsable again once it reconnects.`;
+  if (err.code === 'not-connected')
+    return `${server} is not connected any more. It will be browsable again once it reconnects.`;
   if (err.code === 'not-found') return `Switchboard does not know a server called ${server}.`;
   return err.message;
 }

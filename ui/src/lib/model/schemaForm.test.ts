@@ -9,7 +9,12 @@ const schema = {
     ratio: { type: 'number' },
     exact: { type: 'boolean', default: true },
     mode: { type: 'string', enum: ['fast', 'slow'], default: 'slow' },
-    size: { oneOf: [{ const: 's', title: 'Small' }, { const: 'l', title: 'Large' }] },
+    size: {
+      oneOf: [
+        { const: 's', title: 'Small' },
+        { const: 'l', title: 'Large' },
+      ],
+    },
     filter: { type: 'object', properties: { a: { type: 'string' } } },
     tags: { type: ['array', 'null'], items: { type: 'string' } },
   },
@@ -48,7 +53,15 @@ describe('schema → form', () => {
     v.filter = '{"a": "b"}';
     const ok = collectValues(fields, v);
     expect(ok.errors).toEqual({});
-    expect(ok.value).toEqual({ query: 'cats', limit: 10, ratio: 0.5, exact: true, mode: 'slow', size: 's', filter: { a: 'b' } });
+    expect(ok.value).toEqual({
+      query: 'cats',
+      limit: 10,
+      ratio: 0.5,
+      exact: true,
+      mode: 'slow',
+      size: 's',
+      filter: { a: 'b' },
+    });
     v.limit = '1.5';
     v.tags = '[oops';
     const bad = collectValues(fields, v).errors;
@@ -57,9 +70,15 @@ describe('schema → form', () => {
   });
 
   it('reads number inputs, which Svelte binds as numbers (null when empty)', () => {
-    const fields = fieldsFromSchema({ type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] });
+    const fields = fieldsFromSchema({
+      type: 'object',
+      properties: { ms: { type: 'integer' } },
+      required: ['ms'],
+    });
     expect(collectValues(fields, { ms: 60000 as unknown as string }).value).toEqual({ ms: 60000 });
-    expect(collectValues(fields, { ms: null as unknown as string }).errors).toEqual({ ms: 'Required' });
+    expect(collectValues(fields, { ms: null as unknown as string }).errors).toEqual({
+      ms: 'Required',
+    });
   });
 
   it('handles a schema without properties', () => {

@@ -106,7 +106,12 @@ export function collectValues(
       continue;
     }
     // Svelte's bind:value on <input type="number"> holds a number (or null when empty).
-    const text = typeof raw === 'string' ? raw : typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : '';
+    const text =
+      typeof raw === 'string'
+        ? raw
+        : typeof raw === 'number' && Number.isFinite(raw)
+          ? String(raw)
+          : '';
     if (text.trim() === '') {
       if (f.required) errors[f.name] = 'Required';
       continue;
@@ -116,7 +121,8 @@ export function collectValues(
       case 'integer': {
         const n = Number(text);
         if (!Number.isFinite(n)) errors[f.name] = 'Enter a number';
-        else if (f.kind === 'integer' && !Number.isInteger(n)) errors[f.name] = 'Enter a whole number';
+        else if (f.kind === 'integer' && !Number.isInteger(n))
+          errors[f.name] = 'Enter a whole number';
         else value[f.name] = n;
         break;
       }

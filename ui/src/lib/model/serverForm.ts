@@ -51,12 +51,26 @@ export function emptyOAuth(): OAuthForm {
 }
 
 export function emptyForm(): ServerForm {
-  return { name: '', transport: 'stdio', command: '', args: '', env: [], cwd: '', url: '', headers: [], timeout: '', enabled: true, autoApprove: '', oauth: emptyOAuth() };
+  return {
+    name: '',
+    transport: 'stdio',
+    command: '',
+    args: '',
+    env: [],
+    cwd: '',
+    url: '',
+    headers: [],
+    timeout: '',
+    enabled: true,
+    autoApprove: '',
+    oauth: emptyOAuth(),
+  };
 }
 
 export const NAME_RULE = /^[A-Za-z0-9_.-]{1,100}$/;
 export const BOTH_ERROR = 'Use either a URL or a command, not both.';
-export const TOKEN_ERROR = 'A token needs a URL: it is sent as an Authorization header to a remote server.';
+export const TOKEN_ERROR =
+  'A token needs a URL: it is sent as an Authorization header to a remote server.';
 
 export function nameError(name: string): string | null {
   if (name.length === 0) return 'A name is required.';
@@ -67,11 +81,17 @@ export function nameError(name: string): string | null {
 }
 
 /** Field → message; empty when the form can be saved. `secret`: the client secret typed into the OAuth app section. */
-export function validateForm(f: ServerForm, existingNames: string[] = [], fields?: readonly string[], secret = ''): Record<string, string> {
+export function validateForm(
+  f: ServerForm,
+  existingNames: string[] = [],
+  fields?: readonly string[],
+  secret = '',
+): Record<string, string> {
   const errors: Record<string, string> = {};
   const n = nameError(f.name);
   if (n) errors.name = n;
-  else if (existingNames.includes(f.name)) errors.name = `A server named "${f.name}" already exists in this source.`;
+  else if (existingNames.includes(f.name))
+    errors.name = `A server named "${f.name}" already exists in this source.`;
   const hasCommand = f.command.trim() !== '';
   const hasUrl = f.url.trim() !== '';
   if (f.transport === 'stdio') {
@@ -80,11 +100,17 @@ export function validateForm(f: ServerForm, existingNames: string[] = [], fields
   } else {
     if (hasCommand) errors.command = BOTH_ERROR;
     if (!hasUrl) errors.url = 'A URL is required for a remote server.';
-    else if (!/^https?:\/\/[^\s/]+/i.test(f.url.trim())) errors.url = 'Use an absolute http:// or https:// URL.';
+    else if (!/^https?:\/\/[^\s/]+/i.test(f.url.trim()))
+      errors.url = 'Use an absolute http:// or https:// URL.';
   }
-  if (supports(fields, 'timeout') && f.timeout.trim() !== '' && !/^\d+$/.test(f.timeout.trim())) errors.timeout = 'Milliseconds, a whole number.';
-  for (const [field, pairs] of [['env', f.env], ['headers', f.headers]] as const) {
-    if (pairs.some((p) => p.key.trim() === '' && p.value.trim() !== '')) errors[field] = 'Every value needs a name.';
+  if (supports(fields, 'timeout') && f.timeout.trim() !== '' && !/^\d+$/.test(f.timeout.trim()))
+    errors.timeout = 'Milliseconds, a whole number.';
+  for (const [field, pairs] of [
+    ['env', f.env],
+    ['headers', f.headers],
+  ] as const) {
+    if (pairs.some((p) => p.key.trim() === '' && p.value.trim() !== ''))
+      errors[field] = 'Every value needs a name.';
   }
   if (f.transport !== 'stdio') Object.assign(errors, oauthErrors(f.oauth, fields, secret));
   return errors;
@@ -110,7 +136,12 @@ export function loopbackRedirect(uri: string): { port: number; path: string } | 
   } catch {
     return null;
   }
-  if (u.protocol !== 'http:' || !['localhost', '127.0.0.1', '[::1]'].includes(u.hostname) || u.port === '') return null;
+  if (
+    u.protocol !== 'http:' ||
+    !['localhost', '127.0.0.1', '[::1]'].includes(u.hostname) ||
+    u.port === ''
+  )
+    return null;
   return { port: Number(u.port), path: u.pathname || '/' };
 }
 
@@ -118,30 +149,44 @@ export function loopbackRedirect(uri: string): { port: number; path: string } | 
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
 /** The OAuth app section's errors, by `oauth.<member>` (and `oauth.clientSecret`). */
-export function oauthErrors(o: OAuthForm, fields?: readonly string[], secret = ''): Record<string, string> {
+export function oauthErrors(
+  o: OAuthForm,
+  fields?: readonly string[],
+  secret = '',
+): Record<string, string> {
   const errors: Record<string, string> = {};
   if (!supports(fields, 'oauth')) return errors;
   const id = o.clientId.trim();
-  if (/\s/.test(id)) errors['oauth.clientId'] = 'A client ID has no spaces: copy it exactly as the provider shows it.';
+  if (/\s/.test(id))
+    errors['oauth.clientId'] =
+      'A client ID has no spaces: copy it exactly as the provider shows it.';
   const port = o.callbackPort.trim();
   if (port !== '' && parsePort(port) === null) {
-    errors['oauth.callbackPort'] = 'A port from 1 to 65535: the one in the redirect URI you registered (http://localhost:PORT/callback).';
+    errors['oauth.callbackPort'] =
+      'A port from 1 to 65535: the one in the redirect URI you registered (http://localhost:PORT/callback).';
   }
   const uri = o.redirectUri.trim();
   if (uri !== '') {
     const r = loopbackRedirect(uri);
-    if (!r) errors['oauth.redirectUri'] = 'Use http://localhost:PORT/… (or 127.0.0.1): Switchboard receives the sign-in on this computer.';
+    if (!r)
+      errors['oauth.redirectUri'] =
+        'Use http://localhost:PORT/… (or 127.0.0.1): Switchboard receives the sign-in on this computer.';
     else if (parsePort(port) !== null && parsePort(port) !== r.port) {
-      errors['oauth.callbackPort'] = `The redirect URI uses port ${r.port}: use the same port here, or leave this empty.`;
+      errors['oauth.callbackPort'] =
+        `The redirect URI uses port ${r.port}: use the same port here, or leave this empty.`;
     }
   }
   const scopes = o.scopes.trim();
   if (scopes.includes(',')) errors['oauth.scopes'] = 'Separate scopes with spaces, not commas.';
   else {
     const bad = scopes.split(/\s+/).find((t) => t !== '' && !SCOPE_TOKEN.test(t));
-    if (bad !== undefined) errors['oauth.scopes'] = `“${bad}” is not a scope: scopes are words of letters, digits and punctuation, separated by spaces.`;
+    if (bad !== undefined)
+      errors['oauth.scopes'] =
+        `“${bad}” is not a scope: scopes are words of letters, digits and punctuation, separated by spaces.`;
   }
-  if (secret.trim() !== '' && id === '') errors['oauth.clientSecret'] = 'A client secret goes with a client ID: enter the client ID too.';
+  if (secret.trim() !== '' && id === '')
+    errors['oauth.clientSecret'] =
+      'A client secret goes with a client ID: enter the client ID too.';
   return errors;
 }
 
@@ -169,7 +214,14 @@ export type OptionalField =
   | 'oauth.callbackPort'
   | 'oauth.scopes'
   | 'oauth.redirectUri';
-const OPTIONAL: readonly string[] = ['cwd', 'timeout', 'autoApprove', 'env', 'headers', 'oauth'] satisfies OptionalField[];
+const OPTIONAL: readonly string[] = [
+  'cwd',
+  'timeout',
+  'autoApprove',
+  'env',
+  'headers',
+  'oauth',
+] satisfies OptionalField[];
 
 /** Whether a source's client can store `field` (`fields` unknown: assume it can). */
 export function supports(fields: readonly string[] | undefined, field: OptionalField): boolean {
@@ -195,7 +247,19 @@ export function cloneDef<T extends ServerDef>(def: T): T {
   return JSON.parse(JSON.stringify(def)) as T;
 }
 
-type FormKey = 'name' | 'transport' | 'enabled' | 'timeout' | 'autoApprove' | 'command' | 'args' | 'env' | 'cwd' | 'url' | 'headers' | 'oauth';
+type FormKey =
+  | 'name'
+  | 'transport'
+  | 'enabled'
+  | 'timeout'
+  | 'autoApprove'
+  | 'command'
+  | 'args'
+  | 'env'
+  | 'cwd'
+  | 'url'
+  | 'headers'
+  | 'oauth';
 const SHARED: FormKey[] = ['name', 'transport', 'enabled', 'timeout', 'autoApprove'];
 const STDIO_ONLY: FormKey[] = ['command', 'args', 'env', 'cwd'];
 const REMOTE_ONLY: FormKey[] = ['url', 'headers', 'oauth'];
@@ -222,7 +286,10 @@ function formValue(f: ServerForm, key: FormKey): unknown {
       return orUnset(args, args.length === 0);
     }
     case 'autoApprove': {
-      const tools = f.autoApprove.split('\n').map((t) => t.trim()).filter((t) => t !== '');
+      const tools = f.autoApprove
+        .split('\n')
+        .map((t) => t.trim())
+        .filter((t) => t !== '');
       return orUnset(tools, tools.length === 0);
     }
     case 'env':
@@ -256,10 +323,15 @@ export function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
+  if (Array.isArray(a) && Array.isArray(b))
+    return a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
   const ra = a as Record<string, unknown>;
   const rb = b as Record<string, unknown>;
-  const keys = new Set([...Object.keys(ra), ...Object.keys(rb)].filter((k) => ra[k] !== undefined || rb[k] !== undefined));
+  const keys = new Set(
+    [...Object.keys(ra), ...Object.keys(rb)].filter(
+      (k) => ra[k] !== undefined || rb[k] !== undefined,
+    ),
+  );
   return [...keys].every((k) => sameValue(ra[k], rb[k]));
 }
 
@@ -276,7 +348,11 @@ export function setField(def: ServerDef, key: string, value: unknown) {
  * (`fields`) are never written; switching between a command and a URL drops
  * the other kind's fields.
  */
-export function toDef(f: ServerForm, start: FormStart = blankStart(), fields?: readonly string[]): ServerDef {
+export function toDef(
+  f: ServerForm,
+  start: FormStart = blankStart(),
+  fields?: readonly string[],
+): ServerDef {
   const def = cloneDef(start.def);
   const stdio = f.transport === 'stdio';
   if (stdio !== (start.form.transport === 'stdio')) {
@@ -289,14 +365,16 @@ export function toDef(f: ServerForm, start: FormStart = blankStart(), fields?: r
     // A secret written in the file by hand (`${VAR}`) stays with the app:
     // Switchboard never writes one, and never drops one either.
     const written = start.def.oauth?.clientSecret;
-    if (key === 'oauth' && written !== undefined) value = { ...(value as OAuthApp | undefined), clientSecret: written };
+    if (key === 'oauth' && written !== undefined)
+      value = { ...(value as OAuthApp | undefined), clientSecret: written };
     setField(def, key, value);
   }
   return def;
 }
 
 export function fromDef(d: ServerDef): ServerForm {
-  const pairs = (r?: Record<string, string>) => Object.entries(r ?? {}).map(([key, value]) => ({ key, value }));
+  const pairs = (r?: Record<string, string>) =>
+    Object.entries(r ?? {}).map(([key, value]) => ({ key, value }));
   return {
     name: d.name,
     transport: d.transport,
@@ -350,7 +428,19 @@ export function splitCommandLine(text: string): string[] {
 }
 
 const isUrl = (s: string) => /^https?:\/\//i.test(s);
-const RUNNERS = new Set(['npx', 'uvx', 'bunx', 'pipx', 'docker', 'podman', 'deno', 'node', 'python', 'python3', 'uv']);
+const RUNNERS = new Set([
+  'npx',
+  'uvx',
+  'bunx',
+  'pipx',
+  'docker',
+  'podman',
+  'deno',
+  'node',
+  'python',
+  'python3',
+  'uv',
+]);
 
 function cleanName(raw: string): string {
   const n = raw
@@ -375,10 +465,17 @@ export function suggestName(def: { url?: string; command?: string; args?: string
   const cmd = (def.command ?? '').split('/').pop() ?? '';
   let pkg = cmd;
   if (RUNNERS.has(cmd)) {
-    const first = (def.args ?? []).find((a) => !a.startsWith('-') && !['run', 'dlx', 'x', 'exec', 'tool'].includes(a));
+    const first = (def.args ?? []).find(
+      (a) => !a.startsWith('-') && !['run', 'dlx', 'x', 'exec', 'tool'].includes(a),
+    );
     if (first) pkg = first;
   }
-  pkg = pkg.replace(/^@[^/]+\//, '').replace(/@[^@]*$/, '').split('/').pop() ?? pkg;
+  pkg =
+    pkg
+      .replace(/^@[^/]+\//, '')
+      .replace(/@[^@]*$/, '')
+      .split('/')
+      .pop() ?? pkg;
   pkg = pkg
     .replace(/\.(js|py|ts|mjs)$/, '')
     .replace(/^(mcp-server-|server-|mcp-)/, '')
@@ -402,7 +499,8 @@ export function parseQuickAdd(text: string): { form: ServerForm } | { error: str
   let i = 0;
   const takeOption = (): boolean => {
     const w = words[i];
-    const val = (flag: string) => (w.startsWith(flag + '=') ? w.slice(flag.length + 1) : words[++i]);
+    const val = (flag: string) =>
+      w.startsWith(flag + '=') ? w.slice(flag.length + 1) : words[++i];
     if (w === '--token' || w.startsWith('--token=')) token = val('--token') ?? '';
     else if (w === '-H' || w === '--header' || w.startsWith('--header=')) {
       const h = val(w.startsWith('--header') ? '--header' : '-H') ?? '';
@@ -441,7 +539,11 @@ export function parseQuickAdd(text: string): { form: ServerForm } | { error: str
     form.args = rest.slice(1).join('\n');
   }
   if (!form.name) {
-    form.name = suggestName({ url: form.url || undefined, command: form.command, args: rest.slice(1) });
+    form.name = suggestName({
+      url: form.url || undefined,
+      command: form.command,
+      args: rest.slice(1),
+    });
   }
   return { form };
 }

@@ -17,7 +17,10 @@ const src = (id: string, clientName: string, level: 'user' | 'project'): SourceI
   warnings: [],
   fields: [],
 });
-const sources = [src('cursor-user', 'Cursor', 'user'), src('claude-desktop', 'Claude Desktop', 'user')];
+const sources = [
+  src('cursor-user', 'Cursor', 'user'),
+  src('claude-desktop', 'Claude Desktop', 'user'),
+];
 
 const sv = (name: string, extra: Partial<ServerView> = {}): ServerView => ({
   name,
@@ -35,35 +38,85 @@ const sv = (name: string, extra: Partial<ServerView> = {}): ServerView => ({
 
 describe('servers', () => {
   const list = [
-    sv('github', { runtime: { name: 'github', status: { state: 'connected' }, transport: 'stdio', toolCount: 3, deferred: false, warnings: [], restarts: 0 } }),
+    sv('github', {
+      runtime: {
+        name: 'github',
+        status: { state: 'connected' },
+        transport: 'stdio',
+        toolCount: 3,
+        deferred: false,
+        warnings: [],
+        restarts: 0,
+      },
+    }),
     sv('broken', { errors: ['Invalid server config: missing command'] }),
-    sv('remote', { transport: 'http', command: undefined, url: 'https://mcp.sentry.dev/mcp', source: 'claude-desktop', enabled: false }),
+    sv('remote', {
+      transport: 'http',
+      command: undefined,
+      url: 'https://mcp.sentry.dev/mcp',
+      source: 'claude-desktop',
+      enabled: false,
+    }),
   ];
 
   it('filters by search text over name, command, args and URL', () => {
-    expect(filterServers(list, { ...NO_FILTER, query: 'sentry' }).map((s) => s.name)).toEqual(['remote']);
-    expect(filterServers(list, { ...NO_FILTER, query: 'GITHUB-pkg' }).map((s) => s.name)).toEqual(['github']);
+    expect(filterServers(list, { ...NO_FILTER, query: 'sentry' }).map((s) => s.name)).toEqual([
+      'remote',
+    ]);
+    expect(filterServers(list, { ...NO_FILTER, query: 'GITHUB-pkg' }).map((s) => s.name)).toEqual([
+      'github',
+    ]);
   });
 
   it('filters by status kind and by source', () => {
-    expect(filterServers(list, { ...NO_FILTER, status: 'invalid' }).map((s) => s.name)).toEqual(['broken']);
-    expect(filterServers(list, { ...NO_FILTER, status: 'disabled' }).map((s) => s.name)).toEqual(['remote']);
-    expect(filterServers(list, { ...NO_FILTER, source: 'claude-desktop' }).map((s) => s.name)).toEqual(['remote']);
+    expect(filterServers(list, { ...NO_FILTER, status: 'invalid' }).map((s) => s.name)).toEqual([
+      'broken',
+    ]);
+    expect(filterServers(list, { ...NO_FILTER, status: 'disabled' }).map((s) => s.name)).toEqual([
+      'remote',
+    ]);
+    expect(
+      filterServers(list, { ...NO_FILTER, source: 'claude-desktop' }).map((s) => s.name),
+    ).toEqual(['remote']);
   });
 
   it('labels statuses, including restarting n/m', () => {
-    const r = sv('r', { runtime: { name: 'r', status: { state: 'restarting', attempt: 2, of: 5 }, transport: 'stdio', toolCount: 0, deferred: false, warnings: [], restarts: 2 } });
+    const r = sv('r', {
+      runtime: {
+        name: 'r',
+        status: { state: 'restarting', attempt: 2, of: 5 },
+        transport: 'stdio',
+        toolCount: 0,
+        deferred: false,
+        warnings: [],
+        restarts: 2,
+      },
+    });
     expect(serverStatus(r).label).toBe('restarting 2/5');
-    expect(serverStatus(list[1])).toMatchObject({ kind: 'invalid', detail: 'Invalid server config: missing command' });
+    expect(serverStatus(list[1])).toMatchObject({
+      kind: 'invalid',
+      detail: 'Invalid server config: missing command',
+    });
   });
 
   it('shows a held project server as waiting for approval, with why', () => {
-    const reason = 'Claude Code has not approved it for this project (it asks when the project is opened); approve it here or in Claude Code to run it';
+    const reason =
+      'Claude Code has not approved it for this project (it asks when the project is opened); approve it here or in Claude Code to run it';
     const pending = sv('pending', { held: { kind: 'not-approved', reason } });
     expect(serverStatus(pending)).toEqual({ kind: 'held', label: 'not approved', detail: reason });
-    const changed = sv('changed', { held: { kind: 'changed', reason: 'changed since you trusted this folder; approve the change to run it', changes: [] } });
+    const changed = sv('changed', {
+      held: {
+        kind: 'changed',
+        reason: 'changed since you trusted this folder; approve the change to run it',
+        changes: [],
+      },
+    });
     expect(serverStatus(changed)).toMatchObject({ kind: 'held', label: 'changed' });
-    expect(filterServers([...list, pending, changed], { ...NO_FILTER, status: 'held' }).map((s) => s.name)).toEqual(['pending', 'changed']);
+    expect(
+      filterServers([...list, pending, changed], { ...NO_FILTER, status: 'held' }).map(
+        (s) => s.name,
+      ),
+    ).toEqual(['pending', 'changed']);
   });
 
   it('names sources by client and level and explains promotion', () => {
@@ -88,7 +141,12 @@ describe('a diagnosed failure', () => {
   };
   const rt = (state: 'failed' | 'restarting' | 'connected') => ({
     name: 'fs',
-    status: state === 'failed' ? { state, error: diagnosis.error } : state === 'restarting' ? { state, attempt: 1, of: 5 } : { state },
+    status:
+      state === 'failed'
+        ? { state, error: diagnosis.error }
+        : state === 'restarting'
+          ? { state, attempt: 1, of: 5 }
+          : { state },
     transport: 'stdio' as const,
     toolCount: 0,
     deferred: false,
@@ -99,11 +157,19 @@ describe('a diagnosed failure', () => {
 
   it('reads in plain words in the row, with the whole explanation behind it', () => {
     const st = serverStatus(sv('fs', { runtime: rt('failed') as ServerView['runtime'] }));
-    expect(st).toMatchObject({ kind: 'failed', detail: diagnosis.summary, explain: diagnosis.detail });
-    expect(serverStatus(sv('fs', { runtime: rt('restarting') as ServerView['runtime'] })).detail).toBe(diagnosis.summary);
+    expect(st).toMatchObject({
+      kind: 'failed',
+      detail: diagnosis.summary,
+      explain: diagnosis.detail,
+    });
+    expect(
+      serverStatus(sv('fs', { runtime: rt('restarting') as ServerView['runtime'] })).detail,
+    ).toBe(diagnosis.summary);
   });
 
   it('is not shown once the server is connected', () => {
-    expect(serverStatus(sv('fs', { runtime: rt('connected') as ServerView['runtime'] })).detail).toBeNull();
+    expect(
+      serverStatus(sv('fs', { runtime: rt('connected') as ServerView['runtime'] })).detail,
+    ).toBeNull();
   });
 });

@@ -18,7 +18,14 @@ export function filterServers(servers: ServerView[], f: ServerFilter): ServerVie
     if (f.status !== 'all' && serverStatus(s).kind !== f.status) return false;
     if (f.source !== 'all' && s.source !== f.source) return false;
     if (!q) return true;
-    const hay = [s.name, s.command ?? '', s.url ?? '', s.source, s.runtime?.lastError ?? '', ...(s.args ?? [])]
+    const hay = [
+      s.name,
+      s.command ?? '',
+      s.url ?? '',
+      s.source,
+      s.runtime?.lastError ?? '',
+      ...(s.args ?? []),
+    ]
       .join(' ')
       .toLowerCase();
     return hay.includes(q);
@@ -44,6 +51,10 @@ export function maskValue(value: string): string {
 }
 
 /** The text under "Use this one": what promote() will do to the priority list. */
-export function promoteExplanation(shadowSource: string, winnerSource: string, sources: SourceInfo[]): string {
+export function promoteExplanation(
+  shadowSource: string,
+  winnerSource: string,
+  sources: SourceInfo[],
+): string {
   return `Moves ${sourceLabel(shadowSource, sources)} above ${sourceLabel(winnerSource, sources)} in the priority list.`;
 }

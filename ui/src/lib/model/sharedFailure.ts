@@ -31,7 +31,9 @@ export function sharedFailure(servers: ServerView[]): SharedFailure | null {
     groups.set(key, g);
   }
   let best: SharedFailure | null = null;
-  for (const g of groups.values()) if (g.servers.length >= SHARED_AT_LEAST && (!best || g.servers.length > best.servers.length)) best = g;
+  for (const g of groups.values())
+    if (g.servers.length >= SHARED_AT_LEAST && (!best || g.servers.length > best.servers.length))
+      best = g;
   return best;
 }
 

@@ -31,7 +31,11 @@ export function describeStatus(status: ServerStatus): StatusInfo {
     case 'needs-auth':
       return { kind: 'needs-auth', label: 'needs sign-in', detail: status.message };
     case 'restarting':
-      return { kind: 'restarting', label: `restarting ${status.attempt}/${status.of}`, detail: null };
+      return {
+        kind: 'restarting',
+        label: `restarting ${status.attempt}/${status.of}`,
+        detail: null,
+      };
     default:
       return { kind: status.state, label: status.state, detail: null };
   }
@@ -46,13 +50,24 @@ export function serverStatus(server: ServerView): StatusInfo {
     const info = describeStatus(server.runtime.status);
     const d = server.runtime.diagnosis;
     // A server that is not up says why in plain words (the raw error stays in the log).
-    if (d && server.runtime.status.state !== 'connected' && server.runtime.status.state !== 'disabled') return { ...info, detail: d.summary, explain: d.detail };
+    if (
+      d &&
+      server.runtime.status.state !== 'connected' &&
+      server.runtime.status.state !== 'disabled'
+    )
+      return { ...info, detail: d.summary, explain: d.detail };
     return info;
   }
-  if (server.errors.length > 0) return { kind: 'invalid', label: 'invalid', detail: server.errors.join('\n') };
-  if (server.notRunnable) return { kind: 'external', label: 'client only', detail: server.notRunnable };
+  if (server.errors.length > 0)
+    return { kind: 'invalid', label: 'invalid', detail: server.errors.join('\n') };
+  if (server.notRunnable)
+    return { kind: 'external', label: 'client only', detail: server.notRunnable };
   if (server.held)
-    return { kind: 'held', label: server.held.kind === 'not-approved' ? 'not approved' : 'changed', detail: server.held.reason };
+    return {
+      kind: 'held',
+      label: server.held.kind === 'not-approved' ? 'not approved' : 'changed',
+      detail: server.held.reason,
+    };
   if (!server.enabled) return { kind: 'disabled', label: 'disabled', detail: null };
   return { kind: 'connecting', label: 'starting', detail: null };
 }

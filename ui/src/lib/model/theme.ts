@@ -11,7 +11,11 @@ export function readTheme(storage: Pick<Storage, 'getItem'>): Theme {
   return t === 'light' || t === 'dark' ? t : 'system';
 }
 
-export function applyTheme(theme: Theme, root: HTMLElement, storage: Pick<Storage, 'setItem' | 'removeItem'>) {
+export function applyTheme(
+  theme: Theme,
+  root: HTMLElement,
+  storage: Pick<Storage, 'setItem' | 'removeItem'>,
+) {
   if (theme === 'system') {
     delete root.dataset.theme;
     storage.removeItem(THEME_KEY);

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { brokenSources, changeText, clock, heldFolder, lastGoodText, otherWarnings, parseReason } from './trust';
+import {
+  brokenSources,
+  changeText,
+  clock,
+  heldFolder,
+  lastGoodText,
+  otherWarnings,
+  parseReason,
+} from './trust';
 import type { ServerView, SourceInfo } from '../types';
 
 const at = (h: number, m: number, day = 30) => new Date(2026, 10, day, h, m).getTime();
@@ -21,14 +29,17 @@ const source = (extra: Partial<SourceInfo> = {}): SourceInfo => ({
 });
 
 const broken = {
-  message: '/home/me/.cursor/mcp.json:3: cannot parse: Unexpected token in object (line 3, column 26)',
+  message:
+    '/home/me/.cursor/mcp.json:3: cannot parse: Unexpected token in object (line 3, column 26)',
   line: 3,
   column: 26,
 };
 
 describe('a file caught mid-save', () => {
   it('says since when the last good version runs, or that there is none', () => {
-    expect(lastGoodText({ ...broken, lastGoodAt: at(14, 5) }, at(15, 0))).toBe('Using the last good version from 14:05: its servers keep running.');
+    expect(lastGoodText({ ...broken, lastGoodAt: at(14, 5) }, at(15, 0))).toBe(
+      'Using the last good version from 14:05: its servers keep running.',
+    );
     expect(clock(at(9, 7), at(10, 0))).toBe('09:07');
     expect(clock(at(9, 7, 29), at(10, 0))).toMatch(/ 09:07$/);
     expect(clock(at(9, 7, 29), at(10, 0))).not.toBe('09:07');
@@ -40,7 +51,10 @@ describe('a file caught mid-save', () => {
   it('shows the parse error once, without repeating the file where it is shown', () => {
     const s = source({
       parseError: broken,
-      warnings: [`${broken.message}; its servers keep running from the last good version`, 'another warning'],
+      warnings: [
+        `${broken.message}; its servers keep running from the last good version`,
+        'another warning',
+      ],
     });
     expect(otherWarnings(s)).toEqual(['another warning']);
     expect(otherWarnings(source({ warnings: ['w'] }))).toEqual(['w']);
@@ -51,7 +65,9 @@ describe('a file caught mid-save', () => {
 
 describe('a held project server', () => {
   it('shows each difference and the folder to approve it in', () => {
-    expect(changeText({ field: 'args', before: '-y server', after: '-y server --evil' })).toBe('args: -y server → -y server --evil');
+    expect(changeText({ field: 'args', before: '-y server', after: '-y server --evil' })).toBe(
+      'args: -y server → -y server --evil',
+    );
     expect(changeText({ field: 'env.NEW', after: 'set' })).toBe('env.NEW: (none) → set');
     const project = source({ id: 'cursor-project@/w', level: 'project', project: '/w' });
     const server = {
@@ -63,7 +79,11 @@ describe('a held project server', () => {
       errors: [],
       warnings: [],
       shadowed: [],
-      held: { kind: 'changed', reason: 'changed since you trusted this folder; approve the change to run it', changes: [] },
+      held: {
+        kind: 'changed',
+        reason: 'changed since you trusted this folder; approve the change to run it',
+        changes: [],
+      },
     } as ServerView;
     expect(heldFolder(server, [project])).toBe('/w');
     expect(heldFolder({ ...server, held: undefined }, [project])).toBeUndefined();

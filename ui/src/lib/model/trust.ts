@@ -9,7 +9,9 @@ export function clock(ms: number, now: number = Date.now()): string {
   const d = new Date(ms);
   const pad = (n: number) => String(n).padStart(2, '0');
   const time = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
-  return new Date(now).toDateString() === d.toDateString() ? time : `${d.toLocaleDateString()} ${time}`;
+  return new Date(now).toDateString() === d.toDateString()
+    ? time
+    : `${d.toLocaleDateString()} ${time}`;
 }
 
 /** What runs while a source's file does not parse. */
@@ -22,7 +24,12 @@ export function lastGoodText(e: ParseError, now?: number): string {
 /** The parse error without the file it names (for where the file is shown already). */
 export function parseReason(s: SourceInfo): string {
   const m = s.parseError?.message ?? '';
-  return m.startsWith(s.path) ? m.slice(s.path.length).replace(/^:\d+:\s*/, '').replace(/^:\s*/, '') : m;
+  return m.startsWith(s.path)
+    ? m
+        .slice(s.path.length)
+        .replace(/^:\d+:\s*/, '')
+        .replace(/^:\s*/, '')
+    : m;
 }
 
 /** A source's warnings without the one its parse error already shows. */

@@ -12,7 +12,8 @@ class AppState {
       this.info = await api.appInfo();
       this.error = null;
     } catch (e) {
-      this.error = e instanceof CommandError ? e : new CommandError('app_info', 'unknown', String(e));
+      this.error =
+        e instanceof CommandError ? e : new CommandError('app_info', 'unknown', String(e));
     }
   }
 }

@@ -7,7 +7,16 @@ import { engine } from './engine.svelte';
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 /** Events that can change the review. */
-const relevant = new Set(['tools', 'approvals', 'status', 'removed', 'ready', 'resync', 'prompts-changed', 'resources-changed']);
+const relevant = new Set([
+  'tools',
+  'approvals',
+  'status',
+  'removed',
+  'ready',
+  'resync',
+  'prompts-changed',
+  'resources-changed',
+]);
 
 class ApprovalsStore {
   report = $state<TrustReport | null>(null);
@@ -54,7 +63,10 @@ class ApprovalsStore {
       await this.load();
       return true;
     } catch (e) {
-      engine.notice = { kind: 'error', text: `Could not approve ${tools.length ? tools.join(', ') : 'the tools'} of ${server}: ${message(e)}` };
+      engine.notice = {
+        kind: 'error',
+        text: `Could not approve ${tools.length ? tools.join(', ') : 'the tools'} of ${server}: ${message(e)}`,
+      };
       return false;
     } finally {
       delete this.busy[key];
@@ -66,7 +78,10 @@ class ApprovalsStore {
       await api.setApprovalMode(server, mode);
       await this.load();
     } catch (e) {
-      engine.notice = { kind: 'error', text: `Could not change what the gateway holds of ${server}: ${message(e)}` };
+      engine.notice = {
+        kind: 'error',
+        text: `Could not change what the gateway holds of ${server}: ${message(e)}`,
+      };
     }
   }
 }

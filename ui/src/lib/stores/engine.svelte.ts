@@ -5,7 +5,14 @@
 import { api, CommandError, onEngineEvent } from '../api';
 import { applyEvent, emptyData, type EngineData, type Reload } from '../model/events';
 import { appendBounded, MAX_LINES } from '../model/logs';
-import type { EngineEvent, GatewayStatus, ProjectFolder, ServerView, SourceInfo, ToolIndex } from '../types';
+import type {
+  EngineEvent,
+  GatewayStatus,
+  ProjectFolder,
+  ServerView,
+  SourceInfo,
+  ToolIndex,
+} from '../types';
 
 /**
  * Timing marks for the live-config benchmark (tests/e2e/live-config.bench.mjs):
@@ -52,7 +59,10 @@ class EngineStore {
       trace(ev.type);
       // An event carries the gateway's whole status, newer than any answer still on its way.
       if (ev.type === 'gateway') this.#seq.gateway++;
-      if (this.#serversAsked > 0 && (ev.type === 'status' || ev.type === 'tools' || ev.type === 'warning')) {
+      if (
+        this.#serversAsked > 0 &&
+        (ev.type === 'status' || ev.type === 'tools' || ev.type === 'warning')
+      ) {
         this.#sinceSent.push({ after: this.#seq.servers, ev });
         if (this.#sinceSent.length > 5000) this.#sinceSent.shift();
       }
@@ -92,7 +102,11 @@ class EngineStore {
   // arrives after a newer one is dropped instead of overwriting it.
   #seq: Record<Reload, number> = { servers: 0, sources: 0, tools: 0, projects: 0, gateway: 0 };
 
-  #latest<T>(kind: Reload, load: () => Promise<T>, apply: (v: T, request: number) => void): Promise<void> {
+  #latest<T>(
+    kind: Reload,
+    load: () => Promise<T>,
+    apply: (v: T, request: number) => void,
+  ): Promise<void> {
     const n = ++this.#seq[kind];
     if (kind === 'servers') this.#serversAsked++;
     return load()
@@ -153,10 +167,14 @@ class EngineStore {
             this.#applyServers(s, n);
           }),
         );
-      if (what.has('sources')) jobs.push(this.#latest('sources', api.listSources, (s) => (this.sources = s)));
-      if (what.has('projects')) jobs.push(this.#latest('projects', api.listProjects, (p) => (this.projects = p)));
-      if (what.has('tools')) jobs.push(this.#latest('tools', api.listTools, (t) => (this.tools = t)));
-      if (what.has('gateway')) jobs.push(this.#latest('gateway', api.gatewayStatus, (g) => (this.data.gateway = g)));
+      if (what.has('sources'))
+        jobs.push(this.#latest('sources', api.listSources, (s) => (this.sources = s)));
+      if (what.has('projects'))
+        jobs.push(this.#latest('projects', api.listProjects, (p) => (this.projects = p)));
+      if (what.has('tools'))
+        jobs.push(this.#latest('tools', api.listTools, (t) => (this.tools = t)));
+      if (what.has('gateway'))
+        jobs.push(this.#latest('gateway', api.gatewayStatus, (g) => (this.data.gateway = g)));
       await Promise.all(jobs);
       this.error = null;
     } catch (e) {
@@ -180,7 +198,10 @@ class EngineStore {
       const live = this.data.logs[server] ?? [];
       const last = lines.at(-1)?.at ?? 0;
       const merged = lines.slice(-MAX_LINES);
-      appendBounded(merged, live.filter((l) => l.at > last));
+      appendBounded(
+        merged,
+        live.filter((l) => l.at > last),
+      );
       this.data.logs[server] = merged;
     } catch {
       // Not managed (invalid or client-only): nothing logged.
@@ -214,7 +235,10 @@ class EngineStore {
   async signOut(name: string): Promise<boolean> {
     try {
       await api.signOut(name);
-      this.notice = { kind: 'ok', text: `Signed out of "${name}"; its tokens were removed from the keychain` };
+      this.notice = {
+        kind: 'ok',
+        text: `Signed out of "${name}"; its tokens were removed from the keychain`,
+      };
       return true;
     } catch (e) {
       this.notice = { kind: 'error', text: e instanceof Error ? e.message : String(e) };

@@ -3,7 +3,10 @@ import { describe, expect, it, vi } from 'vitest';
 // The store talks to Rust only through api.ts; mock the Tauri boundary below it.
 const invoke = vi.fn();
 let emit: (ev: unknown) => void = () => {};
-vi.mock('@tauri-apps/api/core', () => ({ invoke: (...a: unknown[]) => invoke(...a), isTauri: () => true }));
+vi.mock('@tauri-apps/api/core', () => ({
+  invoke: (...a: unknown[]) => invoke(...a),
+  isTauri: () => true,
+}));
 vi.mock('@tauri-apps/api/event', () => ({
   listen: vi.fn(async (_name: string, cb: (e: { payload: unknown }) => void) => {
     emit = (payload) => cb({ payload });
@@ -15,7 +18,18 @@ const { engine } = await import('./engine.svelte');
 import type { SourceInfo } from '../types';
 
 const src = (id: string): SourceInfo => ({
-  id, client: 'cursor', clientName: id, level: 'user', path: `/x/${id}`, format: 'json', exists: true, readOnly: false, priority: 0, serverCount: 0, warnings: [], fields: [],
+  id,
+  client: 'cursor',
+  clientName: id,
+  level: 'user',
+  path: `/x/${id}`,
+  format: 'json',
+  exists: true,
+  readOnly: false,
+  priority: 0,
+  serverCount: 0,
+  warnings: [],
+  fields: [],
 });
 const tick = (ms = 80) => new Promise((r) => setTimeout(r, ms));
 
@@ -36,7 +50,9 @@ describe('engine store: reordering sources', () => {
     expect(engine.sources.map((s) => s.id)).toEqual(['a', 'b', 'c']);
 
     const moved = [src('a'), src('c'), src('b')];
-    const saving = engine.reorderSources(moved, () => invoke('set_priority', { ids: ['a', 'c', 'b'] }));
+    const saving = engine.reorderSources(moved, () =>
+      invoke('set_priority', { ids: ['a', 'c', 'b'] }),
+    );
     expect(engine.sources.map((s) => s.id)).toEqual(['a', 'c', 'b']);
     // The engine re-discovers and says so before the save returns; its list is still the old one.
     emit({ type: 'discovery-changed', servers: 0, warnings: 0 });
@@ -55,7 +71,9 @@ describe('engine store: reordering sources', () => {
       if (cmd === 'set_priority') throw { code: 'io', message: 'settings.json: permission denied' };
       return [];
     });
-    await engine.reorderSources([src('c'), src('a'), src('b')], () => invoke('set_priority', { ids: ['c', 'a', 'b'] }));
+    await engine.reorderSources([src('c'), src('a'), src('b')], () =>
+      invoke('set_priority', { ids: ['c', 'a', 'b'] }),
+    );
     await tick();
     expect(engine.sources.map((s) => s.id)).toEqual(['a', 'c', 'b']);
     expect(engine.notice?.kind).toBe('error');
@@ -84,13 +102,19 @@ describe('engine store: statuses from events and lists from the engine', () => {
     waiting.splice(0).forEach((r) => r([server('delta', 'connecting')]));
     await reload;
     await tick();
-    expect(engine.data.servers.find((s) => s.name === 'delta')?.runtime?.status.state).toBe('connected');
+    expect(engine.data.servers.find((s) => s.name === 'delta')?.runtime?.status.state).toBe(
+      'connected',
+    );
   });
 
   it('a list asked for after the event is taken as it is', async () => {
-    invoke.mockImplementation(async (cmd: string) => (cmd === 'list_servers' ? [server('delta', 'failed')] : []));
+    invoke.mockImplementation(async (cmd: string) =>
+      cmd === 'list_servers' ? [server('delta', 'failed')] : [],
+    );
     await engine.reload(new Set(['servers']));
-    expect(engine.data.servers.find((s) => s.name === 'delta')?.runtime?.status.state).toBe('failed');
+    expect(engine.data.servers.find((s) => s.name === 'delta')?.runtime?.status.state).toBe(
+      'failed',
+    );
   });
 });
 
@@ -99,7 +123,11 @@ describe('engine store: a change to a file its client reads only at start', () =
     invoke.mockImplementation(async (cmd: string) => {
       if (cmd === 'list_sources')
         return [
-          { ...src('claude-desktop'), restartHint: 'Claude Desktop reads its config only when it starts: quit it completely and open it again' },
+          {
+            ...src('claude-desktop'),
+            restartHint:
+              'Claude Desktop reads its config only when it starts: quit it completely and open it again',
+          },
           src('cursor-user'),
         ];
       return [];
@@ -109,6 +137,9 @@ describe('engine store: a change to a file its client reads only at start', () =
     engine.restartNote('cursor-user', 'Saved "gh".');
     expect(engine.notice).toBeNull();
     engine.restartNote('claude-desktop', 'Saved "gh".');
-    expect(engine.notice).toEqual({ kind: 'note', text: 'Saved "gh". Claude Desktop reads its config only when it starts: quit it completely and open it again to use the change.' });
+    expect(engine.notice).toEqual({
+      kind: 'note',
+      text: 'Saved "gh". Claude Desktop reads its config only when it starts: quit it completely and open it again to use the change.',
+    });
   });
 });

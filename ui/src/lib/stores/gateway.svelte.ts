@@ -4,7 +4,15 @@
 // and put back if saving them fails.
 
 import { api } from '../api';
-import { emptyPending, pendingKey, settingsWith, switchesOf, withExcluded, withToolSwitch, type PendingSwitches } from '../model/gateway';
+import {
+  emptyPending,
+  pendingKey,
+  settingsWith,
+  switchesOf,
+  withExcluded,
+  withToolSwitch,
+  type PendingSwitches,
+} from '../model/gateway';
 import type { GatewaySettings } from '../types';
 import { engine } from './engine.svelte';
 
@@ -23,10 +31,14 @@ class GatewayStore {
     try {
       await api.setToolEnabled(server, tool, on);
       // Saved: show it as the engine now has it, before its event arrives.
-      if (engine.data.gateway) engine.setGateway(withToolSwitch(engine.data.gateway, server, tool, on));
+      if (engine.data.gateway)
+        engine.setGateway(withToolSwitch(engine.data.gateway, server, tool, on));
       return true;
     } catch (e) {
-      engine.notice = { kind: 'error', text: `Could not switch "${tool}" of ${server} ${on ? 'on' : 'off'}: ${message(e)}` };
+      engine.notice = {
+        kind: 'error',
+        text: `Could not switch "${tool}" of ${server} ${on ? 'on' : 'off'}: ${message(e)}`,
+      };
       return false;
     } finally {
       // A newer flip of the same switch owns the entry now.
@@ -40,10 +52,14 @@ class GatewayStore {
     this.pending.servers[server] = excluded;
     try {
       await api.setGatewayExcluded(server, excluded);
-      if (engine.data.gateway) engine.setGateway(withExcluded(engine.data.gateway, server, excluded));
+      if (engine.data.gateway)
+        engine.setGateway(withExcluded(engine.data.gateway, server, excluded));
       return true;
     } catch (e) {
-      engine.notice = { kind: 'error', text: `Could not ${included ? 'add' : 'leave out'} ${server} ${included ? 'to' : 'of'} the gateway: ${message(e)}` };
+      engine.notice = {
+        kind: 'error',
+        text: `Could not ${included ? 'add' : 'leave out'} ${server} ${included ? 'to' : 'of'} the gateway: ${message(e)}`,
+      };
       return false;
     } finally {
       if (this.pending.servers[server] === excluded) delete this.pending.servers[server];

@@ -3,7 +3,10 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 // The stores talk to Rust only through api.ts; mock the Tauri boundary below it.
 const invoke = vi.fn();
 let emit: (ev: unknown) => void = () => {};
-vi.mock('@tauri-apps/api/core', () => ({ invoke: (...a: unknown[]) => invoke(...a), isTauri: () => true }));
+vi.mock('@tauri-apps/api/core', () => ({
+  invoke: (...a: unknown[]) => invoke(...a),
+  isTauri: () => true,
+}));
 vi.mock('@tauri-apps/api/event', () => ({
   listen: vi.fn(async (_name: string, cb: (e: { payload: unknown }) => void) => {
     emit = (payload) => cb({ payload });
@@ -50,12 +53,28 @@ describe('gateway status in the engine store', () => {
     const starting = engine.init();
     await tick(5);
     // A client connects while the first answer is still on its way.
-    emit({ type: 'gateway', status: status({ toolCount: 2, sessions: [{ id: 7, client: 'cursor', version: '1.0', server: null }] }) });
+    emit({
+      type: 'gateway',
+      status: status({
+        toolCount: 2,
+        sessions: [{ id: 7, client: 'cursor', version: '1.0', server: null }],
+      }),
+    });
     await starting;
     expect(engine.data.gateway?.sessions.map((s) => s.id)).toEqual([7]);
 
-    emit({ type: 'gateway', status: status({ state: 'failed', url: null, message: 'Port 27182 is taken by nginx (pid 12)' }) });
-    expect(engine.data.gateway).toMatchObject({ state: 'failed', message: 'Port 27182 is taken by nginx (pid 12)' });
+    emit({
+      type: 'gateway',
+      status: status({
+        state: 'failed',
+        url: null,
+        message: 'Port 27182 is taken by nginx (pid 12)',
+      }),
+    });
+    expect(engine.data.gateway).toMatchObject({
+      state: 'failed',
+      message: 'Port 27182 is taken by nginx (pid 12)',
+    });
     expect(invoke.mock.calls.filter(([c]) => c === 'gateway_status')).toHaveLength(1);
   });
 });
@@ -74,28 +93,42 @@ describe('gateway switches', () => {
     const saving = gateway.setTool('github', 'delete_repo', false);
     expect(gateway.switches.offTools.size).toBe(1);
     // An event sent before the engine saved the switch must not flip it back.
-    emit({ type: 'gateway', status: status({ calls: [{ server: 'github', tool: 'list', calls: 1, errors: 0 }] }) });
+    emit({
+      type: 'gateway',
+      status: status({ calls: [{ server: 'github', tool: 'list', calls: 1, errors: 0 }] }),
+    });
     expect(gateway.switches.offTools.size).toBe(1);
     finish();
     expect(await saving).toBe(true);
-    expect(invoke).toHaveBeenCalledWith('set_tool_enabled', { server: 'github', tool: 'delete_repo', on: false });
+    expect(invoke).toHaveBeenCalledWith('set_tool_enabled', {
+      server: 'github',
+      tool: 'delete_repo',
+      on: false,
+    });
     expect(engine.data.gateway?.disabledTools).toEqual({ github: ['delete_repo'] });
     expect(gateway.switches.offTools.size).toBe(1);
   });
 
   it('puts a switch back and says why when saving it fails', async () => {
     invoke.mockImplementation(async (cmd: string) => {
-      if (cmd === 'set_tool_enabled') throw { code: 'io', message: 'settings.json: permission denied' };
+      if (cmd === 'set_tool_enabled')
+        throw { code: 'io', message: 'settings.json: permission denied' };
     });
     expect(await gateway.setTool('github', 'push', false)).toBe(false);
     expect(gateway.switches.offTools.size).toBe(0);
-    expect(engine.notice).toEqual({ kind: 'error', text: 'Could not switch "push" of github off: settings.json: permission denied' });
+    expect(engine.notice).toEqual({
+      kind: 'error',
+      text: 'Could not switch "push" of github off: settings.json: permission denied',
+    });
   });
 
   it('leaves a whole server out, or puts it back on failure', async () => {
     invoke.mockResolvedValue(undefined);
     expect(await gateway.setServer('scratch', false)).toBe(true);
-    expect(invoke).toHaveBeenCalledWith('set_gateway_excluded', { server: 'scratch', excluded: true });
+    expect(invoke).toHaveBeenCalledWith('set_gateway_excluded', {
+      server: 'scratch',
+      excluded: true,
+    });
     expect(gateway.switches.excluded.has('scratch')).toBe(true);
 
     invoke.mockRejectedValue({ code: 'io', message: 'disk full' });
@@ -107,13 +140,26 @@ describe('gateway switches', () => {
   it('saves settings on top of the saved ones and shows the answer', async () => {
     engine.setGateway(status({ settings: { port: 3000 } }));
     invoke.mockImplementation(async (cmd: string, args?: { settings: object }) => {
-      if (cmd === 'set_gateway_settings') return status({ state: 'off', url: null, settings: args!.settings, message: 'The gateway is off' });
+      if (cmd === 'set_gateway_settings')
+        return status({
+          state: 'off',
+          url: null,
+          settings: args!.settings,
+          message: 'The gateway is off',
+        });
     });
     expect(await gateway.saveSettings({ off: true })).toBeNull();
-    expect(invoke).toHaveBeenCalledWith('set_gateway_settings', { settings: { port: 3000, off: true } });
+    expect(invoke).toHaveBeenCalledWith('set_gateway_settings', {
+      settings: { port: 3000, off: true },
+    });
     expect(engine.data.gateway?.state).toBe('off');
 
-    invoke.mockRejectedValue({ code: 'invalid-port', message: 'Port 0 is not a port clients can be configured with' });
-    expect(await gateway.saveSettings({ port: 0 })).toBe('Port 0 is not a port clients can be configured with');
+    invoke.mockRejectedValue({
+      code: 'invalid-port',
+      message: 'Port 0 is not a port clients can be configured with',
+    });
+    expect(await gateway.saveSettings({ port: 0 })).toBe(
+      'Port 0 is not a port clients can be configured with',
+    );
   });
 });

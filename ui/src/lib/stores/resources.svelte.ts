@@ -9,7 +9,8 @@ import { resourceKey } from '../model/resources';
 export type BrowserTab = 'resources' | 'prompts';
 
 /** A listed resource (by uri) or a template (by uriTemplate) being filled in. */
-export type ResourcePick = { kind: 'resource'; uri: string } | { kind: 'template'; template: string };
+export type ResourcePick =
+  { kind: 'resource'; uri: string } | { kind: 'template'; template: string };
 
 class ResourceBrowser {
   tab = $state<BrowserTab>('resources');

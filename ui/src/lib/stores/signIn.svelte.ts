@@ -17,7 +17,10 @@ export interface StepUpRequest {
 /** The buttons a failed sign-in's notice offers, by error code. */
 export function signInActions(server: string) {
   return {
-    oauth_no_registration: { label: 'Set up OAuth app', run: () => navigation.editServer(server, 'oauth') },
+    oauth_no_registration: {
+      label: 'Set up OAuth app',
+      run: () => navigation.editServer(server, 'oauth'),
+    },
   };
 }
 

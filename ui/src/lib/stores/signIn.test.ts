@@ -2,10 +2,15 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 
 // The flow talks to Rust only through api.ts; mock the Tauri boundary below it.
 const invoke = vi.fn();
-vi.mock('@tauri-apps/api/core', () => ({ invoke: (...a: unknown[]) => invoke(...a), isTauri: () => true }));
+vi.mock('@tauri-apps/api/core', () => ({
+  invoke: (...a: unknown[]) => invoke(...a),
+  isTauri: () => true,
+}));
 vi.mock('@tauri-apps/api/event', () => ({ listen: vi.fn(async () => () => {}) }));
 const editServer = vi.fn();
-vi.mock('./navigation.svelte', () => ({ navigation: { editServer: (...a: unknown[]) => editServer(...a) } }));
+vi.mock('./navigation.svelte', () => ({
+  navigation: { editServer: (...a: unknown[]) => editServer(...a) },
+}));
 
 const { signInFlow } = await import('./signIn.svelte');
 const { engine } = await import('./engine.svelte');
@@ -29,9 +34,17 @@ describe('starting a sign-in', () => {
   });
 
   it('shows what a step-up asks for before the browser opens; Continue signs in, Cancel does not', async () => {
-    invoke.mockImplementation(async (cmd: string) => (cmd === 'step_up' ? { scopes: ['files:write'], reason: 'Writing needs files:write' } : undefined));
+    invoke.mockImplementation(async (cmd: string) =>
+      cmd === 'step_up'
+        ? { scopes: ['files:write'], reason: 'Writing needs files:write' }
+        : undefined,
+    );
     await signInFlow.start('files');
-    expect(signInFlow.stepUp).toEqual({ server: 'files', scopes: ['files:write'], reason: 'Writing needs files:write' });
+    expect(signInFlow.stepUp).toEqual({
+      server: 'files',
+      scopes: ['files:write'],
+      reason: 'Writing needs files:write',
+    });
     expect(calls('sign_in')).toEqual([]);
     signInFlow.cancel();
     expect(signInFlow.stepUp).toBeNull();
@@ -58,7 +71,8 @@ describe('starting a sign-in', () => {
   });
 
   it('shows a taken port as the engine says it (it names the program), with no button', async () => {
-    const message = 'The sign-in to "busy" (its OAuth app\'s callback port) cannot listen on port 8765: nginx (pid 42) is using it.';
+    const message =
+      'The sign-in to "busy" (its OAuth app\'s callback port) cannot listen on port 8765: nginx (pid 42) is using it.';
     invoke.mockImplementation(async (cmd: string) => {
       if (cmd === 'sign_in') throw { code: 'oauth_port_taken', message };
       return null;
@@ -69,7 +83,8 @@ describe('starting a sign-in', () => {
 
   it('a cancelled sign-in shows no error', async () => {
     invoke.mockImplementation(async (cmd: string) => {
-      if (cmd === 'sign_in') throw { code: 'oauth_cancelled', message: 'sign-in to "x" was cancelled' };
+      if (cmd === 'sign_in')
+        throw { code: 'oauth_cancelled', message: 'sign-in to "x" was cancelled' };
       return null;
     });
     await signInFlow.start('x');
