@@ -11,6 +11,7 @@ const COMMANDS: &[&str] = &[
     "diagnostic_report",
     "app_settings",
     "set_keep_in_tray",
+    "set_start_at_login",
     "set_project_config",
     "open_data_folder",
     "plan_copy",

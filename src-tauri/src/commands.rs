@@ -43,24 +43,54 @@ pub fn app_info<R: tauri::Runtime>(app: tauri::AppHandle<R>) -> AppInfo {
     }
 }
 
-/// How the app itself behaves (Settings): the tray, project config files,
-/// and the folder where Switchboard keeps its files.
+/// How the app itself behaves (Settings): starting at login, the tray,
+/// project config files, and the folder where Switchboard keeps its files.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AppSettings {
+    /// The desktop starts Switchboard (in the tray) when the user logs in:
+    /// read from the desktop's own autostart entry, which the user may also
+    /// remove outside Switchboard.
+    pub start_at_login: bool,
     pub keep_in_tray: bool,
     pub project_config: bool,
     pub data_folder: String,
 }
 
 #[tauri::command]
-pub fn app_settings(state: S<'_>) -> AppSettings {
+pub fn app_settings<R: tauri::Runtime>(app: tauri::AppHandle<R>, state: S<'_>) -> AppSettings {
+    use tauri_plugin_autostart::ManagerExt;
     let s = state.engine.settings();
     AppSettings {
+        start_at_login: app.autolaunch().is_enabled().unwrap_or(false),
         keep_in_tray: s.keep_in_tray,
         project_config: s.enable_project_config,
         data_folder: state.engine.host().switchboard_dir().display().to_string(),
     }
+}
+
+/// Adds or removes the desktop's autostart entry for Switchboard (on Linux
+/// `~/.config/autostart/Switchboard.desktop`), which starts it with
+/// `--hidden`: in the tray, its window closed.
+#[tauri::command]
+pub fn set_start_at_login<R: tauri::Runtime>(
+    app: tauri::AppHandle<R>,
+    on: bool,
+) -> CommandResult<()> {
+    use tauri_plugin_autostart::ManagerExt;
+    let launcher = app.autolaunch();
+    let done = if on {
+        launcher.enable()
+    } else {
+        launcher.disable()
+    };
+    done.map_err(|e| {
+        let what = if on { "add" } else { "remove" };
+        CommandError::new(
+            "io",
+            format!("cannot {what} Switchboard's entry in the desktop's startup applications: {e}"),
+        )
+    })
 }
 
 #[tauri::command]

@@ -40,6 +40,7 @@ pub const COMMANDS: &[&str] = &[
     "diagnostic_report",
     "app_settings",
     "set_keep_in_tray",
+    "set_start_at_login",
     "set_project_config",
     "open_data_folder",
     "plan_copy",
@@ -101,6 +102,10 @@ pub const COMMANDS: &[&str] = &[
     "set_approval_mode",
 ];
 
+/// The argument the desktop's autostart entry starts the app with: the
+/// window stays closed and Switchboard runs in the tray.
+pub const HIDDEN_ARG: &str = "--hidden";
+
 /// What the shell runs besides the engine: the desktop app serves the HTTP
 /// gateway; headless command tests do not (no port is taken).
 #[derive(Debug, Clone, Copy)]
@@ -125,6 +130,12 @@ pub fn builder<R: tauri::Runtime>(
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_shell::init())
+        .plugin(
+            tauri_plugin_autostart::Builder::new()
+                .app_name("Switchboard")
+                .args([HIDDEN_ARG])
+                .build(),
+        )
         .manage(state)
         .manage(gateway.clone())
         .manage(tool_calls::ToolCalls::default())
@@ -148,6 +159,7 @@ pub fn builder<R: tauri::Runtime>(
             commands::diagnostic_report,
             commands::app_settings,
             commands::set_keep_in_tray,
+            commands::set_start_at_login,
             commands::set_project_config,
             commands::open_data_folder,
             commands::plan_copy,
@@ -232,9 +244,22 @@ pub fn run() {
     .build(tauri::generate_context!())
     .expect("error while building Switchboard");
     tray::install(app.handle());
+    // The window is created hidden (tauri.conf.json) and shown once the
+    // event loop runs, unless the desktop started Switchboard at login: then
+    // it stays in the tray until the user opens the window.
+    let hidden = std::env::args().any(|a| a == HIDDEN_ARG);
     #[cfg(unix)]
     events::exit_on_signals(app.handle().clone());
-    app.run(on_run_event);
+    app.run(move |app, event| {
+        if let RunEvent::Ready = event {
+            if !hidden {
+                if let Some(window) = app.get_webview_window("main") {
+                    let _ = window.show();
+                }
+            }
+        }
+        on_run_event(app, event)
+    });
 }
 
 #[cfg(test)]

@@ -758,6 +758,7 @@ pub struct SidecarCheck {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AppSettings {
+    pub start_at_login: bool,
     pub keep_in_tray: bool,
     pub project_config: bool,
     pub data_folder: String,
@@ -1747,6 +1748,7 @@ pub(crate) mod tests {
                 serde_json::json!({"report": report, "check": check}),
             );
             let s = crate::commands::AppSettings {
+                start_at_login: false,
                 keep_in_tray: false,
                 project_config: true,
                 data_folder: "/home/me/.config/switchboard".into(),

@@ -1,8 +1,11 @@
 // Settings worth having: the theme (system, light, dark), keeping the app in
 // the tray when its window closes, the master switch for project config
-// files, and where Switchboard keeps its files.
+// files, where Switchboard keeps its files, and starting at login (the
+// desktop's autostart entry).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { startApp, gotoView, byTestId, eventually, readJson, screenshot, clickUntil } from './lib/app.mjs';
 
 let app;
@@ -43,4 +46,24 @@ test('keep in tray and project config files are saved in Switchboard\'s settings
   const folder = await (await byTestId(b, 'settings-data-folder')).getText();
   assert.ok(folder.startsWith(app.fx.home), `the folder is in this home: ${folder}`);
   await screenshot(b, 'settings');
+});
+
+test('start at login writes the desktop\'s autostart entry, which starts this app in the tray; switching it off removes the entry', async () => {
+  const b = app.browser;
+  await gotoView(b, 'settings');
+  const entry = path.join(app.fx.home, '.config', 'autostart', 'Switchboard.desktop');
+  const sw = await byTestId(b, 'settings-start-at-login', { timeout: 15_000 });
+  assert.equal(await sw.getAttribute('aria-checked'), 'false', 'off by default');
+  assert.equal(fs.existsSync(entry), false, 'no entry before');
+  await clickUntil(b, sw, async () => fs.existsSync(entry), `${entry} is written`);
+  const text = fs.readFileSync(entry, 'utf8');
+  assert.match(text, /^\[Desktop Entry\]$/m, text);
+  const exec = /^Exec=(.*)$/m.exec(text)?.[1];
+  assert.ok(exec, `an Exec line: ${text}`);
+  const [program, ...args] = exec.trim().split(/\s+/);
+  assert.equal(program, fs.realpathSync(`/proc/${app.pid}/exe`), 'it starts this app');
+  assert.deepEqual(args, ['--hidden'], 'in the tray, window closed');
+  await eventually(b, async () => (await (await byTestId(b, 'settings-start-at-login')).getAttribute('aria-checked')) === 'true', 'the switch shows it');
+  await clickUntil(b, await byTestId(b, 'settings-start-at-login'), async () => !fs.existsSync(entry), 'the entry is removed');
+  await eventually(b, async () => (await (await byTestId(b, 'settings-start-at-login')).getAttribute('aria-checked')) === 'false', 'the switch shows it off');
 });

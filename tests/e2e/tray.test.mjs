@@ -112,3 +112,18 @@ test('Quit Switchboard in the tray menu ends the app and every server it started
   // The driver's session went with the app.
   await timeBox(app.browser.deleteSession().catch(() => {}), 20_000, 'deleteSession after Quit');
 });
+
+test('started at login (the autostart entry passes --hidden), the app waits in the tray with its window closed; Show opens it', { skip: missing && 'tests/python/.venv is missing (tests/python/setup.sh)' }, async () => {
+  const before = desktop.messages.length;
+  app = await startApp('tray-at-login', { appArgs: ['--hidden'] });
+  quit = false;
+  const item = await desktop.waitFor((m) => m.event === 'registered' && !m.error && desktop.messages.indexOf(m) >= before, 'the tray icon of the app started at login', 30_000);
+  assert.deepEqual(item.menu.map((e) => e.label), ['Show Switchboard', 'Quit Switchboard']);
+  // The servers start as usual while the window stays closed.
+  await until(() => processesMatching(E2E.binDir + '/').length > 0, 'the servers start while the window is closed', 30_000);
+  assert.equal(await isMapped(), false, 'the window is not shown at login');
+  await desktop.request('click', { label: 'Show Switchboard' });
+  await until(isMapped, 'the window is shown after Show Switchboard');
+  await gotoView(app.browser, 'servers');
+  await byTestId(app.browser, 'server-row-alpha', { timeout: 20_000 });
+});

@@ -100,7 +100,7 @@ let sessionCount = 0;
  * Returns { browser, fx, pid, log, close() }. `close()` ends the session,
  * makes sure the app and its servers are gone, and throws if anything stayed.
  */
-export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 30_000, extraServers = {}, prepare } = {}) {
+export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 30_000, extraServers = {}, prepare, appArgs = [] } = {}) {
   const n = ++sessionCount;
   const dir = path.join(E2E.runDir, 'sessions', `${label}-${n}`);
   const fx = makeFixtureHome(dir, path.join(E2E.binDir, 'fixture-server'));
@@ -141,7 +141,7 @@ export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 3
       'wdio:enforceWebDriverClassic': true,
       'webkitgtk:browserOptions': {
         binary: E2E.launcher,
-        args: ['--e2e-home', fx.home, '--e2e-system-root', fx.system, '--e2e-log', log, '--e2e-pidfile', pidfile],
+        args: ['--e2e-home', fx.home, '--e2e-system-root', fx.system, '--e2e-log', log, '--e2e-pidfile', pidfile, ...appArgs],
       },
     },
   });

@@ -131,6 +131,7 @@ export const api = {
   diagnosticReport: (name: string) => call<string>('diagnostic_report', { name }),
   appSettings: () => call<AppSettings>('app_settings'),
   setKeepInTray: (keep: boolean) => call<void>('set_keep_in_tray', { keep }),
+  setStartAtLogin: (on: boolean) => call<void>('set_start_at_login', { on }),
   setProjectConfig: (enabled: boolean) => call<void>('set_project_config', { enabled }),
   openDataFolder: () => call<void>('open_data_folder'),
   planCopy: (name: string, from: string, to: string) =>

@@ -242,7 +242,7 @@ export type SidecarCheck = { ok: boolean, path: string, server: string | null, t
 
 export type Connected = { report: ConnectReport, check: SidecarCheck | null, };
 
-export type AppSettings = { keepInTray: boolean, projectConfig: boolean, dataFolder: string, };
+export type AppSettings = { startAtLogin: boolean, keepInTray: boolean, projectConfig: boolean, dataFolder: string, };
 
 export type GatewayState = "starting" | "listening" | "off" | "failed";
 
