@@ -1,79 +1,30 @@
-/// Keep equal to `switchboard_app::COMMANDS` (a test checks).
-const COMMANDS: &[&str] = &[
-    "app_info",
-    "list_servers",
-    "list_sources",
-    "list_projects",
-    "list_tools",
-    "call_tool",
-    "cancel_tool_call",
-    "server_logs",
-    "diagnostic_report",
-    "app_settings",
-    "set_keep_in_tray",
-    "set_start_at_login",
-    "set_project_config",
-    "open_data_folder",
-    "plan_copy",
-    "copy_server",
-    "rename_server",
-    "start_server",
-    "stop_server",
-    "restart_server",
-    "set_enabled",
-    "add_server",
-    "update_server",
-    "remove_server",
-    "set_priority",
-    "promote",
-    "add_project",
-    "remove_project",
-    "approve_project",
-    "list_resources",
-    "read_resource",
-    "list_prompts",
-    "get_prompt",
-    "subscribe_resource",
-    "unsubscribe_resource",
-    "test_connection",
-    "registry_search",
-    "registry_server",
-    "check_runtime",
-    "install_server",
-    "keep_in_keychain",
-    "open_catalog_link",
-    "registry_settings",
-    "set_registry_url",
-    "pick_path",
-    "answer_elicitation",
-    "sign_in",
-    "cancel_sign_in",
-    "sign_out",
-    "sign_in_status",
-    "list_accounts",
-    "sign_out_everywhere",
-    "set_oauth_client_secret",
-    "oauth_client_secret_status",
-    "step_up",
-    "entry_text",
-    "parse_entry_text",
-    "list_history",
-    "undo",
-    "gateway_status",
-    "set_gateway_settings",
-    "gateway_token",
-    "set_tool_enabled",
-    "set_gateway_excluded",
-    "list_connections",
-    "plan_connect",
-    "connect_client",
-    "disconnect_client",
-    "tool_review",
-    "approve_tools",
-    "set_approval_mode",
-];
+include!("src/command_list.rs");
+
+const COMMANDS: &[&str] = with_commands!(command_names);
+
+/// The `commands` permission set: `allow-<command>` for every command, what
+/// capabilities/default.json grants the window. Written only when it changes.
+fn write_command_set() {
+    let mut toml = String::from(
+        "# Written by build.rs from src/command_list.rs: do not edit.\n\n[[set]]\n\
+         identifier = \"commands\"\n\
+         description = \"Every command of the Switchboard UI.\"\n\
+         permissions = [\n",
+    );
+    for c in COMMANDS {
+        toml.push_str(&format!("  \"allow-{}\",\n", c.replace('_', "-")));
+    }
+    toml.push_str("]\n");
+    let path = std::path::Path::new("permissions/commands.toml");
+    if std::fs::read_to_string(path).ok().as_deref() != Some(toml.as_str()) {
+        std::fs::create_dir_all("permissions").expect("create permissions/");
+        std::fs::write(path, toml).expect("write permissions/commands.toml");
+    }
+}
 
 fn main() {
+    println!("cargo:rerun-if-changed=src/command_list.rs");
+    write_command_set();
     // Declaring the app's commands makes Tauri generate an `allow-<command>`
     // permission for each, so capabilities/default.json can grant exactly
     // the commands the UI uses instead of all of them.

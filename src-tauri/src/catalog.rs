@@ -4,6 +4,7 @@
 //! URL setting. Each delegates to `switchboard_engine::registry`.
 
 use std::collections::HashMap;
+use switchboard_engine::error_code::ErrorCode;
 
 use serde::{Deserialize, Serialize};
 use switchboard_engine::registry::apply::{
@@ -23,27 +24,27 @@ type S<'a> = State<'a, AppState>;
 
 fn registry_error(e: RegistryError) -> CommandError {
     let code = match &e {
-        RegistryError::NotFound { .. } => "not_found",
-        RegistryError::Unreachable { .. } => "offline",
-        RegistryError::BadUrl(..) => "invalid",
-        _ => "registry",
+        RegistryError::NotFound { .. } => ErrorCode::NotFound,
+        RegistryError::Unreachable { .. } => ErrorCode::Offline,
+        RegistryError::BadUrl(..) => ErrorCode::Invalid,
+        _ => ErrorCode::Registry,
     };
     CommandError::new(code, e.to_string())
 }
 
 fn install_error(e: InstallFailure) -> CommandError {
     let code = match &e {
-        InstallFailure::NameTaken { .. } => "name_taken",
-        InstallFailure::Install(install::InstallError::Missing { .. }) => "missing_values",
-        InstallFailure::Keychain { .. } => "keychain",
+        InstallFailure::NameTaken { .. } => ErrorCode::NameTaken,
+        InstallFailure::Install(install::InstallError::Missing { .. }) => ErrorCode::MissingValues,
+        InstallFailure::Keychain { .. } => ErrorCode::Keychain,
         InstallFailure::Edit(e) => return CommandError::new(e.code(), e.to_string()),
-        _ => "invalid",
+        _ => ErrorCode::Invalid,
     };
     CommandError::new(code, e.to_string())
 }
 
 /// One search result as the Catalog lists it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CatalogEntry {
     /// The registry name (`io.github.user/weather`).
@@ -93,7 +94,7 @@ fn entry(e: &ServerResponse) -> CatalogEntry {
 }
 
 /// A page of search results.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CatalogPage {
     pub servers: Vec<CatalogEntry>,
@@ -124,7 +125,7 @@ pub async fn registry_search(
     })
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CatalogVersion {
     pub version: String,
@@ -134,13 +135,14 @@ pub struct CatalogVersion {
 }
 
 /// One server: its summary, every version, and a form per package or remote.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct CatalogServer {
     pub entry: CatalogEntry,
     pub versions: Vec<CatalogVersion>,
     pub forms: Vec<InstallForm>,
     /// The server.json itself, sent back with `install_server`.
+    #[ts(type = "unknown")]
     pub server: ServerJson,
     pub offline: Option<Offline>,
 }
@@ -251,14 +253,14 @@ pub fn open_catalog_link<R: tauri::Runtime>(
 ) -> CommandResult<()> {
     use tauri_plugin_opener::OpenerExt;
     let link = switchboard_engine::opener::check_link(&url, "the registry")
-        .map_err(|e| CommandError::new("refused", e.to_string()))?;
+        .map_err(|e| CommandError::new(ErrorCode::Refused, e.to_string()))?;
     app.opener()
         .open_url(link.as_str(), None::<&str>)
-        .map_err(|e| CommandError::new("io", e.to_string()))
+        .map_err(|e| CommandError::new(ErrorCode::Io, e.to_string()))
 }
 
 /// Which registry the Catalog reads, and where that choice comes from.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct RegistrySettings {
     /// The URL in use.

@@ -3,6 +3,7 @@
 //! `capabilities/default.json`; their payload types are in `types.rs`.
 
 use std::path::PathBuf;
+use switchboard_engine::error_code::ErrorCode;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -25,7 +26,7 @@ use crate::state::AppState;
 use crate::tool_calls::{RunningCall, ToolCalls};
 
 /// What the UI shows in its header and About box.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AppInfo {
     pub name: String,
@@ -45,7 +46,7 @@ pub fn app_info<R: tauri::Runtime>(app: tauri::AppHandle<R>) -> AppInfo {
 
 /// How the app itself behaves (Settings): starting at login, the tray,
 /// project config files, and the folder where Switchboard keeps its files.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AppSettings {
     /// The desktop starts Switchboard (in the tray) when the user logs in:
@@ -87,7 +88,7 @@ pub fn set_start_at_login<R: tauri::Runtime>(
     done.map_err(|e| {
         let what = if on { "add" } else { "remove" };
         CommandError::new(
-            "io",
+            ErrorCode::Io,
             format!("cannot {what} Switchboard's entry in the desktop's startup applications: {e}"),
         )
     })
@@ -111,11 +112,17 @@ pub fn open_data_folder<R: tauri::Runtime>(
 ) -> CommandResult<()> {
     use tauri_plugin_opener::OpenerExt;
     let dir = state.engine.host().switchboard_dir();
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| CommandError::new("io", format!("cannot create {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        CommandError::new(
+            ErrorCode::Io,
+            format!("cannot create {}: {e}", dir.display()),
+        )
+    })?;
     app.opener()
         .open_path(dir.display().to_string(), None::<&str>)
-        .map_err(|e| CommandError::new("io", format!("cannot open {}: {e}", dir.display())))
+        .map_err(|e| {
+            CommandError::new(ErrorCode::Io, format!("cannot open {}: {e}", dir.display()))
+        })
 }
 
 #[tauri::command]
@@ -168,7 +175,7 @@ pub fn server_logs(state: S<'_>, name: String) -> CommandResult<Vec<LogLine>> {
         .engine
         .manager()
         .logs(&name)
-        .ok_or_else(|| CommandError::new("not-found", format!("Unknown server \"{name}\"")))
+        .ok_or_else(|| CommandError::new(ErrorCode::NotFound, format!("Unknown server \"{name}\"")))
 }
 
 /// What copying `name` from source `from` to source `to` would write.
@@ -221,7 +228,7 @@ pub fn diagnostic_report(state: S<'_>, name: String) -> CommandResult<String> {
         .engine
         .manager()
         .diagnostic_report(&name)
-        .ok_or_else(|| CommandError::new("not-found", format!("Unknown server \"{name}\"")))
+        .ok_or_else(|| CommandError::new(ErrorCode::NotFound, format!("Unknown server \"{name}\"")))
 }
 
 #[tauri::command]
@@ -438,7 +445,7 @@ pub fn answer_elicitation(
         "cancel" => ElicitAnswer::Cancel,
         other => {
             return Err(CommandError::new(
-                "invalid",
+                ErrorCode::Invalid,
                 format!("Unknown elicitation action \"{other}\""),
             ))
         }
@@ -449,14 +456,14 @@ pub fn answer_elicitation(
         .then_some(())
         .ok_or_else(|| {
             CommandError::new(
-                "not-found",
+                ErrorCode::NotFound,
                 format!("Elicitation {id} is no longer waiting"),
             )
         })
 }
 
 /// Whether a remote server has a stored sign-in, and where sign-ins are kept.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SignInStatus {
     pub signed_in: bool,
@@ -464,6 +471,7 @@ pub struct SignInStatus {
     pub store: String,
     /// Why sign-in cannot work here (no keychain), if so.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub unavailable: Option<String>,
 }
 
@@ -533,7 +541,7 @@ fn keychain(state: &AppState) -> (String, Option<String>) {
 
 /// The signed-in accounts view: every sign-in kept for a configured server
 /// (nothing secret in it) and the keychain they are kept in.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AccountList {
     pub accounts: Vec<switchboard_engine::auth::accounts::Account>,
@@ -541,6 +549,7 @@ pub struct AccountList {
     pub store: String,
     /// Why nothing can be kept there right now, if so.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub unavailable: Option<String>,
 }
 
@@ -572,12 +581,13 @@ pub async fn set_oauth_client_secret(
 }
 
 /// Whether a client secret is kept for a server's OAuth app (never the secret).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientSecretStatus {
     pub stored: bool,
     pub store: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub unavailable: Option<String>,
 }
 
@@ -633,7 +643,7 @@ pub async fn set_gateway_settings(
 ) -> CommandResult<crate::gateway::GatewayStatus> {
     if settings.port == Some(0) {
         return Err(CommandError::new(
-            "invalid-port",
+            ErrorCode::InvalidPort,
             "Port 0 is not a port clients can be configured with: choose one from 1024 to 65535.",
         ));
     }
@@ -647,7 +657,7 @@ pub async fn set_gateway_settings(
 pub async fn gateway_token() -> CommandResult<String> {
     let t = crate::gateway::token()
         .await
-        .map_err(|e| CommandError::new("no-keychain", e))?;
+        .map_err(|e| CommandError::new(ErrorCode::NoKeychain, e))?;
     Ok(t.reveal().to_string())
 }
 
@@ -687,12 +697,13 @@ async fn via(
 ) -> CommandResult<switchboard_engine::connect::Via> {
     use switchboard_engine::connect::{HttpTarget, Via};
     if !http {
-        let binary = crate::sidecar::path().map_err(|m| CommandError::new("no-sidecar", m))?;
+        let binary =
+            crate::sidecar::path().map_err(|m| CommandError::new(ErrorCode::NoSidecar, m))?;
         return Ok(Via::Stdio { binary });
     }
     let token = crate::gateway::token()
         .await
-        .map_err(|e| CommandError::new("no-keychain", e))?;
+        .map_err(|e| CommandError::new(ErrorCode::NoKeychain, e))?;
     Ok(Via::Http(HttpTarget {
         url: gateway.url(),
         token: token.reveal().to_string(),
@@ -725,7 +736,7 @@ pub async fn plan_connect(
 }
 
 /// What connecting did; for a stdio entry, also the check of the binary it runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Connected {
     pub report: switchboard_engine::connect::ConnectReport,
@@ -751,7 +762,7 @@ pub async fn connect_client<R: tauri::Runtime>(
     };
     if let Some(c) = check.as_ref().filter(|c| !c.ok) {
         return Err(CommandError::new(
-            "sidecar-failed",
+            ErrorCode::SidecarFailed,
             format!("Nothing was written: {}", c.message),
         ));
     }

@@ -1,24 +1,26 @@
-//! What a failed command sends to the UI: `{ code, message }`, mirrored by
-//! `CommandErrorPayload` in ui/src/lib/types and turned into a `CommandError`
-//! by ui/src/lib/api.ts.
+//! What a failed command sends to the UI: `{ code, message }`, declared for
+//! TypeScript as `CommandErrorPayload` and turned into a `CommandError` by
+//! ui/src/lib/api.ts.
 
 use serde::Serialize;
+use switchboard_engine::error_code::ErrorCode;
 use switchboard_engine::manager::{CallError, RegistryError};
 use switchboard_engine::writer::edit::EditError;
 use switchboard_engine::writer::history::UndoError;
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, ts_rs::TS)]
+#[ts(rename = "CommandErrorPayload")]
 pub struct CommandError {
-    /// Stable, machine-readable: the UI may branch on it (`config_invalid`, `not_found`, …).
-    pub code: String,
+    /// Stable, machine-readable: the UI may branch on it (`ErrorCode.NotFound`).
+    pub code: ErrorCode,
     /// For people: names the file, server and field involved.
     pub message: String,
 }
 
 impl CommandError {
-    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
-            code: code.into(),
+            code,
             message: message.into(),
         }
     }
@@ -47,10 +49,10 @@ impl From<UndoError> for CommandError {
 impl From<RegistryError> for CommandError {
     fn from(e: RegistryError) -> Self {
         let code = match &e {
-            RegistryError::Unknown(_) => "not-found",
-            RegistryError::NotConnected(_) => "not-connected",
-            RegistryError::UpdateFailed { .. } => "connect-failed",
-            RegistryError::Mcp(_) => "mcp",
+            RegistryError::Unknown(_) => ErrorCode::NotFound,
+            RegistryError::NotConnected(_) => ErrorCode::NotConnected,
+            RegistryError::UpdateFailed { .. } => ErrorCode::ConnectFailed,
+            RegistryError::Mcp(_) => ErrorCode::Mcp,
         };
         CommandError::new(code, e.to_string())
     }
@@ -59,10 +61,10 @@ impl From<RegistryError> for CommandError {
 impl From<CallError> for CommandError {
     fn from(e: CallError) -> Self {
         let code = match &e {
-            CallError::UnknownTool(_) => "not-found",
-            CallError::Disabled(_) => "disabled",
-            CallError::Mcp(_) => "mcp",
-            CallError::Aborted => "aborted",
+            CallError::UnknownTool(_) => ErrorCode::NotFound,
+            CallError::Disabled(_) => ErrorCode::Disabled,
+            CallError::Mcp(_) => ErrorCode::Mcp,
+            CallError::Aborted => ErrorCode::Aborted,
         };
         CommandError::new(code, e.to_string())
     }
@@ -76,7 +78,7 @@ impl From<switchboard_engine::auth::oauth::SignInError> for CommandError {
 
 impl From<switchboard_engine::auth::vault::VaultError> for CommandError {
     fn from(e: switchboard_engine::auth::vault::VaultError) -> Self {
-        CommandError::new("keychain", e.to_string())
+        CommandError::new(ErrorCode::Keychain, e.to_string())
     }
 }
 
@@ -101,11 +103,14 @@ mod tests {
 
     #[test]
     fn serializes_as_code_and_message_for_the_ui() {
-        let json =
-            serde_json::to_value(CommandError::new("not_found", "no server named \"x\"")).unwrap();
+        let json = serde_json::to_value(CommandError::new(
+            ErrorCode::NotFound,
+            "no server named \"x\"",
+        ))
+        .unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"code": "not_found", "message": "no server named \"x\""})
+            serde_json::json!({"code": "not-found", "message": "no server named \"x\""})
         );
     }
 }

@@ -19,7 +19,7 @@ pub const EVENT: &str = "engine://event";
 const ELICITATION_PATIENCE: Duration = Duration::from_secs(600);
 
 /// Events the app adds on the same channel as the engine's.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum AppEvent {
     /// The first discovery and the startup gate are done.

@@ -25,7 +25,7 @@ pub const NAME_LIMIT: usize = 64;
 /// Status events go out at most this often (a burst of calls is one event).
 const EVENT_EVERY: Duration = Duration::from_millis(250);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "kebab-case")]
 pub enum GatewayState {
     /// Not started yet, or restarting after a settings change.
@@ -38,7 +38,7 @@ pub enum GatewayState {
 }
 
 /// Everything the Gateway view shows.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayStatus {
     pub state: GatewayState,

@@ -3,6 +3,7 @@
 //! it down again. Nothing is written and the app's servers are untouched.
 
 use std::time::Duration;
+use switchboard_engine::error_code::ErrorCode;
 
 use serde::Serialize;
 use switchboard_engine::config::RestartPolicy;
@@ -13,7 +14,7 @@ use switchboard_engine::manager::{Manager, ManagerOptions, Wanted, DEFAULT_TIMEO
 use crate::error::CommandError;
 
 /// A definition that connected.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ProbeReport {
     pub message: String,
@@ -104,7 +105,7 @@ pub fn failure(name: &str, error: &str, needs_auth: bool) -> CommandError {
         Some(h) => format!("Failed to connect to \"{name}\": {error} (hint: {h})"),
         None => format!("Failed to connect to \"{name}\": {error}"),
     };
-    CommandError::new("connect-failed", message)
+    CommandError::new(ErrorCode::ConnectFailed, message)
 }
 
 #[cfg(test)]

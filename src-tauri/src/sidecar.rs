@@ -21,7 +21,7 @@ pub const NAME: &str = "switchboard";
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// What the check found, for the Connect dialog.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct SidecarCheck {
     pub ok: bool,

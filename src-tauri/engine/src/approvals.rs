@@ -9,6 +9,7 @@
 //! A different program under an approved name is not trusted this way: its
 //! tools are `new` until the user approves them.
 
+use crate::error_code::ErrorCode;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -32,22 +33,24 @@ pub enum ApproveError {
 
 impl ApproveError {
     /// The code the app's commands reject with.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ApproveError::NotConnected(_) => "not-connected",
-            ApproveError::Unknown { .. } => "not-found",
-            ApproveError::NoTrust => "unsupported",
-            ApproveError::Pins(PinError::Broken { .. }) => "unparsable",
+            ApproveError::NotConnected(_) => ErrorCode::NotConnected,
+            ApproveError::Unknown { .. } => ErrorCode::NotFound,
+            ApproveError::NoTrust => ErrorCode::Unsupported,
+            ApproveError::Pins(PinError::Broken { .. }) => ErrorCode::Unparsable,
             ApproveError::Pins(PinError::Write(crate::writer::atomic::WriteError::Conflict {
                 ..
-            })) => "conflict",
-            ApproveError::Pins(_) => "io",
+            })) => ErrorCode::Conflict,
+            ApproveError::Pins(_) => ErrorCode::Io,
         }
     }
 }
 
 /// What an approval pinned, and which approved items it let go.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "ToolsApproved"))]
 #[serde(rename_all = "camelCase")]
 pub struct Approved {
     pub server: String,

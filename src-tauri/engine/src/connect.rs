@@ -31,6 +31,7 @@
 //! Desktop, Claude Code) the entry comes back at the end of the list, with
 //! the same content.
 
+use crate::error_code::ErrorCode;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -57,6 +58,7 @@ pub const SERVE_ARGS: &[&str] = &["serve"];
 
 /// How a client's entry can reach the HTTP gateway.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum HttpSupport {
     /// `Authorization: Bearer <token>` written in the entry's headers.
@@ -215,6 +217,7 @@ pub struct ConnectOptions {
 
 /// What the client's file holds under the name `switchboard`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum EntryState {
     /// No such entry: not connected.
@@ -233,6 +236,7 @@ pub enum EntryState {
 
 /// One client in the "Use Switchboard in…" list.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ClientConnection {
     /// The id commands take (`cursor`).
@@ -252,6 +256,7 @@ pub struct ClientConnection {
     pub disabled_by_connect: Vec<String>,
     /// Why the file cannot be read or written now, if so.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub problem: Option<String>,
 }
 
@@ -281,6 +286,7 @@ impl ConnectionRecord {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum EntryAction {
     /// The entry is new.
@@ -294,6 +300,7 @@ pub enum EntryAction {
 
 /// A server connect would disable in the client.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct DuplicateServer {
     pub name: String,
@@ -304,6 +311,7 @@ pub struct DuplicateServer {
 
 /// A server the gateway serves that connect leaves on in the client.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct KeptServer {
     pub name: String,
@@ -312,6 +320,7 @@ pub struct KeptServer {
 
 /// What connect would do; nothing is written to make it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectPlan {
     pub client: String,
@@ -337,17 +346,20 @@ pub struct ConnectPlan {
 
 /// What connect did.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectReport {
     #[serde(flatten)]
     pub plan: ConnectPlan,
     /// The history entry (`switchboard undo ID`), if anything was written.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub history_id: Option<u64>,
 }
 
 /// What disconnect did.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct DisconnectReport {
     pub client: String,
@@ -364,6 +376,7 @@ pub struct DisconnectReport {
     /// The file connect created was deleted (it held nothing else).
     pub removed_file: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub history_id: Option<u64>,
 }
 
@@ -396,15 +409,15 @@ pub enum ConnectError {
 
 impl ConnectError {
     /// Stable code for the UI (`{code, message}`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ConnectError::UnknownClient { .. } => "unknown-client",
-            ConnectError::Foreign { .. } => "name-taken",
-            ConnectError::NoHttp { .. } => "no-http",
+            ConnectError::UnknownClient { .. } => ErrorCode::UnknownClient,
+            ConnectError::Foreign { .. } => ErrorCode::NameTaken,
+            ConnectError::NoHttp { .. } => ErrorCode::NoHttp,
             ConnectError::NotGatewayUrl(_)
             | ConnectError::NoToken
-            | ConnectError::RelativeBinary(_) => "invalid",
-            ConnectError::NotConnected { .. } => "not-connected",
+            | ConnectError::RelativeBinary(_) => ErrorCode::Invalid,
+            ConnectError::NotConnected { .. } => ErrorCode::NotConnected,
             ConnectError::Edit(e) => e.code(),
         }
     }

@@ -29,6 +29,7 @@ pub struct DiscoverOptions {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct SourceInfo {
     pub id: String,
@@ -41,15 +42,18 @@ pub struct SourceInfo {
     pub read_only: bool,
     pub priority: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub project: Option<PathBuf>,
     pub server_count: usize,
     pub warnings: Vec<String>,
     /// Hex SHA-256 of the bytes read, for conflict checks on write.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub content_hash: Option<String>,
     /// When its client only reads the file at start: what to do after a
     /// change for the client to use it.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub restart_hint: Option<&'static str>,
     /// The `ServerDef` fields (camelCase) this source's client can store,
     /// then the `oauth.*` members it has a place for; a form offers only these.
@@ -61,6 +65,7 @@ pub struct SourceInfo {
     /// Set while the file exists but cannot be read or parsed; its servers
     /// then come from its last good version, if Switchboard saw one.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub parse_error: Option<ParseError>,
     /// When the version of the file whose servers count was saved
     /// (milliseconds since the Unix epoch); `None`: no version has parsed
@@ -71,47 +76,58 @@ pub struct SourceInfo {
 
 /// Why a source file does not parse right now, and what is used instead.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ParseError {
     /// The whole message, starting with the file (and line).
     pub message: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub line: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub column: Option<usize>,
     /// When the last good version, whose servers keep running, was saved
     /// (milliseconds since the Unix epoch); absent: there is none, so no
     /// server of this file runs until it parses.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub last_good_at: Option<u64>,
 }
 
 /// One definition of a name in one source.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Definition {
     #[serde(flatten)]
     pub def: ServerDef,
     pub source: String,
+    #[cfg_attr(feature = "ts", ts(as = "String"))]
     pub path: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub line: Option<usize>,
     pub errors: Vec<String>,
     pub warnings: Vec<String>,
     /// Set for entries only their client can run (a Zed extension).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub not_runnable: Option<String>,
     /// Parked by Switchboard (disabled in a client without an off switch).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<bool>", optional))]
     pub parked: bool,
     /// Its file does not parse right now: this definition is from the last
     /// good version, saved at this time (milliseconds since the Unix epoch).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub last_good_at: Option<u64>,
     /// Valid and enabled, but not started until the user approves it (a
     /// project server Claude Code would not run, or one that changed since
     /// its folder was trusted).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub held: Option<crate::trust::Held>,
     /// What this definition's strings may use, as its source's client
     /// expands them; launching applies exactly these.
@@ -126,20 +142,24 @@ impl Definition {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ShadowedDef {
     pub source: String,
     pub path: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub line: Option<usize>,
     pub transport: crate::config::Transport,
     pub enabled: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<String>>", optional))]
     pub errors: Vec<String>,
 }
 
 /// A server name with its winning definition and every shadowed one.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct DiscoveredServer {
     #[serde(flatten)]

@@ -17,6 +17,7 @@ use crate::config::Transport;
 use crate::host::Os;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum FailureClass {
     /// The command is not on the search PATH, or the path does not exist.
@@ -89,6 +90,7 @@ impl FailureClass {
 
 /// What is wrong with a server, for people.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Diagnosis {
     pub class: FailureClass,

@@ -21,11 +21,13 @@ use crate::writer::ContentHash;
 /// A server as the UI shows it: its definitions (winner first) and, when
 /// it is managed, its runtime state.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ServerView {
     #[serde(flatten)]
     pub discovered: DiscoveredServer,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub runtime: Option<ServerState>,
 }
 
@@ -899,6 +901,7 @@ impl Engine {
 
 /// What "Copy to…" / "Move to…" would write (see [`Engine::plan_copy`]).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CopyPlan {
     pub to: String,
@@ -907,13 +910,16 @@ pub struct CopyPlan {
     pub creates_file: bool,
     /// The entry as it will appear in the target file.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub entry: Option<String>,
     /// Why it cannot be written there.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub refusal: Option<String>,
     /// The target already defines a server of this name (it would be refused).
     pub name_taken: bool,
     /// The target client reads its file only at start: what to do then.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub restart_hint: Option<String>,
 }

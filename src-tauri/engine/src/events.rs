@@ -6,6 +6,7 @@ use serde::Serialize;
 /// A server's lifecycle state (SPEC M1). Every change goes through
 /// `Manager::set_status`, which also publishes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum ServerStatus {
     Connecting,
@@ -39,6 +40,7 @@ impl ServerStatus {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogLine {
     /// Milliseconds since the Unix epoch.
@@ -49,6 +51,7 @@ pub struct LogLine {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum EngineEvent {
     Status {
@@ -95,6 +98,7 @@ pub enum EngineEvent {
         id: u64,
         server: String,
         message: String,
+        #[cfg_attr(feature = "ts", ts(type = "JsonSchema"))]
         schema: serde_json::Value,
     },
     /// A watched config file's bytes changed on disk (SPEC W1): `source` is a
@@ -121,6 +125,7 @@ pub enum EngineEvent {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "state", rename_all = "kebab-case")]
 pub enum SignInPhase {
     /// Waiting for the browser to come back.

@@ -10,6 +10,7 @@ pub mod connect;
 pub mod discovery;
 pub mod doctor;
 pub mod engine;
+pub mod error_code;
 pub mod events;
 pub mod gateway;
 pub mod host;

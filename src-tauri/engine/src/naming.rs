@@ -127,6 +127,7 @@ fn push_letters(out: &mut String, parts: &[&[u8]], n: usize) {
 
 /// A tool as its server names it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ToolRef {
     pub server: String,
     pub tool: String,
@@ -143,6 +144,7 @@ impl ToolRef {
 
 /// Tools whose sanitized names were equal, and the names they ended up with.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Collision {
     /// The sanitized name they share.
     pub name: String,

@@ -105,6 +105,7 @@ pub fn pin_unpinned(
 
 /// What `approve` did.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Approved {
     /// Servers that were held and may run now.

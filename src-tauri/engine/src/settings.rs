@@ -40,6 +40,7 @@ pub enum SettingsError {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ProjectFolder {
     pub path: PathBuf,
@@ -117,6 +118,7 @@ pub struct Settings {
 
 /// What the gateway holds back of a server's tools until the user approves.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum ApprovalMode {
     /// Tools that changed since they were approved, and never-approved tools
@@ -136,16 +138,20 @@ pub const DEFAULT_GATEWAY_PORT: u16 = 27182;
 
 /// The desktop app's HTTP gateway (`http://127.0.0.1:PORT/mcp`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct GatewaySettings {
     /// `None` (or 0, which no client entry could name): [`DEFAULT_GATEWAY_PORT`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub port: Option<u16>,
     /// The app does not serve the gateway while it runs.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<bool>", optional))]
     pub off: bool,
     /// Offer `search_tools` and `call_tool` instead of every tool.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<bool>", optional))]
     pub tool_search: bool,
 }
 

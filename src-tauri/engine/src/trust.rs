@@ -52,18 +52,22 @@ pub type FolderPins = BTreeMap<String, Pin>;
 
 /// One difference between the pinned and the current content.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TrustChange {
     /// `command`, `args`, `cwd`, `url` or `env.NAME`.
     pub field: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub before: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub after: Option<String>,
 }
 
 /// Why an enabled, valid definition is not started.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Held {
     /// Claude Code would not run it (rejected, or never approved there).

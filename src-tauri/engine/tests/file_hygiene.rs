@@ -159,7 +159,7 @@ fn a_file_the_user_made_read_only_is_refused_not_replaced() {
         )
         .unwrap_err();
     assert_eq!(
-        (err.code(), err.to_string()),
+        (err.code().as_str(), err.to_string()),
         ("read-only", expected.clone())
     );
 

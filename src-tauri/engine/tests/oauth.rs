@@ -924,7 +924,7 @@ async fn a_pre_registered_app_signs_in_on_its_callback_port() -> anyhow::Result<
     let err = oauth::begin("remote", &server.url, &vault)
         .await
         .expect_err("no registration endpoint");
-    assert_eq!(err.code(), "oauth_no_registration");
+    assert_eq!(err.code(), "oauth-no-registration");
     assert!(
         err.to_string()
             .contains("offers no dynamic client registration")
@@ -938,7 +938,7 @@ async fn a_pre_registered_app_signs_in_on_its_callback_port() -> anyhow::Result<
     let err = oauth::begin_with("remote", &server.url, &vault, options)
         .await
         .expect_err("the port is taken");
-    assert_eq!(err.code(), "oauth_port_taken");
+    assert_eq!(err.code(), "oauth-port-taken");
     assert!(
         err.to_string().contains(&format!("port {port}"))
             && err

@@ -95,7 +95,7 @@ async fn a_sign_in_page_that_is_not_a_web_page_fails_the_sign_in_and_is_never_op
             "{endpoint}: {err:?}"
         );
         assert_eq!(err.to_string(), refused(scheme), "{endpoint}");
-        assert_eq!(err.code(), "oauth_refused_link");
+        assert_eq!(err.code(), "oauth-refused-link");
         assert_eq!(
             opened.load(Ordering::SeqCst),
             0,

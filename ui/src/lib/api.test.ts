@@ -24,11 +24,11 @@ describe('api', () => {
   });
 
   it('turns a {code, message} rejection into a CommandError naming the command', async () => {
-    invoke.mockRejectedValue({ code: 'config_invalid', message: 'server "x": missing command' });
+    invoke.mockRejectedValue({ code: 'invalid', message: 'server "x": missing command' });
     const err = await api.appInfo().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CommandError);
     expect(err).toMatchObject({
-      code: 'config_invalid',
+      code: 'invalid',
       command: 'app_info',
       message: 'server "x": missing command',
     });
@@ -36,7 +36,7 @@ describe('api', () => {
 
   it('refuses to call outside the desktop app instead of hanging', async () => {
     insideApp = false;
-    await expect(api.appInfo()).rejects.toMatchObject({ code: 'not_in_app' });
+    await expect(api.appInfo()).rejects.toMatchObject({ code: 'not-in-app' });
     expect(invoke).not.toHaveBeenCalled();
   });
 

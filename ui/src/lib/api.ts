@@ -24,7 +24,7 @@ import type {
   CopyPlan,
   Connected,
   DisconnectReport,
-  EngineEvent,
+  ChannelEvent,
   EntryText,
   GatewaySettings,
   GatewayStatus,
@@ -46,13 +46,20 @@ import type {
   TrustReport,
   UndoReport,
 } from './types';
+import type { ErrorCode } from './types';
+
+/**
+ * Why a command failed: one of the Rust side's `ErrorCode`s, `not-in-app`
+ * outside the desktop app, or `unknown` when the failure carried no code.
+ */
+export type FailureCode = ErrorCode | 'not-in-app' | 'unknown';
 
 /** A failed command, with the `code` the Rust side chose and the command name. */
 export class CommandError extends Error {
-  readonly code: string;
+  readonly code: FailureCode;
   readonly command: string;
 
-  constructor(command: string, code: string, message: string) {
+  constructor(command: string, code: FailureCode, message: string) {
     super(message);
     this.name = 'CommandError';
     this.code = code;
@@ -87,7 +94,7 @@ async function call<T>(command: string, args?: InvokeArgs): Promise<T> {
   if (!inApp()) {
     throw new CommandError(
       command,
-      'not_in_app',
+      'not-in-app',
       'The Switchboard engine is only reachable inside the desktop app.',
     );
   }
@@ -108,8 +115,8 @@ export async function subscribe<T>(event: string, handler: EventCallback<T>): Pr
 export const ENGINE_EVENT = 'engine://event';
 
 /** Every engine event, as it happens (SPEC U9: no polling). */
-export function onEngineEvent(handler: (event: EngineEvent) => void): Promise<UnlistenFn> {
-  return subscribe<EngineEvent>(ENGINE_EVENT, (e) => handler(e.payload));
+export function onEngineEvent(handler: (event: ChannelEvent) => void): Promise<UnlistenFn> {
+  return subscribe<ChannelEvent>(ENGINE_EVENT, (e) => handler(e.payload));
 }
 
 type Json = Record<string, unknown>;

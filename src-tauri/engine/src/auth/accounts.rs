@@ -10,6 +10,7 @@ use crate::config::{ServerDef, Transport};
 
 /// One stored sign-in. No token, secret or client secret is in here.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Account {
     /// The server (keychain record) the sign-in belongs to.
@@ -71,6 +72,7 @@ pub async fn list(servers: &[(String, ServerDef)], vault: &Vault) -> Vec<Account
 
 /// What a server's 403 `insufficient_scope` challenge asks for.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct StepUp {
     pub scopes: Vec<String>,

@@ -13,6 +13,7 @@
 //! caller can open or show it. The redirect listener answers stray requests
 //! (another `state`, other paths) and keeps waiting for the real one.
 
+use crate::error_code::ErrorCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -71,18 +72,18 @@ pub enum SignInError {
 }
 
 impl SignInError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            SignInError::TimedOut => "oauth_timeout",
-            SignInError::Failed(_) => "oauth_failed",
-            SignInError::NoEndpoints { .. } => "oauth_no_endpoints",
-            SignInError::NotRemote(_) => "oauth_not_remote",
-            SignInError::Cancelled(_) => "oauth_cancelled",
-            SignInError::Vault(_) => "keychain",
-            SignInError::RefusedLink(_) => "oauth_refused_link",
-            SignInError::NoRegistration { .. } => "oauth_no_registration",
-            SignInError::PortTaken { .. } => "oauth_port_taken",
-            SignInError::BadRedirect { .. } => "oauth_bad_redirect",
+            SignInError::TimedOut => ErrorCode::OauthTimeout,
+            SignInError::Failed(_) => ErrorCode::OauthFailed,
+            SignInError::NoEndpoints { .. } => ErrorCode::OauthNoEndpoints,
+            SignInError::NotRemote(_) => ErrorCode::OauthNotRemote,
+            SignInError::Cancelled(_) => ErrorCode::OauthCancelled,
+            SignInError::Vault(_) => ErrorCode::Keychain,
+            SignInError::RefusedLink(_) => ErrorCode::OauthRefusedLink,
+            SignInError::NoRegistration { .. } => ErrorCode::OauthNoRegistration,
+            SignInError::PortTaken { .. } => ErrorCode::OauthPortTaken,
+            SignInError::BadRedirect { .. } => ErrorCode::OauthBadRedirect,
         }
     }
 }

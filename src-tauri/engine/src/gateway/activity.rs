@@ -14,6 +14,8 @@ use super::SessionInfo;
 
 /// Calls of one tool (server and raw tool name) through the gateway.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "GatewayToolCalls"))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCalls {
     pub server: String,

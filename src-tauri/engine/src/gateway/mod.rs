@@ -106,6 +106,8 @@ impl Default for GatewayOptions {
 
 /// Live sessions' basic facts (for the app's status, issue 12 point 8).
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "GatewaySession"))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionInfo {
     pub id: u64,

@@ -290,6 +290,7 @@ struct Control {
 
 /// A tool as the outside world sees it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolEntry {
     /// Sanitized, unique, at most 64 characters.
@@ -298,15 +299,18 @@ pub struct ToolEntry {
     /// The tool's raw name on its server.
     pub tool: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub description: Option<Arc<str>>,
     /// Shared with the server's own tool list (10,000 tools must not mean
     /// 10,000 schemas copied on every re-index).
+    #[cfg_attr(feature = "ts", ts(type = "JsonSchema"))]
     pub input_schema: Arc<Map<String, Value>>,
     /// From the tool cache; the server is still connecting.
     pub deferred: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolIndex {
     pub tools: Vec<ToolEntry>,
@@ -323,28 +327,36 @@ impl ToolIndex {
 
 /// What one server looks like right now.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ServerState {
     pub name: String,
     pub status: ServerStatus,
     pub transport: Transport,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub source: Option<String>,
     pub tool_count: usize,
     pub deferred: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub pid: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub binary: Option<PathBuf>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub transport_used: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub protocol_version: Option<String>,
     pub warnings: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub last_error: Option<String>,
     /// Why it is not running, in plain words with what to do (while it is not connected).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub diagnosis: Option<Diagnosis>,
     /// Restarts since the server was last started by hand.
     pub restarts: u32,
@@ -352,6 +364,7 @@ pub struct ServerState {
 
 /// The result of the startup gate (SPEC M3).
 #[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct StartupReport {
     pub connected: Vec<String>,
@@ -362,6 +375,7 @@ pub struct StartupReport {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServerError {
     pub server: String,
     pub error: String,
@@ -369,17 +383,21 @@ pub struct ServerError {
 
 /// A tool call's result, flattened for display (SPEC M6).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CallOutcome {
     /// Text content joined; `Error: …` when the server reported an error.
     pub text: String,
     pub is_error: bool,
+    #[cfg_attr(feature = "ts", ts(type = "unknown[]"))]
     pub content: Vec<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "unknown"))]
     pub structured_content: Option<Value>,
     pub server: String,
     pub tool: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub source: Option<String>,
 }
 
@@ -452,6 +470,7 @@ pub enum RegistryError {
 
 /// What a reconcile did, by server name.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ReconcileReport {
     pub started: Vec<String>,

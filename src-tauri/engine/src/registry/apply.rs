@@ -53,6 +53,7 @@ impl std::fmt::Debug for InstallRequest {
 
 /// What an install did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct InstallReport {
     pub name: String,
@@ -87,14 +88,17 @@ pub enum InstallFailure {
 
 /// Whether a runtime program is there, and what to install when it is not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RuntimeCheck {
     pub program: String,
     /// Where it was found (the app's PATH, then the login shell's).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub found: Option<PathBuf>,
     /// What to install to get it (set when not found).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub install_hint: Option<String>,
 }
 

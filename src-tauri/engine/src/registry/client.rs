@@ -56,6 +56,8 @@ pub type Result<T> = std::result::Result<T, RegistryError>;
 /// When an answer came from the disk cache because the registry could not
 /// be reached: when it was fetched and why the registry was not asked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "RegistryOffline"))]
 #[serde(rename_all = "camelCase")]
 pub struct Offline {
     /// Milliseconds since 1970 (UTC).

@@ -22,6 +22,8 @@ use crate::config::{ServerDef, Transport};
 
 /// Which way of running the server the user picked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "InstallChoice"))]
 #[serde(tag = "kind", rename_all = "camelCase")]
 pub enum Choice {
     Package { index: usize },
@@ -30,6 +32,8 @@ pub enum Choice {
 
 /// Where a field's value goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "InstallFieldGroup"))]
 #[serde(rename_all = "camelCase")]
 pub enum FieldGroup {
     Env,
@@ -40,6 +44,8 @@ pub enum FieldGroup {
 
 /// One value the form asks for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "InstallField"))]
 #[serde(rename_all = "camelCase")]
 pub struct Field {
     pub id: String,
@@ -48,18 +54,23 @@ pub struct Field {
     pub group: FieldGroup,
     /// The env/header/argument it is a `{variable}` of, if it is one.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub variable_of: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub description: Option<String>,
     pub required: bool,
     pub secret: bool,
     /// `string`, `number`, `boolean` or `filepath`.
     pub format: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub default: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub placeholder: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<String>>", optional))]
     pub choices: Vec<String>,
     /// Several values (one per line).
     pub repeated: bool,
@@ -67,6 +78,7 @@ pub struct Field {
 
 /// The form for one package or remote of a server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct InstallForm {
     pub choice: Choice,
@@ -74,9 +86,11 @@ pub struct InstallForm {
     pub label: String,
     /// The program the definition runs (`npx`, `uvx`, `docker`, `dnx`); `None` for remotes.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub runtime: Option<String>,
     /// Why this one cannot be installed (then there is no definition).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub not_installable: Option<String>,
     /// The name the server gets unless the user picks another.
     pub suggested_name: String,

@@ -10,6 +10,7 @@ use crate::sources::SourceSpec;
 use crate::writer::{apply_edits, DocEdit, PathSeg};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EntryText {
     pub format: Format,
     pub text: String,

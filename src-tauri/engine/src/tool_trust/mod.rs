@@ -36,6 +36,7 @@ pub use scan::{Finding, Severity};
 pub const BURST: usize = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum PinState {
     /// As the user approved it.
@@ -134,6 +135,7 @@ pub struct ServerInput {
 
 /// The old and new definition of a changed item, as line diffs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ItemChanges {
     pub description: Vec<DiffLine>,
@@ -142,6 +144,7 @@ pub struct ItemChanges {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ItemReview {
     pub kind: ItemKind,
@@ -151,10 +154,12 @@ pub struct ItemReview {
     pub held: bool,
     pub findings: Vec<Finding>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub changes: Option<ItemChanges>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct RemovedItem {
     pub kind: ItemKind,
@@ -162,6 +167,7 @@ pub struct RemovedItem {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ServerReview {
     pub server: String,
@@ -183,10 +189,12 @@ impl ServerReview {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct TrustReport {
     pub servers: Vec<ServerReview>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub problem: Option<String>,
 }
 

@@ -30,6 +30,7 @@ const UPDATE_ATTEMPTS: usize = 20;
 const IDENTITIES_KEPT: usize = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum ItemKind {
     Tool,

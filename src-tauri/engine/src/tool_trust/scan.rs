@@ -12,6 +12,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Low,
@@ -21,6 +22,7 @@ pub enum Severity {
 
 /// One thing a rule found in one text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
     pub rule: String,
@@ -30,10 +32,12 @@ pub struct Finding {
     /// Where: `description`, `inputSchema.properties.path.description`,
     /// `instructions`, or empty for a finding about the whole server.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<String>", optional))]
     pub at: String,
     /// The text with its hidden characters made visible (tag characters
     /// decoded to what they spell), when the finding is about hidden text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub visible: Option<String>,
 }
 

@@ -3,6 +3,7 @@
 //! `DocEdit`s on the file the server lives in, written atomically and only
 //! if the file still has the bytes the caller last saw.
 
+use crate::error_code::ErrorCode;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -46,18 +47,18 @@ pub enum EditError {
 
 impl EditError {
     /// Stable code for the UI (`{code, message}`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            EditError::Invalid(_) => "invalid",
-            EditError::AlreadyExists { .. } => "already-exists",
-            EditError::NotFound { .. } => "not-found",
-            EditError::ReadOnly { .. } => "read-only",
-            EditError::Unsupported { .. } => "unsupported",
-            EditError::Unparsable { .. } => "unparsable",
-            EditError::Write(WriteError::Conflict { .. }) => "conflict",
-            EditError::Write(WriteError::ReadOnly { .. }) => "read-only",
-            EditError::Write(_) => "io",
-            EditError::UnknownSource(_) => "unknown-source",
+            EditError::Invalid(_) => ErrorCode::Invalid,
+            EditError::AlreadyExists { .. } => ErrorCode::AlreadyExists,
+            EditError::NotFound { .. } => ErrorCode::NotFound,
+            EditError::ReadOnly { .. } => ErrorCode::ReadOnly,
+            EditError::Unsupported { .. } => ErrorCode::Unsupported,
+            EditError::Unparsable { .. } => ErrorCode::Unparsable,
+            EditError::Write(WriteError::Conflict { .. }) => ErrorCode::Conflict,
+            EditError::Write(WriteError::ReadOnly { .. }) => ErrorCode::ReadOnly,
+            EditError::Write(_) => ErrorCode::Io,
+            EditError::UnknownSource(_) => ErrorCode::UnknownSource,
         }
     }
 }

@@ -16,6 +16,7 @@
 //! may hold tokens; mode 0600, never logged). At most `MAX_ENTRIES` entries
 //! and `MAX_BYTES` bytes are kept; the oldest go first, the newest always stays.
 
+use crate::error_code::ErrorCode;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -33,6 +34,7 @@ pub const MAX_BYTES: u64 = 20 * 1024 * 1024;
 
 /// One recorded action, newest first in `History::list`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryEntry {
     pub id: u64,
@@ -40,11 +42,13 @@ pub struct HistoryEntry {
     pub at: u64,
     /// The server the action was about, if it was about one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub server: Option<String>,
     /// `update "github" in Cursor (args)`.
     pub summary: String,
     /// Set on an entry that undid another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub undo_of: Option<u64>,
     pub files: Vec<FileChange>,
     /// Whether undo can apply now; worked out by `list`, not stored.
@@ -54,19 +58,23 @@ pub struct HistoryEntry {
 
 /// What one action did to one file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FileChange {
     pub path: PathBuf,
     /// SHA-256 (hex) of the content before and after; none: no file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub before_hash: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub after_hash: Option<String>,
     /// Changed lines with context; env, header and token values masked.
     pub diff: Vec<DiffLine>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "kebab-case")]
 pub enum UndoState {
     /// Every file still holds what Switchboard wrote.
@@ -80,6 +88,7 @@ pub enum UndoState {
 
 /// What `undo` did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct UndoReport {
     /// The entry undone.
@@ -89,6 +98,7 @@ pub struct UndoReport {
     pub restored: Vec<PathBuf>,
     /// The entry recording the undo itself (none if it could not be recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub recorded_as: Option<u64>,
 }
 
@@ -110,15 +120,15 @@ pub enum UndoError {
 
 impl UndoError {
     /// Stable code for the UI (`{code, message}`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            UndoError::Empty | UndoError::NotFound(_) => "not-found",
+            UndoError::Empty | UndoError::NotFound(_) => ErrorCode::NotFound,
             UndoError::Conflict { .. } | UndoError::Write(WriteError::Conflict { .. }) => {
-                "conflict"
+                ErrorCode::Conflict
             }
-            UndoError::AlreadyUndone { .. } => "already-undone",
-            UndoError::Damaged { .. } => "damaged",
-            UndoError::Write(_) => "io",
+            UndoError::AlreadyUndone { .. } => ErrorCode::AlreadyUndone,
+            UndoError::Damaged { .. } => ErrorCode::Damaged,
+            UndoError::Write(_) => ErrorCode::Io,
         }
     }
 }

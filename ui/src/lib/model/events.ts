@@ -3,7 +3,7 @@
 // or removed, discovery re-run) say what to reload from the engine.
 
 import type {
-  EngineEvent,
+  ChannelEvent,
   GatewayStatus,
   JsonSchema,
   LogLine,
@@ -64,7 +64,7 @@ const EVERYTHING: Reload[] = ['servers', 'sources', 'tools', 'projects'];
 /** Mutates `data` and returns what must be fetched again. */
 export function applyEvent(
   data: EngineData,
-  ev: EngineEvent,
+  ev: ChannelEvent,
   now: number = Date.now(),
 ): Set<Reload> {
   const reload = new Set<Reload>();

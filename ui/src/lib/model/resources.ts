@@ -2,6 +2,7 @@
 // how a read resource and a prompt's messages are shown, prompt arguments as a
 // form, resource templates filled in, and errors in the user's words.
 
+import { ErrorCode } from '../types';
 import type {
   JsonSchema,
   PromptInfo,
@@ -165,9 +166,10 @@ export function describeFailure(
   what: 'resources' | 'prompts',
 ): string {
   if (/-32601\b|method not found/i.test(err.message)) return `${server} does not offer ${what}.`;
-  if (err.code === 'not-connected')
+  if (err.code === ErrorCode.NotConnected)
     return `${server} is not connected any more. It will be browsable again once it reconnects.`;
-  if (err.code === 'not-found') return `Switchboard does not know a server called ${server}.`;
+  if (err.code === ErrorCode.NotFound)
+    return `Switchboard does not know a server called ${server}.`;
   return err.message;
 }
 

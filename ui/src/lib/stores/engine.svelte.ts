@@ -2,11 +2,12 @@
 // Local changes (status, counts, log lines) apply in place; structural ones
 // trigger a reload of just the lists they affect, coalesced per frame.
 
-import { api, CommandError, onEngineEvent } from '../api';
+import { api, CommandError, onEngineEvent, type FailureCode } from '../api';
+import { ErrorCode } from '../types';
 import { applyEvent, emptyData, type EngineData, type Reload } from '../model/events';
 import { appendBounded, MAX_LINES } from '../model/logs';
 import type {
-  EngineEvent,
+  ChannelEvent,
   GatewayStatus,
   ProjectFolder,
   ServerView,
@@ -47,7 +48,7 @@ class EngineStore {
   /** Last action's failure, shown as a toast, with a button to act on it when there is one. */
   notice = $state<Notice | null>(null);
   /** Per server, why its last sign-in failed (cleared when a new one starts). */
-  signInErrors = $state<Record<string, { code: string; message: string }>>({});
+  signInErrors = $state<Record<string, { code: FailureCode; message: string }>>({});
 
   #pending = new Set<Reload>();
   #started = false;
@@ -126,7 +127,7 @@ class EngineStore {
    * request sent when it arrived, and applied again on top of every list
    * answer to a request sent before it.
    */
-  #sinceSent: { after: number; ev: EngineEvent }[] = [];
+  #sinceSent: { after: number; ev: ChannelEvent }[] = [];
   /** List requests on their way (events are kept only then). */
   #serversAsked = 0;
 
@@ -214,7 +215,10 @@ class EngineStore {
    * resolves when the flow ends. A failure is shown as a notice, with the
    * button `actions` gives for its error code (if any).
    */
-  async signIn(name: string, actions: Record<string, NoticeAction> = {}): Promise<boolean> {
+  async signIn(
+    name: string,
+    actions: Partial<Record<FailureCode, NoticeAction>> = {},
+  ): Promise<boolean> {
     this.data.signIns[name] = { state: 'starting' };
     delete this.signInErrors[name];
     try {
@@ -227,7 +231,8 @@ class EngineStore {
       this.data.signIns[name] = { state: 'failed', error: text };
       this.signInErrors[name] = { code, message: text };
       // A cancelled sign-in is the user's own choice: no error toast.
-      if (code !== 'oauth_cancelled') this.notice = { kind: 'error', text, action: actions[code] };
+      if (code !== ErrorCode.OauthCancelled)
+        this.notice = { kind: 'error', text, action: actions[code] };
       return false;
     }
   }

@@ -5,6 +5,7 @@
 // the server's Edit form at its OAuth app section.
 
 import { api } from '../api';
+import { ErrorCode } from '../types';
 import { engine } from './engine.svelte';
 import { navigation } from './navigation.svelte';
 
@@ -17,7 +18,7 @@ export interface StepUpRequest {
 /** The buttons a failed sign-in's notice offers, by error code. */
 export function signInActions(server: string) {
   return {
-    oauth_no_registration: {
+    [ErrorCode.OauthNoRegistration]: {
       label: 'Set up OAuth app',
       run: () => navigation.editServer(server, 'oauth'),
     },

@@ -59,13 +59,13 @@ describe('starting a sign-in', () => {
   it('offers to set up the OAuth app when the server has no registration', async () => {
     const message = 'Sign-in to "noapp" needs an OAuth app registered in advance: …';
     invoke.mockImplementation(async (cmd: string) => {
-      if (cmd === 'sign_in') throw { code: 'oauth_no_registration', message };
+      if (cmd === 'sign_in') throw { code: 'oauth-no-registration', message };
       return null;
     });
     await signInFlow.start('noapp');
     expect(engine.notice?.text).toBe(message);
     expect(engine.notice?.action?.label).toBe('Set up OAuth app');
-    expect(engine.signInErrors.noapp).toEqual({ code: 'oauth_no_registration', message });
+    expect(engine.signInErrors.noapp).toEqual({ code: 'oauth-no-registration', message });
     engine.notice?.action?.run();
     expect(editServer).toHaveBeenCalledWith('noapp', 'oauth');
   });
@@ -74,7 +74,7 @@ describe('starting a sign-in', () => {
     const message =
       'The sign-in to "busy" (its OAuth app\'s callback port) cannot listen on port 8765: nginx (pid 42) is using it.';
     invoke.mockImplementation(async (cmd: string) => {
-      if (cmd === 'sign_in') throw { code: 'oauth_port_taken', message };
+      if (cmd === 'sign_in') throw { code: 'oauth-port-taken', message };
       return null;
     });
     await signInFlow.start('busy');
@@ -84,11 +84,11 @@ describe('starting a sign-in', () => {
   it('a cancelled sign-in shows no error', async () => {
     invoke.mockImplementation(async (cmd: string) => {
       if (cmd === 'sign_in')
-        throw { code: 'oauth_cancelled', message: 'sign-in to "x" was cancelled' };
+        throw { code: 'oauth-cancelled', message: 'sign-in to "x" was cancelled' };
       return null;
     });
     await signInFlow.start('x');
     expect(engine.notice).toBeNull();
-    expect(engine.signInErrors.x.code).toBe('oauth_cancelled');
+    expect(engine.signInErrors.x.code).toBe('oauth-cancelled');
   });
 });

@@ -1,8 +1,11 @@
-// Generated from src-tauri/src/types.rs by `cargo test -p switchboard-app types`.
+// Generated from the Rust types by `cargo test -p switchboard-app types`.
 // Do not edit: change the Rust side and run that test with UPDATE_TYPES=1.
 
 /** A JSON Schema object (tool input, elicitation request). */
 export type JsonSchema = { [key: string]: unknown };
+
+/** Everything on the app's event channel: the engine's events and the app's own. */
+export type ChannelEvent = EngineEvent | AppEvent;
 
 export type Transport = "stdio" | "http" | "sse";
 
@@ -14,7 +17,17 @@ export type Client = "switchboard" | "claude-desktop" | "claude-code" | "cursor"
 
 export type AuthConfig = { type: string, credentialId?: string, };
 
-export type OAuthApp = { clientId?: string, callbackPort?: number, scopes?: Array<string>, redirectUri?: string, clientSecret?: string, };
+export type OAuthApp = { clientId?: string, 
+/**
+ * The 127.0.0.1/localhost port of the registered redirect URI
+ * (`http://localhost:PORT/callback`, Claude Code's convention).
+ */
+callbackPort?: number, scopes?: Array<string>, 
+/**
+ * The exact registered redirect URI, when the client's file names one
+ * (Gemini's `redirectUri`, e.g. `http://localhost:7777/oauth/callback`).
+ */
+redirectUri?: string, clientSecret?: string, };
 
 export type RestartPolicy = { initialDelayMs: number, maxDelayMs: number, backoffMultiplier: number, maxRestartAttempts: number, };
 
@@ -22,15 +35,27 @@ export type ServerDef = { name: string, transport: Transport, command?: string, 
 /**
  * Milliseconds.
  */
-timeout?: number, auth?: AuthConfig, oauth?: OAuthApp, restartPolicy?: RestartPolicy, autoApprove?: Array<string>, };
+timeout?: number, auth?: AuthConfig, 
+/**
+ * A pre-registered OAuth app (remote servers).
+ */
+oauth?: OAuthApp, restartPolicy?: RestartPolicy, 
+/**
+ * Kept on round-trip; never used to grant anything.
+ */
+autoApprove?: Array<string>, };
 
 export type ServerStatus = { "state": "connecting" } | { "state": "connected" } | { "state": "disabled" } | { "state": "failed", error: string, } | { "state": "needs-auth", message: string, } | { "state": "restarting", attempt: number, of: number, } | { "state": "disconnected" };
 
 export type ServerState = { name: string, status: ServerStatus, transport: Transport, source?: string, toolCount: number, deferred: boolean, pid?: number, binary?: string, transportUsed?: string, protocolVersion?: string, warnings: Array<string>, lastError?: string, 
 /**
- * Why it is not running, in plain words with what to do.
+ * Why it is not running, in plain words with what to do (while it is not connected).
  */
-diagnosis?: Diagnosis, restarts: number, };
+diagnosis?: Diagnosis, 
+/**
+ * Restarts since the server was last started by hand.
+ */
+restarts: number, };
 
 export type FailureClass = "command-not-found" | "not-executable" | "exited-at-once" | "missing-value" | "bad-folder" | "handshake-timeout" | "not-mcp" | "connection-refused" | "host-not-found" | "tls" | "wrong-url" | "unauthorized" | "protocol-mismatch" | "invalid-config" | "crashed" | "other";
 
@@ -42,59 +67,114 @@ entry?: string,
 /**
  * Why it cannot be written there.
  */
-refusal?: string, nameTaken: boolean, restartHint?: string, };
+refusal?: string, 
+/**
+ * The target already defines a server of this name (it would be refused).
+ */
+nameTaken: boolean, 
+/**
+ * The target client reads its file only at start: what to do then.
+ */
+restartHint?: string, };
 
-export type Diagnosis = { class: FailureClass, summary: string, detail: string, error: string, };
+export type Diagnosis = { class: FailureClass, 
+/**
+ * One short line for the server's row.
+ */
+summary: string, 
+/**
+ * The whole explanation: what happened and what to do.
+ */
+detail: string, 
+/**
+ * What the transport or the system said, as it said it.
+ */
+error: string, };
 
 export type ShadowedDef = { source: string, path: string, line?: number, transport: Transport, enabled: boolean, errors?: Array<string>, };
 
-export type TrustChange = { field: string, before?: string, after?: string, };
+export type TrustChange = { 
+/**
+ * `command`, `args`, `cwd`, `url` or `env.NAME`.
+ */
+field: string, before?: string, after?: string, };
 
 export type Held = { "kind": "not-approved", reason: string, } | { "kind": "changed", reason: string, changes: Array<TrustChange>, };
 
-export type ServerView = { source: string, path: string, line?: number, errors: Array<string>, warnings: Array<string>, notRunnable?: string, parked?: boolean, 
+export type ServerView = { runtime?: ServerState, shadowed: Array<ShadowedDef>, source: string, path: string, line?: number, errors: Array<string>, warnings: Array<string>, 
 /**
- * Its file does not parse right now: this is the last good version,
- * saved at this time (ms since the epoch).
+ * Set for entries only their client can run (a Zed extension).
+ */
+notRunnable?: string, 
+/**
+ * Parked by Switchboard (disabled in a client without an off switch).
+ */
+parked?: boolean, 
+/**
+ * Its file does not parse right now: this definition is from the last
+ * good version, saved at this time (milliseconds since the Unix epoch).
  */
 lastGoodAt?: number, 
 /**
- * Not started until the user approves it.
+ * Valid and enabled, but not started until the user approves it (a
+ * project server Claude Code would not run, or one that changed since
+ * its folder was trusted).
  */
-held?: Held, shadowed: Array<ShadowedDef>, runtime?: ServerState, name: string, transport: Transport, command?: string, args?: Array<string>, env?: Record<string, string>, cwd?: string, url?: string, headers?: Record<string, string>, enabled: boolean, 
+held?: Held, name: string, transport: Transport, command?: string, args?: Array<string>, env?: Record<string, string>, cwd?: string, url?: string, headers?: Record<string, string>, enabled: boolean, 
 /**
  * Milliseconds.
  */
-timeout?: number, auth?: AuthConfig, oauth?: OAuthApp, restartPolicy?: RestartPolicy, autoApprove?: Array<string>, };
+timeout?: number, auth?: AuthConfig, 
+/**
+ * A pre-registered OAuth app (remote servers).
+ */
+oauth?: OAuthApp, restartPolicy?: RestartPolicy, 
+/**
+ * Kept on round-trip; never used to grant anything.
+ */
+autoApprove?: Array<string>, };
 
 export type ParseError = { 
 /**
- * Starts with the file (and line).
+ * The whole message, starting with the file (and line).
  */
 message: string, line?: number, column?: number, 
 /**
- * When the last good version still used was saved (ms since the
- * epoch); absent: there is none, so none of the file's servers run.
+ * When the last good version, whose servers keep running, was saved
+ * (milliseconds since the Unix epoch); absent: there is none, so no
+ * server of this file runs until it parses.
  */
 lastGoodAt?: number, };
 
-export type SourceInfo = { id: string, client: Client, clientName: string, level: Level, path: string, format: Format, exists: boolean, readOnly: boolean, priority: number, project?: string, serverCount: number, warnings: Array<string>, contentHash?: string, 
+export type SourceInfo = { id: string, client: Client, clientName: string, level: Level, path: string, format: Format, exists: boolean, readOnly: boolean, priority: number, project?: string, serverCount: number, warnings: Array<string>, 
 /**
- * Its client reads the file only at start: what to do after a change.
+ * Hex SHA-256 of the bytes read, for conflict checks on write.
+ */
+contentHash?: string, 
+/**
+ * When its client only reads the file at start: what to do after a
+ * change for the client to use it.
  */
 restartHint?: string, 
 /**
- * The `ServerDef` fields (camelCase) this source's client can store.
+ * The `ServerDef` fields (camelCase) this source's client can store,
+ * then the `oauth.*` members it has a place for; a form offers only these.
  */
 fields: Array<string>, 
 /**
- * Set while the file exists but does not parse.
+ * Set while the file exists but cannot be read or parsed; its servers
+ * then come from its last good version, if Switchboard saw one.
  */
 parseError?: ParseError, };
 
-export type Approved = { servers: Array<string>, 
+export type Approved = { 
 /**
- * Also approved for Claude Code (in `~/.claude.json`).
+ * Servers that were held and may run now.
+ */
+servers: Array<string>, 
+/**
+ * Of those, the ones approved for Claude Code too (its approval list
+ * in `~/.claude.json`).
  */
 forClaudeCode: Array<string>, };
 
@@ -102,27 +182,60 @@ export type ProjectFolder = { path: string, trusted: boolean, };
 
 export type ToolRef = { server: string, tool: string, };
 
-export type Collision = { name: string, tools: Array<ToolRef>, resolved: Array<string>, };
+export type Collision = { 
+/**
+ * The sanitized name they share.
+ */
+name: string, 
+/**
+ * Sorted by (server, tool); the first one kept `name`.
+ */
+tools: Array<ToolRef>, 
+/**
+ * The final name of each tool in `tools`, same order.
+ */
+resolved: Array<string>, };
 
 export type ToolEntry = { 
 /**
- * Sanitized, unique: what clients see.
+ * Sanitized, unique, at most 64 characters.
  */
 name: string, server: string, 
 /**
  * The tool's raw name on its server.
  */
-tool: string, description?: string, inputSchema: JsonSchema, deferred: boolean, };
+tool: string, description?: string, 
+/**
+ * Shared with the server's own tool list (10,000 tools must not mean
+ * 10,000 schemas copied on every re-index).
+ */
+inputSchema: JsonSchema, 
+/**
+ * From the tool cache; the server is still connecting.
+ */
+deferred: boolean, };
 
 export type ToolIndex = { tools: Array<ToolEntry>, collisions: Array<Collision>, };
 
-export type CallOutcome = { text: string, isError: boolean, content: unknown[], structuredContent?: unknown, server: string, tool: string, source?: string, };
+export type CallOutcome = { 
+/**
+ * Text content joined; `Error: …` when the server reported an error.
+ */
+text: string, isError: boolean, content: unknown[], structuredContent?: unknown, server: string, tool: string, source?: string, };
 
 export type ServerError = { server: string, error: string, };
 
-export type ReconcileReport = { started: Array<string>, stopped: Array<string>, updated: Array<string>, kept: Array<string>, failed: Array<ServerError>, };
+export type ReconcileReport = { started: Array<string>, stopped: Array<string>, updated: Array<string>, 
+/**
+ * Untouched: same definition, same connection, same process.
+ */
+kept: Array<string>, failed: Array<ServerError>, };
 
-export type StartupReport = { connected: Array<string>, failed: Array<ServerError>, deferred: Array<string>, elapsedMs: number, };
+export type StartupReport = { connected: Array<string>, failed: Array<ServerError>, 
+/**
+ * Pending servers whose tools came from the cache.
+ */
+deferred: Array<string>, elapsedMs: number, };
 
 export type LogLine = { 
 /**
@@ -130,13 +243,21 @@ export type LogLine = {
  */
 at: number, 
 /**
- * `stderr`, `lifecycle` or a server log level.
+ * `stderr`, `lifecycle` or a server log level (`info`, `error`, …).
  */
 kind: string, text: string, };
 
 export type SignInPhase = { "state": "waiting", url: string, } | { "state": "signed-in" } | { "state": "signed-out" } | { "state": "failed", error: string, };
 
-export type SignInStatus = { signedIn: boolean, store: string, unavailable?: string, };
+export type SignInStatus = { signedIn: boolean, 
+/**
+ * `Secret Service`, `macOS Keychain`, …
+ */
+store: string, 
+/**
+ * Why sign-in cannot work here (no keychain), if so.
+ */
+unavailable?: string, };
 
 export type Account = { 
 /**
@@ -156,21 +277,36 @@ issuer: string | null, clientId: string, scopes: Array<string>,
  */
 signedInAt: number | null, 
 /**
- * When the access token expires (seconds since 1970).
+ * When the current access token expires (seconds since 1970).
  */
 expiresAt: number | null, hasRefreshToken: boolean, 
 /**
- * The servers that use it.
+ * The servers that use it (the server itself, stdio servers naming it
+ * as `auth.credentialId`).
  */
 usedBy: Array<string>, };
 
-export type AccountList = { accounts: Array<Account>, store: string, unavailable?: string, };
+export type AccountList = { accounts: Array<Account>, 
+/**
+ * `Secret Service`, `macOS Keychain`, …
+ */
+store: string, 
+/**
+ * Why nothing can be kept there right now, if so.
+ */
+unavailable?: string, };
 
 export type ClientSecretStatus = { stored: boolean, store: string, unavailable?: string, };
 
-export type StepUp = { scopes: Array<string>, reason: string | null, };
+export type StepUp = { scopes: Array<string>, 
+/**
+ * The server's own words (`error_description`), if it gave any.
+ */
+reason: string | null, };
 
-export type EngineEvent = { "type": "status", server: string, status: ServerStatus, } | { "type": "tools", server: string, count: number, deferred: boolean, } | { "type": "log", server: string, lines: Array<LogLine>, } | { "type": "warning", server: string, message: string, } | { "type": "removed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "resources-changed", server: string, } | { "type": "prompts-changed", server: string, } | { "type": "reconciled", report: ReconcileReport, } | { "type": "elicitation", id: number, server: string, message: string, schema: JsonSchema, } | { "type": "source-changed", source: string, path: string, } | { "type": "discovery-changed", servers: number, warnings: number, } | { "type": "sign-in", server: string, phase: SignInPhase, } | { "type": "ready", report: StartupReport, } | { "type": "resync" } | { "type": "gateway", status: GatewayStatus, } | { "type": "approvals" };
+export type EngineEvent = { "type": "status", server: string, status: ServerStatus, } | { "type": "tools", server: string, count: number, deferred: boolean, } | { "type": "log", server: string, lines: Array<LogLine>, } | { "type": "warning", server: string, message: string, } | { "type": "removed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "resources-changed", server: string, } | { "type": "prompts-changed", server: string, } | { "type": "reconciled", report: ReconcileReport, } | { "type": "elicitation", id: number, server: string, message: string, schema: JsonSchema, } | { "type": "source-changed", source: string, path: string, } | { "type": "discovery-changed", servers: number, warnings: number, } | { "type": "sign-in", server: string, phase: SignInPhase, } | { "type": "approvals" };
+
+export type AppEvent = { "type": "ready", report: StartupReport, } | { "type": "resync" } | { "type": "gateway", status: GatewayStatus, };
 
 export type ResourceInfo = { uri: string, name: string, title?: string, description?: string, mimeType?: string, 
 /**
@@ -204,9 +340,13 @@ export type LineKind = "same" | "removed" | "added" | "skipped";
 
 export type DiffLine = { kind: LineKind, text: string, old?: number, new?: number, };
 
-export type FileChange = { path: string, beforeHash?: string, afterHash?: string, 
+export type FileChange = { path: string, 
 /**
- * Env, header and token values are masked (`•••`).
+ * SHA-256 (hex) of the content before and after; none: no file.
+ */
+beforeHash?: string, afterHash?: string, 
+/**
+ * Changed lines with context; env, header and token values masked.
  */
 diff: Array<DiffLine>, };
 
@@ -216,47 +356,258 @@ export type HistoryEntry = { id: number,
 /**
  * Milliseconds since the Unix epoch.
  */
-at: number, server?: string, summary: string, undoOf?: number, files: Array<FileChange>, state: UndoState, };
+at: number, 
+/**
+ * The server the action was about, if it was about one.
+ */
+server?: string, 
+/**
+ * `update "github" in Cursor (args)`.
+ */
+summary: string, 
+/**
+ * Set on an entry that undid another.
+ */
+undoOf?: number, files: Array<FileChange>, 
+/**
+ * Whether undo can apply now; worked out by `list`, not stored.
+ */
+state: UndoState, };
 
-export type UndoReport = { undone: number, summary: string, restored: Array<string>, recordedAs?: number, };
+export type UndoReport = { 
+/**
+ * The entry undone.
+ */
+undone: number, summary: string, 
+/**
+ * The files given back their earlier content.
+ */
+restored: Array<string>, 
+/**
+ * The entry recording the undo itself (none if it could not be recorded).
+ */
+recordedAs?: number, };
 
 export type HttpSupport = "headers" | "tokenEnvVar" | "none";
 
-export type EntryState = { "kind": "absent" } | { "kind": "connected", transport: Transport, target: string, enabled: boolean, } | { "kind": "foreign", runs: string, };
+export type EntryState = { "kind": "absent" } | { "kind": "connected", transport: Transport, 
+/**
+ * The binary path (stdio) or URL (http).
+ */
+target: string, 
+/**
+ * Off in the client (disabled, or parked by Switchboard).
+ */
+enabled: boolean, } | { "kind": "foreign", runs: string, };
 
-export type ClientConnection = { client: string, label: string, source: string, path: string, exists: boolean, entry: EntryState, http: HttpSupport, duplicates: Array<string>, disabledByConnect: Array<string>, problem?: string, };
+export type ClientConnection = { 
+/**
+ * The id commands take (`cursor`).
+ */
+client: string, label: string, 
+/**
+ * The source id of its user file (`cursor-user`).
+ */
+source: string, path: string, 
+/**
+ * Whether the file exists (connecting creates it).
+ */
+exists: boolean, entry: EntryState, http: HttpSupport, 
+/**
+ * Servers in this client's file that the gateway also serves: they
+ * would run twice once the client uses the gateway.
+ */
+duplicates: Array<string>, 
+/**
+ * Servers connect disabled here; disconnect turns them back on.
+ */
+disabledByConnect: Array<string>, 
+/**
+ * Why the file cannot be read or written now, if so.
+ */
+problem?: string, };
 
 export type EntryAction = "add" | "update" | "unchanged";
 
-export type DuplicateServer = { name: string, copyToSwitchboard: boolean, };
+export type DuplicateServer = { name: string, 
+/**
+ * Its only enabled definition is in this client: it is copied into
+ * Switchboard's own file first, so the gateway keeps serving it.
+ */
+copyToSwitchboard: boolean, };
 
 export type KeptServer = { name: string, reason: string, };
 
-export type ConnectPlan = { client: string, label: string, source: string, path: string, action: EntryAction, transport: Transport, entryText: string, createsFile: boolean, duplicates: Array<string>, disable: Array<DuplicateServer>, kept: Array<KeptServer>, notes: Array<string>, };
+export type ConnectPlan = { client: string, label: string, source: string, path: string, action: EntryAction, transport: Transport, 
+/**
+ * The entry as it will be written, in the client's format (as a
+ * document of its own), with the token shown as `•••`.
+ */
+entryText: string, 
+/**
+ * Whether the file does not exist yet and will be created.
+ */
+createsFile: boolean, 
+/**
+ * The servers the gateway also serves (the choice to offer).
+ */
+duplicates: Array<string>, 
+/**
+ * What will be disabled: empty unless `disable_duplicates` was asked.
+ */
+disable: Array<DuplicateServer>, 
+/**
+ * Duplicates that stay on, and why (only with `disable_duplicates`).
+ */
+kept: Array<KeptServer>, 
+/**
+ * Things the user must know (e.g. Codex reads the token from a variable).
+ */
+notes: Array<string>, };
 
-export type ConnectReport = { historyId?: number, client: string, label: string, source: string, path: string, action: EntryAction, transport: Transport, entryText: string, createsFile: boolean, duplicates: Array<string>, disable: Array<DuplicateServer>, kept: Array<KeptServer>, notes: Array<string>, };
+export type ConnectReport = { 
+/**
+ * The history entry (`switchboard undo ID`), if anything was written.
+ */
+historyId?: number, client: string, label: string, source: string, path: string, action: EntryAction, transport: Transport, 
+/**
+ * The entry as it will be written, in the client's format (as a
+ * document of its own), with the token shown as `•••`.
+ */
+entryText: string, 
+/**
+ * Whether the file does not exist yet and will be created.
+ */
+createsFile: boolean, 
+/**
+ * The servers the gateway also serves (the choice to offer).
+ */
+duplicates: Array<string>, 
+/**
+ * What will be disabled: empty unless `disable_duplicates` was asked.
+ */
+disable: Array<DuplicateServer>, 
+/**
+ * Duplicates that stay on, and why (only with `disable_duplicates`).
+ */
+kept: Array<KeptServer>, 
+/**
+ * Things the user must know (e.g. Codex reads the token from a variable).
+ */
+notes: Array<string>, };
 
-export type DisconnectReport = { client: string, label: string, path: string, removedEntry: boolean, reEnabled: Array<string>, removedCopies: Array<string>, kept: Array<KeptServer>, removedFile: boolean, historyId?: number, };
+export type DisconnectReport = { client: string, label: string, path: string, removedEntry: boolean, 
+/**
+ * Servers turned back on in the client.
+ */
+reEnabled: Array<string>, 
+/**
+ * Copies removed from Switchboard's own file.
+ */
+removedCopies: Array<string>, 
+/**
+ * Things left as they are, and why (a server the user removed since,
+ * a copy the user changed since).
+ */
+kept: Array<KeptServer>, 
+/**
+ * The file connect created was deleted (it held nothing else).
+ */
+removedFile: boolean, historyId?: number, };
 
-export type SidecarCheck = { ok: boolean, path: string, server: string | null, tools: number | null, message: string, };
+export type SidecarCheck = { ok: boolean, 
+/**
+ * The binary a stdio entry runs.
+ */
+path: string, 
+/**
+ * From the handshake: the gateway's name and version.
+ */
+server: string | null, 
+/**
+ * Tools it listed (servers still starting may add more later).
+ */
+tools: number | null, 
+/**
+ * For people: what worked, or what failed and what to do.
+ */
+message: string, };
 
 export type Connected = { report: ConnectReport, check: SidecarCheck | null, };
 
-export type AppSettings = { startAtLogin: boolean, keepInTray: boolean, projectConfig: boolean, dataFolder: string, };
+export type AppSettings = { 
+/**
+ * The desktop starts Switchboard (in the tray) when the user logs in:
+ * read from the desktop's own autostart entry, which the user may also
+ * remove outside Switchboard.
+ */
+startAtLogin: boolean, keepInTray: boolean, projectConfig: boolean, dataFolder: string, };
 
 export type GatewayState = "starting" | "listening" | "off" | "failed";
 
-export type GatewaySettings = { port?: number, off?: boolean, toolSearch?: boolean, };
+export type GatewaySettings = { 
+/**
+ * `None` (or 0, which no client entry could name): [`DEFAULT_GATEWAY_PORT`].
+ */
+port?: number, 
+/**
+ * The app does not serve the gateway while it runs.
+ */
+off?: boolean, 
+/**
+ * Offer `search_tools` and `call_tool` instead of every tool.
+ */
+toolSearch?: boolean, };
 
 export type GatewaySession = { id: number, client: string, version: string, 
 /**
- * `null`: every server; else the one server it is for.
+ * `None`: the aggregate; else the one server it is for.
  */
 server: string | null, };
 
-export type GatewayToolCalls = { server: string, tool: string, calls: number, errors: number, };
+export type GatewayToolCalls = { server: string, tool: string, calls: number, 
+/**
+ * Calls that ended in an error (protocol error or `isError` result).
+ */
+errors: number, };
 
-export type GatewayStatus = { state: GatewayState, url: string | null, settings: GatewaySettings, defaultPort: number, message: string | null, sessions: Array<GatewaySession>, calls: Array<GatewayToolCalls>, toolCount: number, longNames: Array<string>, overLimits: Array<number>, disabledTools: { [key in string]: Array<string> }, excluded: Array<string>, };
+export type GatewayStatus = { state: GatewayState, 
+/**
+ * `http://127.0.0.1:PORT/mcp` while listening.
+ */
+url: string | null, settings: GatewaySettings, defaultPort: number, 
+/**
+ * Why the gateway is not listening, for people.
+ */
+message: string | null, 
+/**
+ * Clients connected now.
+ */
+sessions: Array<GatewaySession>, 
+/**
+ * Calls through the gateway since the app started, most called first.
+ */
+calls: Array<GatewayToolCalls>, 
+/**
+ * Tools a client of the aggregate sees now (switches applied).
+ */
+toolCount: number, 
+/**
+ * Those names longer than [`NAME_LIMIT`].
+ */
+longNames: Array<string>, 
+/**
+ * Limits of common clients that `tool_count` is above.
+ */
+overLimits: Array<number>, 
+/**
+ * Tools switched off, by server and raw tool name.
+ */
+disabledTools: { [key in string]: Array<string> }, 
+/**
+ * Servers left out of the gateway.
+ */
+excluded: Array<string>, };
 
 export type ItemKind = "tool" | "prompt" | "resource-template";
 
@@ -266,17 +617,27 @@ export type Severity = "low" | "medium" | "high";
 
 export type ApprovalMode = "hold-changed" | "warn" | "hold-new";
 
-export type Finding = { rule: string, severity: Severity, message: string, 
+export type Finding = { rule: string, severity: Severity, 
 /**
- * Where: `description`, a schema path, `instructions`; absent: the whole server.
+ * One sentence: what was found, where, and why it matters.
+ */
+message: string, 
+/**
+ * Where: `description`, `inputSchema.properties.path.description`,
+ * `instructions`, or empty for a finding about the whole server.
  */
 at?: string, 
 /**
- * The text with hidden characters made visible (tag characters decoded).
+ * The text with its hidden characters made visible (tag characters
+ * decoded to what they spell), when the finding is about hidden text.
  */
 visible?: string, };
 
-export type ItemChanges = { description: Array<DiffLine>, definition: Array<DiffLine>, };
+export type ItemChanges = { description: Array<DiffLine>, 
+/**
+ * The rest of the definition (schemas, annotations, title), as JSON.
+ */
+definition: Array<DiffLine>, };
 
 export type ItemReview = { kind: ItemKind, name: string, pin: PinState, 
 /**
@@ -288,19 +649,69 @@ export type RemovedItem = { kind: ItemKind, name: string, };
 
 export type ServerReview = { server: string, mode: ApprovalMode, 
 /**
- * Something was approved under this server's current command/URL.
+ * Something was approved under this server's current identity.
  */
-known: boolean, items: Array<ItemReview>, removed: Array<RemovedItem>, findings: Array<Finding>, };
+known: boolean, items: Array<ItemReview>, 
+/**
+ * Approved items it no longer offers.
+ */
+removed: Array<RemovedItem>, 
+/**
+ * About the server as a whole: its instructions, a burst of new
+ * tools, approved tools gone.
+ */
+findings: Array<Finding>, };
 
 export type TrustReport = { servers: Array<ServerReview>, problem?: string, };
 
-export type ToolsApproved = { server: string, approved: Array<string>, forgotten: Array<string>, };
+export type ToolsApproved = { server: string, 
+/**
+ * `tool:NAME`, `prompt:NAME`, `resource-template:NAME`.
+ */
+approved: Array<string>, 
+/**
+ * Approved items the server no longer offers, forgotten.
+ */
+forgotten: Array<string>, };
 
-export type RegistryOffline = { fetchedAtMs: number, reason: string, };
+export type RegistryOffline = { 
+/**
+ * Milliseconds since 1970 (UTC).
+ */
+fetchedAtMs: number, reason: string, };
 
-export type CatalogEntry = { name: string, title: string | null, description: string, version: string, status: string, statusMessage: string | null, packageKinds: Array<string>, local: boolean, remote: boolean, repositoryUrl: string | null, websiteUrl: string | null, };
+export type CatalogEntry = { 
+/**
+ * The registry name (`io.github.user/weather`).
+ */
+name: string, title: string | null, description: string, version: string, 
+/**
+ * `active` or `deprecated` (deleted servers are not listed).
+ */
+status: string, statusMessage: string | null, 
+/**
+ * `npm`, `pypi`, `oci`, `nuget`, `mcpb`, in the order published.
+ */
+packageKinds: Array<string>, 
+/**
+ * It can run on this computer (has a package).
+ */
+local: boolean, 
+/**
+ * It can be reached as a hosted server (has a remote).
+ */
+remote: boolean, repositoryUrl: string | null, websiteUrl: string | null, };
 
-export type CatalogPage = { servers: Array<CatalogEntry>, nextCursor: string | null, offline: RegistryOffline | null, registryUrl: string, };
+export type CatalogPage = { servers: Array<CatalogEntry>, nextCursor: string | null, 
+/**
+ * Set when the registry could not be reached: these results are the
+ * ones cached at `fetchedAtMs`.
+ */
+offline: RegistryOffline | null, 
+/**
+ * The registry asked.
+ */
+registryUrl: string, };
 
 export type CatalogVersion = { version: string, status: string, publishedAt: string | null, isLatest: boolean, };
 
@@ -308,22 +719,133 @@ export type InstallChoice = { "kind": "package", index: number, } | { "kind": "r
 
 export type InstallFieldGroup = "env" | "header" | "argument" | "url";
 
-export type InstallField = { id: string, key: string, group: InstallFieldGroup, variableOf?: string, description?: string, required: boolean, secret: boolean, format: string, default?: string, placeholder?: string, choices?: Array<string>, repeated: boolean, };
+export type InstallField = { id: string, 
+/**
+ * What the user calls it: the variable, header, flag, hint or `{VAR}` name.
+ */
+key: string, group: InstallFieldGroup, 
+/**
+ * The env/header/argument it is a `{variable}` of, if it is one.
+ */
+variableOf?: string, description?: string, required: boolean, secret: boolean, 
+/**
+ * `string`, `number`, `boolean` or `filepath`.
+ */
+format: string, default?: string, placeholder?: string, choices?: Array<string>, 
+/**
+ * Several values (one per line).
+ */
+repeated: boolean, };
 
-export type InstallForm = { choice: InstallChoice, label: string, runtime?: string, notInstallable?: string, suggestedName: string, fields: Array<InstallField>, };
+export type InstallForm = { choice: InstallChoice, 
+/**
+ * `npm @scope/pkg 1.2.3`, `streamable-http https://…`.
+ */
+label: string, 
+/**
+ * The program the definition runs (`npx`, `uvx`, `docker`, `dnx`); `None` for remotes.
+ */
+runtime?: string, 
+/**
+ * Why this one cannot be installed (then there is no definition).
+ */
+notInstallable?: string, 
+/**
+ * The name the server gets unless the user picks another.
+ */
+suggestedName: string, fields: Array<InstallField>, };
 
 export type CatalogServer = { entry: CatalogEntry, versions: Array<CatalogVersion>, forms: Array<InstallForm>, 
 /**
- * The server.json, sent back unchanged with `install_server`.
+ * The server.json itself, sent back with `install_server`.
  */
 server: unknown, offline: RegistryOffline | null, };
 
-export type RuntimeCheck = { program: string, found?: string, installHint?: string, };
+export type RuntimeCheck = { program: string, 
+/**
+ * Where it was found (the app's PATH, then the login shell's).
+ */
+found?: string, 
+/**
+ * What to install to get it (set when not found).
+ */
+installHint?: string, };
 
-export type InstallReport = { name: string, source: string, path: string, keptInKeychain: Array<string>, plainTextSecrets: boolean, replaced: boolean, };
+export type InstallReport = { name: string, source: string, path: string, 
+/**
+ * Keychain names of the secrets kept (`weather.API_KEY`).
+ */
+keptInKeychain: Array<string>, 
+/**
+ * Secret values were written into the target file as given (a client's file).
+ */
+plainTextSecrets: boolean, replaced: boolean, };
 
-export type RegistrySettings = { url: string, saved: string | null, fromEnv: string | null, defaultUrl: string, };
+export type RegistrySettings = { 
+/**
+ * The URL in use.
+ */
+url: string, 
+/**
+ * The one saved in Settings, if any.
+ */
+saved: string | null, 
+/**
+ * Set when `SWITCHBOARD_REGISTRY_URL` overrides Settings.
+ */
+fromEnv: string | null, defaultUrl: string, };
 
 export type AppInfo = { name: string, version: string, };
 
-export type CommandErrorPayload = { code: string, message: string, };
+export type ErrorCode = "invalid" | "io" | "not-found" | "already-exists" | "name-taken" | "conflict" | "unparsable" | "read-only" | "unsupported" | "damaged" | "already-undone" | "unknown-source" | "unknown-client" | "no-http" | "not-connected" | "connect-failed" | "mcp" | "disabled" | "aborted" | "keychain" | "no-keychain" | "no-sidecar" | "sidecar-failed" | "refused" | "invalid-port" | "offline" | "registry" | "missing-values" | "oauth-timeout" | "oauth-failed" | "oauth-cancelled" | "oauth-no-endpoints" | "oauth-no-registration" | "oauth-not-remote" | "oauth-port-taken" | "oauth-bad-redirect" | "oauth-refused-link";
+
+export type CommandErrorPayload = { 
+/**
+ * Stable, machine-readable: the UI may branch on it (`ErrorCode.NotFound`).
+ */
+code: ErrorCode, 
+/**
+ * For people: names the file, server and field involved.
+ */
+message: string, };
+
+/** Every `ErrorCode` by its Rust name. */
+export const ErrorCode = {
+  Invalid: 'invalid',
+  Io: 'io',
+  NotFound: 'not-found',
+  AlreadyExists: 'already-exists',
+  NameTaken: 'name-taken',
+  Conflict: 'conflict',
+  Unparsable: 'unparsable',
+  ReadOnly: 'read-only',
+  Unsupported: 'unsupported',
+  Damaged: 'damaged',
+  AlreadyUndone: 'already-undone',
+  UnknownSource: 'unknown-source',
+  UnknownClient: 'unknown-client',
+  NoHttp: 'no-http',
+  NotConnected: 'not-connected',
+  ConnectFailed: 'connect-failed',
+  Mcp: 'mcp',
+  Disabled: 'disabled',
+  Aborted: 'aborted',
+  Keychain: 'keychain',
+  NoKeychain: 'no-keychain',
+  NoSidecar: 'no-sidecar',
+  SidecarFailed: 'sidecar-failed',
+  Refused: 'refused',
+  InvalidPort: 'invalid-port',
+  Offline: 'offline',
+  Registry: 'registry',
+  MissingValues: 'missing-values',
+  OauthTimeout: 'oauth-timeout',
+  OauthFailed: 'oauth-failed',
+  OauthCancelled: 'oauth-cancelled',
+  OauthNoEndpoints: 'oauth-no-endpoints',
+  OauthNoRegistration: 'oauth-no-registration',
+  OauthNotRemote: 'oauth-not-remote',
+  OauthPortTaken: 'oauth-port-taken',
+  OauthBadRedirect: 'oauth-bad-redirect',
+  OauthRefusedLink: 'oauth-refused-link',
+} as const;
