@@ -1,7 +1,15 @@
 //! Validation of structure, not reachability (SPEC C3).
 
 use crate::config::{ServerDef, Transport};
-use crate::sources::dialect::FieldIssue;
+
+/// A problem with one field of an entry, found while reading or validating it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldIssue {
+    /// The entry's field the issue is about, e.g. `timeout` or `args[2]`.
+    pub field: Option<String>,
+    pub message: String,
+    pub is_error: bool,
+}
 
 pub const MAX_NAME_LEN: usize = 100;
 

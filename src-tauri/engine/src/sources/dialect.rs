@@ -12,6 +12,7 @@
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
+pub use crate::config::validate::FieldIssue;
 use crate::config::{
     AuthConfig, Field, OAuthApp, RestartPolicy, ServerDef, ServerPatch, Transport,
 };
@@ -574,14 +575,6 @@ pub enum EnableFlag {
     /// settings and removes it from the file, so the client stops running it
     /// too; enabling puts it back byte-for-byte in content.
     Park,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct FieldIssue {
-    /// The entry's field the issue is about, e.g. `timeout` or `args[2]`.
-    pub field: Option<String>,
-    pub message: String,
-    pub is_error: bool,
 }
 
 #[derive(Debug, Clone)]
