@@ -158,7 +158,7 @@ pub fn typescript() -> String {
     let decls = [
         <switchboard_engine::config::Transport as TS>::decl(&cfg),
         <switchboard_engine::sources::Level as TS>::decl(&cfg),
-        <switchboard_engine::config::Format as TS>::decl(&cfg),
+        <switchboard_engine::writer::Format as TS>::decl(&cfg),
         <switchboard_engine::sources::Client as TS>::decl(&cfg),
         <switchboard_engine::config::AuthConfig as TS>::decl(&cfg),
         <switchboard_engine::config::OAuthApp as TS>::decl(&cfg),

@@ -19,13 +19,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
-use switchboard_engine::config::Format;
 use switchboard_engine::discovery::{discover, DiscoverOptions};
 use switchboard_engine::host::{Host, Os};
 use switchboard_engine::settings::Settings;
 use switchboard_engine::sources::read::parse;
 use switchboard_engine::writer::content_hash;
 use switchboard_engine::writer::edit::{ServerEdit, Writer};
+use switchboard_engine::writer::Format;
 
 const SERVERS: usize = 200;
 const RUNS: usize = 30;

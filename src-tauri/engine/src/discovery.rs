@@ -11,13 +11,14 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::config::vars::{expand, Expansion, VarContext};
-use crate::config::{Format, ServerDef};
+use crate::config::ServerDef;
 use crate::host::Host;
 use crate::settings::Settings;
 use crate::sources::read::{escape_pointer, parse, LocatedDoc};
 use crate::sources::{apply_priority, default_order, Client, Container, Level, SourceSpec};
 use crate::trust::{self, ClaudeApprovals};
-use crate::writer::{content_hash, ContentHash, PathSeg};
+use crate::writer::atomic::{content_hash, ContentHash};
+use crate::writer::doc::{Format, PathSeg};
 
 /// Files larger than this are not read (a config file this big is a mistake).
 const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::{json, Value};
-use switchboard_engine::config::Format;
 use switchboard_engine::connect::{
     self, ConnectError, ConnectOptions, DuplicateServer, EntryAction, EntryState, HttpSupport,
     HttpTarget, Via,
@@ -23,6 +22,7 @@ use switchboard_engine::sources::read::parse;
 use switchboard_engine::sources::Client;
 use switchboard_engine::writer::edit::{ServerEdit, Writer};
 use switchboard_engine::writer::history::History;
+use switchboard_engine::writer::Format;
 
 const SWITCHBOARD: &str = "/opt/Switchboard/bin/switchboard";
 const TOKEN: &str = "connect-test-token-0123456789abcdef";

@@ -6,9 +6,9 @@ mod common;
 use proptest::prelude::*;
 use serde_json::Value;
 use switchboard_engine::config::vars::{expand, Expansion, VarContext};
-use switchboard_engine::config::Format;
 use switchboard_engine::sources::read::parse;
 use switchboard_engine::sources::{Client, Dialect};
+use switchboard_engine::writer::Format;
 
 const CLIENTS: [Client; 15] = [
     Client::Switchboard,

@@ -6,8 +6,8 @@ use std::ops::Range;
 
 use jsonc_parser::{ast, CollectOptions, ParseOptions};
 use serde_json::{json, Map, Value};
-use switchboard_engine::config::Format;
 use switchboard_engine::writer::doc::{apply_edits, DocEdit, DocError, PathSeg};
+use switchboard_engine::writer::Format;
 
 // ---------------------------------------------------------------- helpers
 

@@ -4,8 +4,8 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use switchboard_engine::config::Format;
 use switchboard_engine::writer::doc::{apply_edits, DocEdit, PathSeg};
+use switchboard_engine::writer::Format;
 
 fn key() -> impl Strategy<Value = String> + Clone {
     prop_oneof![

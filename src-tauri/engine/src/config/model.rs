@@ -5,17 +5,6 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-/// File format of a config source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "lowercase")]
-pub enum Format {
-    Json,
-    Jsonc,
-    Toml,
-    Yaml,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]

@@ -14,9 +14,8 @@ use serde::{Deserialize, Serialize};
 pub use dialect::Dialect;
 
 use crate::config::vars::Expansion;
-use crate::config::Format;
 use crate::host::{Host, Os};
-use crate::writer::PathSeg;
+use crate::writer::doc::{Format, PathSeg};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

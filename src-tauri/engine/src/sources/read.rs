@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use jsonc_parser::ast;
 use serde_json::{Map, Value};
 
-use crate::config::Format;
+use crate::writer::doc::Format;
 
 /// A parsed document: its value, and the 1-based line of every object key,
 /// keyed by JSON pointer (`/mcpServers/github/args`).

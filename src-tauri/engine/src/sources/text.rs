@@ -4,10 +4,10 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::config::{Format, ServerDef};
+use crate::config::ServerDef;
 use crate::sources::read::{escape_pointer, parse};
 use crate::sources::SourceSpec;
-use crate::writer::{apply_edits, DocEdit, PathSeg};
+use crate::writer::doc::{apply_edits, DocEdit, Format, PathSeg};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

@@ -21,7 +21,7 @@ use sha2::Digest;
 use crate::config::{ServerDef, Transport};
 use crate::host::Host;
 use crate::writer::atomic::WriteError;
-use crate::writer::{content_hash, write_private, Expected};
+use crate::writer::atomic::{content_hash, write_private, Expected};
 
 /// How often a change is applied again after another process wrote the file.
 const UPDATE_ATTEMPTS: usize = 20;
@@ -282,7 +282,7 @@ pub fn pins_path(host: &Host) -> PathBuf {
 
 enum OnDisk {
     Absent,
-    Parsed(PinFile, crate::writer::ContentHash),
+    Parsed(PinFile, crate::writer::atomic::ContentHash),
     Broken(String),
 }
 

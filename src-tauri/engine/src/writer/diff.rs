@@ -7,9 +7,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::config::Format;
 use crate::redact::Redactor;
 use crate::sources::read::parse;
+use crate::writer::doc::Format;
 
 /// Unchanged lines shown around each change.
 const CONTEXT: usize = 3;

@@ -6,7 +6,18 @@
 //! indentation, key order and keys Switchboard does not own. Block YAML is
 //! edited line by line (`yaml`), as no Rust YAML library keeps comments.
 
-use crate::config::Format;
+use serde::{Deserialize, Serialize};
+
+/// File format of a config source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    Json,
+    Jsonc,
+    Toml,
+    Yaml,
+}
 
 /// One step of a path into a document: an object key or an array index.
 #[derive(Debug, Clone, PartialEq, Eq)]

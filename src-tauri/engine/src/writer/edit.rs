@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::config::validate::{validate_def, validate_name};
-use crate::config::{Field, Format, ServerDef, ServerPatch};
+use crate::config::{Field, ServerDef, ServerPatch};
 use crate::discovery::{entries, gemini_enablement_path, value_at};
 use crate::host::Host;
 use crate::settings::{ParkedEntry, Settings, SettingsError};
@@ -21,7 +21,8 @@ use crate::writer::doc::DocError;
 use crate::writer::history::{Label, Recording};
 use crate::writer::summary;
 use crate::writer::{
-    apply_edits, content_hash, write_atomic, write_private, ContentHash, DocEdit, Expected, PathSeg,
+    apply_edits, content_hash, write_atomic, write_private, ContentHash, DocEdit, Expected, Format,
+    PathSeg,
 };
 
 #[derive(Debug, thiserror::Error)]

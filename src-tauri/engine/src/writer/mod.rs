@@ -15,4 +15,4 @@ pub mod history;
 pub mod summary;
 
 pub use atomic::{content_hash, write_atomic, write_private, ContentHash, Expected};
-pub use doc::{apply_edits, DocEdit, PathSeg};
+pub use doc::{apply_edits, DocEdit, Format, PathSeg};

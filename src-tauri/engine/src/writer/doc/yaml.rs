@@ -11,7 +11,6 @@
 use serde_json::{Map, Value};
 
 use super::{display_path, path_error, DocEdit, DocError, PathSeg, Result};
-use crate::config::Format;
 
 struct Line<'a> {
     /// Byte offset of the line's start.
@@ -304,10 +303,12 @@ fn value_at<'v>(doc: &'v Value, path: &[PathSeg]) -> Option<&'v Value> {
     })
 }
 
+/// What the text reads as: an empty text is an empty mapping.
 fn parse(text: &str) -> Result<Value> {
-    crate::sources::read::parse(Format::Yaml, text)
-        .map(|d| d.value)
-        .map_err(|e| DocError::Parse(e.message))
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    serde_norway::from_str(text).map_err(|e| DocError::Parse(e.to_string()))
 }
 
 /// One edit on the text; `doc` is what the text reads as now.
