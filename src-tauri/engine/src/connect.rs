@@ -32,7 +32,6 @@
 //! the same content.
 
 use crate::error_code::ErrorCode;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -44,6 +43,7 @@ use crate::gateway::token::TOKEN_ENV;
 use crate::host::Host;
 use crate::redact::MASK;
 use crate::settings::Settings;
+pub use crate::settings::{ConnectionRecord, Connections};
 use crate::sources::read::parse;
 use crate::sources::{switchboard_source, user_sources, Client, Level, SourceSpec};
 use crate::writer::edit::{read_def, EditError, ServerEdit, Writer};
@@ -258,31 +258,6 @@ pub struct ClientConnection {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub problem: Option<String>,
-}
-
-/// What connect remembers per client in Switchboard's settings, so
-/// disconnect undoes exactly that.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ConnectionRecord {
-    /// Servers connect disabled in the client.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub disabled: Vec<String>,
-    /// Servers connect copied into Switchboard's own file, as copied.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub copied: Vec<ServerDef>,
-    /// Connect created the client's file.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub created_file: bool,
-    /// Connect created the servers' container (`mcpServers`) in the file.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub created_container: bool,
-}
-
-impl ConnectionRecord {
-    fn is_empty(&self) -> bool {
-        *self == ConnectionRecord::default()
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -1037,5 +1012,3 @@ fn remove_file(path: &Path, expected_text: &str) -> Result<()> {
     Ok(())
 }
 
-/// Each client's record, for the settings field (`Settings::connections`).
-pub type Connections = BTreeMap<String, ConnectionRecord>;

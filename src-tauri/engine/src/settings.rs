@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::config::ServerDef;
 use crate::host::Host;
 use crate::writer::atomic::WriteError;
-use crate::writer::history::Recording;
-use crate::writer::summary;
-use crate::writer::{content_hash, write_private, ContentHash, Expected};
+use crate::writer::atomic::{content_hash, write_private, ContentHash, Expected};
+use crate::writer::history::{FileWrite, Label, Recording};
 
 /// How often a change is applied again when another process wrote the file
 /// between our read and our write. Writes by Switchboard processes are
@@ -92,7 +92,7 @@ pub struct Settings {
     /// `cursor`) that `disconnect` must undo: servers it disabled there,
     /// copies it made in Switchboard's own file, what it created.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub connections: crate::connect::Connections,
+    pub connections: Connections,
     /// How the gateway treats each server's tools that differ from what the
     /// user approved (`tool_trust`), by server name; absent: the default.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -307,7 +307,7 @@ impl Settings {
         change: impl Fn(&mut Settings) -> Result<(), SettingsError>,
     ) -> Result<Settings, SettingsError> {
         let path = settings_path(host);
-        let _recording = Recording::begin(host, summary::for_settings());
+        let _recording = Recording::begin(host, history_label());
         for _ in 0..UPDATE_ATTEMPTS {
             let (mut s, expected) = match read(&path).map_err(|source| WriteError::Io {
                 path: path.clone(),
@@ -344,7 +344,7 @@ impl Settings {
     /// were loaded from (prefer `update`, which re-applies one change).
     pub fn save(&self, host: &Host) -> Result<(), SettingsError> {
         let path = settings_path(host);
-        let _recording = Recording::begin(host, summary::for_settings());
+        let _recording = Recording::begin(host, history_label());
         if self.problem.is_some() {
             if let Ok(OnDisk::Broken { line, message }) = read(&path) {
                 return Err(SettingsError::Broken {
@@ -429,4 +429,89 @@ impl Settings {
             .map(|p| p.path.clone())
             .collect()
     }
+}
+
+/// What connect remembers per client in Switchboard's settings, so
+/// disconnect undoes exactly that.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionRecord {
+    /// Servers connect disabled in the client.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disabled: Vec<String>,
+    /// Servers connect copied into Switchboard's own file, as copied.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copied: Vec<ServerDef>,
+    /// Connect created the client's file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub created_file: bool,
+    /// Connect created the servers' container (`mcpServers`) in the file.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub created_container: bool,
+}
+
+impl ConnectionRecord {
+    pub fn is_empty(&self) -> bool {
+        *self == ConnectionRecord::default()
+    }
+}
+
+/// Each client's record, for the settings field (`Settings::connections`).
+pub type Connections = std::collections::BTreeMap<String, ConnectionRecord>;
+
+/// Settings saved on their own: what changed, by top-level key.
+fn history_label() -> Label {
+    Label {
+        server: None,
+        describe: Box::new(|writes| {
+            let keys: Vec<String> = writes.first().map(changed_top_keys).unwrap_or_default();
+            match keys
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .as_slice()
+            {
+                ["priority"] => "change source priority".to_string(),
+                ["projects"] => "change project folders".to_string(),
+                [] => "update Switchboard settings".to_string(),
+                _ => format!(
+                    "update Switchboard settings ({})",
+                    keys.iter()
+                        .map(|k| setting_words(k))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        }),
+    }
+}
+
+/// A settings key as people say it; keys this version does not know as they are.
+fn setting_words(key: &str) -> &str {
+    match key {
+        "priority" => "source priority",
+        "projects" => "project folders",
+        "trustedServers" => "trusted project servers",
+        "parked" => "disabled servers kept aside",
+        "enableProjectConfig" => "project config switch",
+        other => other,
+    }
+}
+
+fn changed_top_keys(w: &FileWrite) -> Vec<String> {
+    // No file reads as the defaults: a first save changes only what it sets.
+    let defaults = serde_json::to_value(Settings::default()).unwrap_or_default();
+    let obj = |b: &Option<Vec<u8>>| -> Map<String, Value> {
+        let v = match b.as_deref() {
+            Some(b) => serde_json::from_slice::<Value>(b).ok(),
+            None => Some(defaults.clone()),
+        };
+        v.and_then(|v| v.as_object().cloned()).unwrap_or_default()
+    };
+    let (a, b) = (obj(&w.before), obj(&w.after));
+    a.keys()
+        .chain(b.keys().filter(|k| !a.contains_key(*k)))
+        .filter(|k| a.get(*k) != b.get(*k))
+        .cloned()
+        .collect()
 }

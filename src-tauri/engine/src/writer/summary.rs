@@ -5,7 +5,6 @@
 use serde_json::{Map, Value};
 
 use crate::discovery::entries;
-use crate::settings::Settings;
 use crate::sources::read::parse;
 use crate::sources::SourceSpec;
 use crate::writer::edit::ServerEdit;
@@ -64,33 +63,6 @@ pub fn for_copy(from: &SourceSpec, to: &SourceSpec, name: &str, remove_source: b
     )
 }
 
-/// Settings saved on their own: what changed, by top-level key.
-pub fn for_settings() -> Label {
-    Label {
-        server: None,
-        describe: Box::new(|writes| {
-            let keys: Vec<String> = writes.first().map(changed_top_keys).unwrap_or_default();
-            match keys
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>()
-                .as_slice()
-            {
-                ["priority"] => "change source priority".to_string(),
-                ["projects"] => "change project folders".to_string(),
-                [] => "update Switchboard settings".to_string(),
-                _ => format!(
-                    "update Switchboard settings ({})",
-                    keys.iter()
-                        .map(|k| setting_words(k))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            }
-        }),
-    }
-}
-
 /// Keys of `name`'s entry in `spec`'s file that differ before and after (a
 /// renamed entry is found as the one new name). Empty when unknown.
 fn changed_keys(spec: &SourceSpec, name: &str, writes: &[FileWrite]) -> Vec<String> {
@@ -140,34 +112,4 @@ fn changed_keys(spec: &SourceSpec, name: &str, writes: &[FileWrite]) -> Vec<Stri
             .cloned(),
     );
     keys
-}
-
-/// A settings key as people say it; keys this version does not know as they are.
-fn setting_words(key: &str) -> &str {
-    match key {
-        "priority" => "source priority",
-        "projects" => "project folders",
-        "trustedServers" => "trusted project servers",
-        "parked" => "disabled servers kept aside",
-        "enableProjectConfig" => "project config switch",
-        other => other,
-    }
-}
-
-fn changed_top_keys(w: &FileWrite) -> Vec<String> {
-    // No file reads as the defaults: a first save changes only what it sets.
-    let defaults = serde_json::to_value(Settings::default()).unwrap_or_default();
-    let obj = |b: &Option<Vec<u8>>| -> Map<String, Value> {
-        let v = match b.as_deref() {
-            Some(b) => serde_json::from_slice::<Value>(b).ok(),
-            None => Some(defaults.clone()),
-        };
-        v.and_then(|v| v.as_object().cloned()).unwrap_or_default()
-    };
-    let (a, b) = (obj(&w.before), obj(&w.after));
-    a.keys()
-        .chain(b.keys().filter(|k| !a.contains_key(*k)))
-        .filter(|k| a.get(*k) != b.get(*k))
-        .cloned()
-        .collect()
 }
