@@ -38,7 +38,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::{ServerDef, Transport};
-use crate::discovery::{value_at, Discovery};
+pub use crate::discovery::is_gateway_entry;
+use crate::discovery::{is_gateway_url, value_at, Discovery, GATEWAY_ENTRY_NAME};
 use crate::gateway::token::TOKEN_ENV;
 use crate::host::Host;
 use crate::redact::MASK;
@@ -51,7 +52,7 @@ use crate::writer::history::{Label, Recording};
 use crate::writer::{apply_edits, write_atomic, DocEdit, Expected, PathSeg};
 
 /// The name of the entry connect writes.
-pub const ENTRY_NAME: &str = "switchboard";
+pub const ENTRY_NAME: &str = GATEWAY_ENTRY_NAME;
 
 /// The arguments of the stdio entry: the gateway over stdin/stdout.
 pub const SERVE_ARGS: &[&str] = &["serve"];
@@ -126,50 +127,6 @@ pub fn parse_client(id: &str) -> Result<Client> {
             given: id.into(),
             known: known.into_iter().map(client_id).collect(),
         })
-}
-
-/// Why discovery lists a gateway entry as not runnable (see `is_gateway_entry`).
-pub fn gateway_note(name: &str, def: &ServerDef) -> Option<String> {
-    is_gateway_entry(name, def).then(|| "Switchboard's own gateway (as `switchboard connect` writes it): the client runs it; Switchboard does not run itself".to_string())
-}
-
-/// Whether an entry is Switchboard's own gateway: a stdio entry running
-/// `switchboard serve` (under any name), or an entry named `switchboard`
-/// pointing at `/mcp` on loopback. Switchboard never runs such an entry
-/// itself: it would start itself again, without end.
-pub fn is_gateway_entry(name: &str, def: &ServerDef) -> bool {
-    match def.transport {
-        Transport::Stdio => {
-            def.command.as_deref().is_some_and(is_switchboard_binary)
-                && def.args.first().map(String::as_str) == Some("serve")
-        }
-        _ => name == ENTRY_NAME && def.url.as_deref().is_some_and(is_gateway_url),
-    }
-}
-
-/// `…/switchboard`, `switchboard.exe`, or the app's bundled sidecar
-/// `switchboard-<target triple>`.
-fn is_switchboard_binary(command: &str) -> bool {
-    let file = command
-        .rsplit(['/', '\\'])
-        .next()
-        .unwrap_or(command)
-        .to_ascii_lowercase();
-    let stem = file.strip_suffix(".exe").unwrap_or(&file);
-    stem == "switchboard" || stem.starts_with("switchboard-")
-}
-
-fn is_gateway_url(u: &str) -> bool {
-    let Ok(url) = url::Url::parse(u) else {
-        return false;
-    };
-    let loopback = match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    };
-    loopback && (url.path() == "/mcp" || url.path().starts_with("/mcp/"))
 }
 
 /// Where the gateway is for an http entry. The token is written into the
@@ -1011,4 +968,3 @@ fn remove_file(path: &Path, expected_text: &str) -> Result<()> {
     .map_err(EditError::from)?;
     Ok(())
 }
-

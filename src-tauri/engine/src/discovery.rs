@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::config::vars::{expand, Expansion, VarContext};
-use crate::config::ServerDef;
+use crate::config::{ServerDef, Transport};
 use crate::host::Host;
 use crate::settings::Settings;
 use crate::sources::read::{escape_pointer, parse, LocatedDoc};
@@ -678,9 +678,7 @@ fn discover_inner(
             }
             let held = hold(&def);
             // A client's entry for Switchboard's gateway would start Switchboard inside itself.
-            let not_runnable = parsed
-                .not_runnable
-                .or_else(|| crate::connect::gateway_note(&e.name, &def));
+            let not_runnable = parsed.not_runnable.or_else(|| gateway_note(&e.name, &def));
             let mut d = Definition {
                 source: spec.id.clone(),
                 path: spec.path.clone(),
@@ -790,4 +788,51 @@ fn discover_inner(
         });
     }
     out
+}
+
+/// The name of the entry `switchboard connect` writes into a client's file.
+pub const GATEWAY_ENTRY_NAME: &str = "switchboard";
+
+/// Why discovery lists a gateway entry as not runnable (see `is_gateway_entry`).
+pub fn gateway_note(name: &str, def: &ServerDef) -> Option<String> {
+    is_gateway_entry(name, def).then(|| "Switchboard's own gateway (as `switchboard connect` writes it): the client runs it; Switchboard does not run itself".to_string())
+}
+
+/// Whether an entry is Switchboard's own gateway: a stdio entry running
+/// `switchboard serve` (under any name), or an entry named `switchboard`
+/// pointing at `/mcp` on loopback. Switchboard never runs such an entry
+/// itself: it would start itself again, without end.
+pub fn is_gateway_entry(name: &str, def: &ServerDef) -> bool {
+    match def.transport {
+        Transport::Stdio => {
+            def.command.as_deref().is_some_and(is_switchboard_binary)
+                && def.args.first().map(String::as_str) == Some("serve")
+        }
+        _ => name == GATEWAY_ENTRY_NAME && def.url.as_deref().is_some_and(is_gateway_url),
+    }
+}
+
+/// `…/switchboard`, `switchboard.exe`, or the app's bundled sidecar
+/// `switchboard-<target triple>`.
+fn is_switchboard_binary(command: &str) -> bool {
+    let file = command
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(command)
+        .to_ascii_lowercase();
+    let stem = file.strip_suffix(".exe").unwrap_or(&file);
+    stem == "switchboard" || stem.starts_with("switchboard-")
+}
+
+pub(crate) fn is_gateway_url(u: &str) -> bool {
+    let Ok(url) = url::Url::parse(u) else {
+        return false;
+    };
+    let loopback = match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    loopback && (url.path() == "/mcp" || url.path().starts_with("/mcp/"))
 }
