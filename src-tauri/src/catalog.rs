@@ -245,7 +245,7 @@ pub async fn keep_in_keychain(
 }
 
 /// Open a server's repository or website in the system browser: only an
-/// https page (or http on this computer) is opened (SPEC P3).
+/// https page (or http on this computer) is opened.
 #[tauri::command]
 pub fn open_catalog_link<R: tauri::Runtime>(
     app: tauri::AppHandle<R>,

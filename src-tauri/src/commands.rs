@@ -475,9 +475,9 @@ pub struct SignInStatus {
     pub unavailable: Option<String>,
 }
 
-/// Sign in (SPEC U8): the authorization page opens in the system browser
+/// Sign in: the authorization page opens in the system browser
 /// (tauri-plugin-opener), never in the webview, and only when it is a web
-/// page (SPEC P3); returns once signed in and the server is connecting.
+/// page; returns once signed in and the server is connecting.
 /// Progress arrives as `sign-in` events.
 #[tauri::command]
 pub async fn sign_in<R: tauri::Runtime>(
@@ -625,7 +625,7 @@ pub async fn undo(state: S<'_>, id: u64) -> CommandResult<UndoReport> {
     Ok(state.engine.undo(Some(id)).await?)
 }
 
-// The gateway (SPEC G1, G4): status, settings, token and tool switches.
+// The gateway: status, settings, token and tool switches.
 
 type G<'a> = State<'a, std::sync::Arc<crate::gateway::AppGateway>>;
 
@@ -781,7 +781,7 @@ pub async fn disconnect_client(
     Ok(state.engine.disconnect_client(&client).await?)
 }
 
-// Tools you can trust (SPEC G9): pins, findings, approvals.
+// Tools you can trust: pins, findings, approvals.
 
 /// Every server's tools, prompts and templates against what the user
 /// approved: pin state, findings, what changed, what the gateway holds.

@@ -1,6 +1,6 @@
 //! Forwarding: every engine event reaches the UI as one Tauri event,
 //! `engine://event`, whose payload is the serialized `EngineEvent` (or one
-//! of the app's own `AppEvent`s). The UI never polls (SPEC U9).
+//! of the app's own `AppEvent`s). The UI never polls.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! The app's gateway (SPEC G1): while Switchboard runs, every server it runs
+//! The app's gateway: while Switchboard runs, every server it runs
 //! is also served at `http://127.0.0.1:PORT/mcp` (and `/mcp/<server>`), so
 //! other clients configured with that one entry use them, signed in and
 //! supervised. The port, an off switch and tool search mode live in

@@ -1,4 +1,4 @@
-//! "Test connection" (SPEC U6): start one definition in a throwaway
+//! "Test connection" in the Add server form: start one definition in a throwaway
 //! `Manager`, report its tools or the exact failure with a hint, and tear
 //! it down again. Nothing is written and the app's servers are untouched.
 

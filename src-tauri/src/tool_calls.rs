@@ -1,6 +1,6 @@
 //! Tool calls the UI started and may still cancel, by the id the UI chose.
 //! Cancelling one cancels its token; the engine then sends
-//! `notifications/cancelled` and the call ends as an abort (SPEC M6).
+//! `notifications/cancelled` and the call ends as an abort.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,4 +1,4 @@
-// Add server form (SPEC U6, C10): the form writes the server into the chosen
+// Add server form: the form writes the server into the chosen
 // source's file (Switchboard's own servers.json here), keeps what was there,
 // and the new server starts and connects.
 import { test, before, after } from 'node:test';

@@ -1,4 +1,4 @@
-// Elicitation (SPEC M13): a server asking the user for input during a tool
+// Elicitation: a server asking the user for input during a tool
 // call gets a form built from the requested schema, defaults filled in. alpha's
 // `elicit` tool asks "What is your name?" (one required string `name`, default
 // "Grace") and returns the answer it received as JSON text; the tests answer

@@ -1,4 +1,4 @@
-// The gateway in the real app (SPEC G1, G4): while the app runs, another MCP
+// The gateway in the real app: while the app runs, another MCP
 // client on this machine reaches every server through one URL with the
 // token the Gateway view shows; switching a tool off in the Tools view takes
 // it out of that client's open session (with list_changed); "Use Switchboard

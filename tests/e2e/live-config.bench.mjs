@@ -1,4 +1,4 @@
-// Benchmark (issue 6, SPEC W3): latency from an external atomic save of a
+// Benchmark (issue 6): latency from an external atomic save of a
 // client's config file to the change being visible in the app's server list
 // (debounce, re-discovery, reconcile, event, UI reload and render included).
 // Not part of the test run; start it with

@@ -1,4 +1,4 @@
-// Live config (SPEC W1–W3, issue 6): a change saved in another app's config
+// Live config (issue 6): a change saved in another app's config
 // file shows up in the server list, and only the affected server starts;
 // the others keep their processes.
 import { test, before, after } from 'node:test';

@@ -1,4 +1,4 @@
-// Resources & prompts view (SPEC U4, M8) and cancelling a tool call (M6):
+// Resources & prompts view and cancelling a tool call:
 // beta (`fixture-server --resources`) lists fixture://greeting, fixture://counter
 // and the template fixture://item/{id}; its `greet` prompt takes a required
 // `name`; subscribing to the counter and bumping it shows the update arrive.

@@ -1,4 +1,4 @@
-// Servers view (SPEC U1, U2): every server from every source with the right
+// Servers view: every server from every source with the right
 // winner, live status of the fixture servers, shadowed duplicates and
 // "Use this one". Expected winners come from tests/fixtures/EXPECTED.md, with
 // Switchboard's own file replaced by alpha, beta and browsermcp (lib/fixture-home.mjs).

@@ -1,4 +1,4 @@
-// Sign in (SPEC A1, U8, issue 7): a remote server that needs OAuth shows
+// Sign in (issue 7): a remote server that needs OAuth shows
 // "needs auth" and a Sign in button; clicking it starts the flow (the page
 // would open in the system browser — here the test is the browser: it
 // follows the authorization redirect back to the app's 127.0.0.1 listener);

@@ -1,4 +1,4 @@
-// Sources view (SPEC U5, C5): the ordered list of sources; moving one up
+// Sources view: the ordered list of sources; moving one up
 // (keyboard/button alternative to dragging) and dragging change the priority,
 // the list and the winners at once, and the order is saved in settings.json.
 import { test, before, after } from 'node:test';

@@ -1,4 +1,4 @@
-// "Test connection" in the Add server form (SPEC U6): the app connects the
+// "Test connection" in the Add server form: the app connects the
 // definition in the form once, in a throwaway manager, and reports the tool
 // count or `Failed to connect to "<name>": …` with what to try next. Nothing is
 // saved and nothing is left running.

@@ -1,4 +1,4 @@
-// Tools you can trust (SPEC G9) in the real app: a tool whose description
+// Tools you can trust, in the real app: a tool whose description
 // changed since `switchboard approve` pinned it shows its diff in the Tools
 // view and is absent from the gateway until Approve (then list_changed and
 // present); a description hiding an instruction in Unicode tag characters

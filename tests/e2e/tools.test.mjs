@@ -1,4 +1,4 @@
-// Tools view (SPEC U3) and supervision (M): the fixture servers' tools are
+// Tools view and supervision: the fixture servers' tools are
 // listed under their sanitized names, the form generated from a tool's input
 // schema calls it and shows the result, and a crashed server is restarted.
 import { test, before, after } from 'node:test';

@@ -1,5 +1,5 @@
 //! Naming 10,000 tools from 20 servers, 50 times: `cargo bench --bench naming`.
-//! SPEC M4 names every tool list the manager builds, so this has to stay far
+//! The manager names every tool list it builds this way, so this has to stay far
 //! below a frame (the target is well under 10 ms in release).
 
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! Config watching timings (SPEC W1–W3):
+//! Config watching timings:
 //! `cargo bench -p switchboard-engine --bench watch`.
 //!
 //! Needs the `fixture-server` binary (`cargo build -p switchboard-tests --bin

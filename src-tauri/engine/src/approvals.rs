@@ -1,4 +1,4 @@
-//! The tool trust at work on a running manager (SPEC G9): reviewing what
+//! The tool trust at work on a running manager: reviewing what
 //! its servers offer now, approving it, and trust on first use.
 //!
 //! Trust on first use: the first time a server *name* connects with tools

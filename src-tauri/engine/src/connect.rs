@@ -1,4 +1,4 @@
-//! "Use Switchboard in…" (SPEC G1): connect a client to the gateway by
+//! "Use Switchboard in…": connect a client to the gateway by
 //! writing one server entry named `switchboard` into that client's user
 //! config, in the client's own format; disconnect takes it out again.
 //!
@@ -72,7 +72,7 @@ pub enum HttpSupport {
 }
 
 /// Whether and how `client`'s user config takes an http entry with the
-/// gateway's bearer token (SOURCES.md A2).
+/// gateway's bearer token in its headers.
 pub fn http_support(client: Client) -> HttpSupport {
     match client {
         Client::ClaudeCode

@@ -1,4 +1,4 @@
-//! Discovery (SPEC C5–C8): read every source in priority order, dedupe by
+//! Discovery: read every source in priority order, dedupe by
 //! name (the first *valid* definition wins), keep the rest as shadowed, and
 //! report every problem with file, line and field while everything else
 //! still loads.
@@ -194,7 +194,7 @@ impl Discovery {
     }
 
     /// The trusted project folders this discovery read, each once, sorted:
-    /// what servers get as roots (SPEC M13).
+    /// what servers get as roots (`roots/list`).
     pub fn project_folders(&self) -> Vec<PathBuf> {
         self.sources
             .iter()

@@ -52,7 +52,7 @@ pub struct Engine {
     extra_projects: Vec<PathBuf>,
     /// Serializes edits: read-modify-write of settings and files.
     edits: tokio::sync::Mutex<()>,
-    /// The file watcher, once `watch` started it (SPEC W1–W3).
+    /// The file watcher, once `watch` started it.
     /// Once running, its discovery is the engine's snapshot (one source of
     /// truth: the server list never lags behind a reconcile).
     live: RwLock<Option<Arc<crate::watch::Live>>>,
@@ -60,7 +60,7 @@ pub struct Engine {
     sign_ins: std::sync::Mutex<
         std::collections::HashMap<String, (u64, tokio_util::sync::CancellationToken)>,
     >,
-    /// Pins and approval modes (SPEC G9), shared with the manager's gateways.
+    /// Pins and approval modes (`tool_trust`), shared with the manager's gateways.
     trust: Arc<crate::tool_trust::TrustCell>,
     /// Servers added or edited here: their next connect is approved.
     approve_next: crate::approvals::ApproveNext,
@@ -73,7 +73,7 @@ impl Engine {
     pub fn new(host: Host, manager_opts: ManagerOptions, extra_projects: Vec<PathBuf>) -> Engine {
         let (settings, _warning) = Settings::load(&host);
         let manager = Manager::new(manager_opts);
-        // Stored sign-ins come from the OS keychain (SPEC A2).
+        // Stored sign-ins come from the OS keychain.
         manager.set_vault(Some(crate::auth::vault::Vault::keychain()));
         let trust = crate::tool_trust::TrustCell::for_host(&host);
         manager.set_trust(Some(trust.clone()));
@@ -382,7 +382,7 @@ impl Engine {
         })
     }
 
-    /// Copy or move a server to another source, in that client's format (G3).
+    /// Copy or move a server to another source, in that client's format.
     pub async fn copy_server(
         &self,
         name: &str,
@@ -441,7 +441,7 @@ impl Engine {
         Ok(())
     }
 
-    /// "Use this one" (U2): move the shadowed definition's source right above
+    /// "Use this one": move the shadowed definition's source right above
     /// the current winner's source.
     pub async fn promote(&self, name: &str, source: &str) -> Result<(), EditError> {
         let d = self.snapshot();
@@ -513,7 +513,7 @@ impl Engine {
         Ok(done)
     }
 
-    /// Switch one tool on or off for the gateway (SPEC G4), by server name
+    /// Switch one tool on or off for the gateway, by server name
     /// and raw tool name; running gateways follow the settings file at once.
     pub async fn set_tool_enabled(
         &self,
@@ -537,7 +537,7 @@ impl Engine {
     }
 
     /// Every server's tools, prompts and templates against what the user
-    /// approved, with findings and diffs (SPEC G9).
+    /// approved, with findings and diffs.
     pub async fn tool_review(&self) -> crate::tool_trust::TrustReport {
         crate::approvals::report(&self.manager).await
     }
@@ -652,13 +652,14 @@ impl Engine {
         self.save_settings(|s| s.gateway = gateway.clone())
     }
 
-    /// Sign in to a remote server (SPEC A1, U8): discover, register, open the
+    /// Sign in to a remote server (its progress published as `SignIn` events):
+    /// discover, register, open the
     /// authorization page with `open` (the system browser), wait up to
     /// `timeout` for the redirect, keep the tokens in the keychain, and
     /// connect that server at once (others are not touched). Progress goes
     /// out as `SignIn` events. Also `reauth`: signing in again replaces the tokens.
     /// An authorization page that is not https (or http on this computer)
-    /// fails the sign-in and is neither opened nor shown (SPEC P3).
+    /// fails the sign-in and is neither opened nor shown.
     pub async fn sign_in(
         &self,
         name: &str,
@@ -715,7 +716,7 @@ impl Engine {
                 ..oauth::SignInOptions::for_app(name, app.as_ref(), &vault).await?
             };
             let pending = oauth::begin_with(name, &url, &vault, options).await?;
-            // `begin_with` checked it already; this is the last stop before the OS (SPEC P3).
+            // `begin_with` checked it already; this is the last stop before the OS.
             let link = crate::opener::check_link(&pending.url, crate::opener::SIGN_IN_METADATA)?;
             publish(SignInPhase::Waiting {
                 url: link.to_string(),

@@ -1,9 +1,9 @@
 //! Engine events: every state change is published on one broadcast channel
-//! that the app forwards to the UI and the CLI prints (SPEC U9: no polling).
+//! that the app forwards to the UI and the CLI prints, so nothing polls.
 
 use serde::Serialize;
 
-/// A server's lifecycle state (SPEC M1). Every change goes through
+/// A server's lifecycle state. Every change goes through
 /// `Manager::set_status`, which also publishes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -101,7 +101,7 @@ pub enum EngineEvent {
         #[cfg_attr(feature = "ts", ts(type = "JsonSchema"))]
         schema: serde_json::Value,
     },
-    /// A watched config file's bytes changed on disk (SPEC W1): `source` is a
+    /// A watched config file's bytes changed on disk: `source` is a
     /// source id (one event per source living in that file), or `settings` /
     /// `gemini-enablement` for those files. Published by `watch::Live`.
     SourceChanged {
@@ -113,7 +113,7 @@ pub enum EngineEvent {
         servers: usize,
         warnings: usize,
     },
-    /// A sign-in's progress (SPEC A1, U8). `url` is the authorization page
+    /// A sign-in's progress. `url` is the authorization page
     /// (no token in it) for users whose browser did not open.
     SignIn {
         server: String,

@@ -1,5 +1,5 @@
-//! Tool names shown to models and users (SPEC M4) and the schema patch they
-//! travel with (M5).
+//! Tool names shown to models and users and the schema patch they travel
+//! with.
 //!
 //! A tool is exposed as `mcp_<server>_<tool>` with both parts sanitized to
 //! `[a-z_]`. Sanitizing is lossy, so different tools can end up with the same

@@ -1,4 +1,4 @@
-//! What Switchboard lets the OS open (SPEC P3). A link a server chose (the
+//! What Switchboard lets the OS open. A link a server chose (the
 //! sign-in page from its OAuth metadata) goes to the system opener only when
 //! it is a web page: `https:`, or `http:` to this computer. Anything else
 //! (`file:`, `smb:`, `javascript:`, an app's own scheme) would make the OS

@@ -1,4 +1,4 @@
-//! Secrets stay out of text (SPEC P2): every string a person or a log sees
+//! Secrets stay out of text: every string a person or a log sees
 //! about a server — log lines, status errors, warnings, `lastError` — passes
 //! through that server's `Redactor`, which replaces each secret value resolved
 //! for its current launch (env and header values, URL parts that came from a

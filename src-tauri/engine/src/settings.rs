@@ -66,7 +66,7 @@ pub struct Settings {
     pub priority: Vec<String>,
     #[serde(default)]
     pub projects: Vec<ProjectFolder>,
-    /// Global switch for project-level sources (SPEC C6).
+    /// Global switch for project-level sources (a project folder's client files).
     #[serde(default = "yes")]
     pub enable_project_config: bool,
     #[serde(default)]
@@ -77,7 +77,7 @@ pub struct Settings {
     /// until its servers are pinned.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub trusted_servers: std::collections::BTreeMap<PathBuf, crate::trust::FolderPins>,
-    /// Tools switched off, by server name and raw tool names (SPEC G4): the
+    /// Tools switched off, by server name and raw tool names: the
     /// gateway does not offer them. Kept by raw name, so a switch survives
     /// restarts and changes of the sanitized name.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]

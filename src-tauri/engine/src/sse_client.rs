@@ -14,7 +14,7 @@
 //! // Legacy SSE only:
 //! let t = SseClientTransport::connect("http://127.0.0.1:3000/sse", headers.clone(), reqwest::Client::new()).await?;
 //! let client = ().serve(t).await?;
-//! // `sse` servers per SPEC C2: Streamable HTTP first, legacy SSE as fallback.
+//! // `sse` servers: Streamable HTTP first, legacy SSE as fallback.
 //! let t = connect_with_fallback("http://127.0.0.1:3000/sse", headers, reqwest::Client::new()).await?;
 //! let kind = t.kind();
 //! let client = ().serve(t).await?;
@@ -684,7 +684,8 @@ impl Transport<RoleClient> for SseClientTransport {
 }
 
 // ---------------------------------------------------------------------------
-// Streamable HTTP first, legacy SSE as fallback (SPEC C2).
+// Streamable HTTP first, legacy SSE as fallback: a server configured as
+// `sse` may well speak the newer transport.
 
 /// Which transport [`connect_with_fallback`] chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,5 @@
-//! Live config watching (SPEC W1–W3): a filesystem watcher over every
-//! source file's folder that turns changes into discovery + reconcile (M12).
+//! Live config watching: a filesystem watcher over every source file's
+//! folder that turns changes into discovery + reconcile.
 //!
 //! How it works:
 //!
@@ -16,7 +16,7 @@
 //!   **content hash** of every tracked file with the last discovery's
 //!   (`SourceInfo::hash`). Nothing changed (a touch, a save with the same
 //!   bytes, a write already picked up by [`Live::refresh`]) → nothing happens
-//!   (W2: hashes, not timestamps). Otherwise it re-runs discovery, publishes
+//!   (hashes, not timestamps). Otherwise it re-runs discovery, publishes
 //!   `SourceChanged` per changed source and one `DiscoveryChanged`, re-arms
 //!   the folders (the watched set follows the source list: settings can add
 //!   project sources) and starts one reconcile in the background
@@ -27,7 +27,7 @@
 //! * A file caught mid-save (it does not parse) keeps the servers of its last
 //!   good version (`discover_after`): nothing stops, and when it parses
 //!   again only the servers whose definition changed restart.
-//! * The app's own writes (W2): after a `Writer` edit the app may call
+//! * The app's own writes: after a `Writer` edit the app may call
 //!   [`Live::refresh`] to apply the change immediately; the watcher's own
 //!   event for that write then finds identical hashes and does nothing. If
 //!   the app does not call it, the watcher picks the write up like any

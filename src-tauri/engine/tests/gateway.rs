@@ -1,4 +1,4 @@
-//! The gateway end to end (SPEC G1, G4, G8): the real `switchboard serve`
+//! The gateway end to end (aggregation, tool switches, search mode): the real `switchboard serve`
 //! between rmcp's client and real fixture servers, over stdio and over
 //! streamable HTTP. Each result is compared with the same request sent to
 //! the fixture directly.

@@ -1,4 +1,4 @@
-//! The engine API the app uses for the gateway (SPEC G4): a tool switched
+//! The engine API the app uses for the gateway's switches: a tool switched
 //! off with `Engine::set_tool_enabled`, or a server excluded with
 //! `Engine::set_gateway_excluded`, leaves the lists of an open gateway
 //! session at once, with list_changed; switched on again, it comes back.

@@ -1,4 +1,4 @@
-//! Sign-in with the real OS keychain (SPEC A2): a Secret Service
+//! Sign-in with the real OS keychain, where sign-in tokens live: a Secret Service
 //! (gnome-keyring) on a private D-Bus session. `.ci/test` runs these with
 //! `with_keychain cargo test -p switchboard-engine --features keychain-tests --test keychain`;
 //! without that session they would fail, hence the feature.
@@ -231,7 +231,7 @@ async fn login_then_a_new_process_uses_the_server_without_a_browser_then_logout(
     );
 }
 
-/// SPEC P3: a sign-in page that is not a web page is neither opened nor
+/// A sign-in page that is not a web page is neither opened nor
 /// printed; `login` fails naming the scheme.
 #[tokio::test(flavor = "multi_thread")]
 async fn login_refuses_a_sign_in_page_that_is_not_a_web_page_and_prints_no_link() {

@@ -1,4 +1,4 @@
-//! Supervision against real crashing servers (SPEC M7–M13): restarts with
+//! Supervision against real crashing servers: restarts with
 //! the policy's backoff, giving up, isolation, update rollback, reconcile
 //! keeping processes, resources/prompts/subscriptions, roots, elicitation.
 

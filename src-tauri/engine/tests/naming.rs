@@ -1,4 +1,4 @@
-//! Tool names (SPEC M4) and schema patching (M5).
+//! Tool names shown to models and users, and schema patching.
 
 use std::collections::HashSet;
 

@@ -1,4 +1,4 @@
-//! SPEC P4: `kill -9` of `switchboard watch` with ten stdio servers up
+//! No process is orphaned: `kill -9` of `switchboard watch` with ten stdio servers up
 //! leaves no server process behind: not a leader that ignores stdin EOF and
 //! SIGTERM, not a grandchild in a server's process group (which no
 //! parent-death signal reaches).

@@ -1,4 +1,4 @@
-//! Sign-in (SPEC A1–A3) against a real OAuth authorization server and an
+//! Sign-in against a real OAuth authorization server and an
 //! MCP server that requires its tokens (`oauth-server` in tests/), both on
 //! 127.0.0.1. The "browser" is an HTTP client that follows the authorization
 //! redirect to our listener. Tokens live in a process-local vault here; the
@@ -510,7 +510,7 @@ async fn sse_servers_get_a_bearer_header_and_stdio_servers_get_oauth_access_toke
     Ok(())
 }
 
-/// SPEC A2: after a full sign-in and a few calls, no token is anywhere but
+/// After a full sign-in and a few calls, no token is anywhere but
 /// the vault: not in the tool cache, the logs, any event, or the server view.
 #[tokio::test]
 async fn tokens_never_leak_into_the_cache_logs_or_events() -> anyhow::Result<()> {
@@ -577,7 +577,7 @@ async fn tokens_never_leak_into_the_cache_logs_or_events() -> anyhow::Result<()>
     Ok(())
 }
 
-/// The app's path (U8): `Engine::sign_in` opens the page through the opener,
+/// The app's path: `Engine::sign_in` opens the page through the opener,
 /// reports progress as events, stores the tokens and connects that server at
 /// once; the other servers keep their processes. Cancel and sign out too.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,4 +1,4 @@
-//! SPEC P4: while a manager with a records folder runs, its record lists each
+//! Process records: while a manager with a records folder runs, its record lists each
 //! stdio server's process group with the leader's start time, the server
 //! carries the owner marker, and a clean shutdown removes the record.
 #![cfg(target_os = "linux")]

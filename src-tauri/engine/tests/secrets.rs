@@ -1,4 +1,4 @@
-//! Secret values in headers/env (SPEC C9).
+//! Secret values in headers/env, resolved at connect time.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! SPEC P2 (issue 11, point 7): a secret configured in a URL query, a
+//! Secrets stay out of text (issue 11, point 7): a secret configured in a URL query, a
 //! header and an env var never appears in what a person or a log sees when
 //! the servers fail: events, log lines, `lastError`, warnings, statuses, and
 //! the CLI's output. Each secret reaches a place that would print it: the

@@ -1,4 +1,4 @@
-//! SPEC P3: the sign-in page comes from metadata the server controls, and
+//! What the OS may open: the sign-in page comes from metadata the server controls, and
 //! only a web page (`https:`, or `http:` on this computer) reaches the OS
 //! opener. A server advertising `file:`, `smb:` or an app's own scheme as its
 //! `authorization_endpoint` fails the sign-in with a message naming the

@@ -1,4 +1,4 @@
-//! SPEC P4, the start-up sweep: a manager started with a records folder ends
+//! No process is orphaned, the start-up sweep: a manager started with a records folder ends
 //! the process groups a dead Switchboard recorded there — a leader whose
 //! start time matches, and the members of a leaderless group that carry the
 //! dead owner's marker — and leaves alone a pid whose start time does not

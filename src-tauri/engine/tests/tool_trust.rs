@@ -1,4 +1,4 @@
-//! Tools you can trust (SPEC G9) through the engine and the gateway, with
+//! Tools you can trust through the engine and the gateway, with
 //! real fixture servers: a tool whose description changed since it was
 //! approved is left out of an open gateway session until
 //! `Engine::approve_tools`, then offered with list_changed; a description

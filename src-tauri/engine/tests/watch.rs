@@ -1,4 +1,4 @@
-//! Live config watching (SPEC W1–W3, M12) against real files in temp dirs
+//! Live config watching against real files in temp dirs
 //! and real fixture servers: atomic saves, in-place writes, delete and
 //! recreate, files and folders appearing, symlinks, bursts, settings, the
 //! app's own writes, and `switchboard watch --json` end to end.

@@ -4,7 +4,7 @@
 // tear everything down checking that no app or fixture process is left.
 //
 // Everything is time-boxed: a WebDriver session whose app crashes or cannot
-// start hangs instead of failing (PLATFORM.md).
+// start hangs instead of failing.
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';

@@ -114,7 +114,7 @@ export async function subscribe<T>(event: string, handler: EventCallback<T>): Pr
 /** The one event name the Rust side forwards every engine event under. */
 export const ENGINE_EVENT = 'engine://event';
 
-/** Every engine event, as it happens (SPEC U9: no polling). */
+/** Every engine event, as it happens: nothing polls. */
 export function onEngineEvent(handler: (event: ChannelEvent) => void): Promise<UnlistenFn> {
   return subscribe<ChannelEvent>(ENGINE_EVENT, (e) => handler(e.payload));
 }

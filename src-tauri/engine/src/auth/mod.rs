@@ -1,4 +1,5 @@
-//! Authentication and secrets (SPEC A, C9).
+//! Authentication and secrets: OAuth sign-in to remote servers, where its
+//! tokens are kept, and secret values in `env` and `headers`.
 
 pub mod accounts;
 pub mod keepalive;

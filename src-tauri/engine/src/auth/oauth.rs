@@ -1,4 +1,4 @@
-//! Sign-in to remote MCP servers (SPEC A1, A3) on rmcp's `auth` module:
+//! Sign-in to remote MCP servers on rmcp's `auth` module:
 //! discovery (RFC 9728, then RFC 8414 / OpenID), client registration
 //! (a registration kept from an earlier sign-in, else dynamic, RFC 7591),
 //! PKCE S256, `state`, `resource` (RFC 8707), `iss` (RFC 9207), refresh.

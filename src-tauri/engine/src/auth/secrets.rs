@@ -1,5 +1,4 @@
-//! Secret values in a server's `headers` and `env`, resolved at connect time
-//! (SPEC C9).
+//! Secret values in a server's `headers` and `env`, resolved at connect time.
 //!
 //! The config keeps the raw string (`!op read …`, `GITHUB_TOKEN`,
 //! `Bearer ${env:TOKEN}`); the resolved value exists only in memory for one

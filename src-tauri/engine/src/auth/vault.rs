@@ -1,4 +1,4 @@
-//! Where sign-in secrets live (SPEC A2): the OS keychain and nowhere else.
+//! Where sign-in secrets live: the OS keychain and nowhere else.
 //!
 //! One keychain item per server (service `Switchboard MCP sign-in`, account
 //! `oauth:<server>`) holds a JSON [`OAuthRecord`]: the server URL it was made

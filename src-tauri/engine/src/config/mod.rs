@@ -1,5 +1,5 @@
-//! The canonical server model (SPEC C1), transport inference (C2),
-//! validation (C3) and variable expansion (C7).
+//! The canonical server model (`ServerDef`), transport inference, validation
+//! of structure and variable expansion. It names no other engine module.
 
 pub mod model;
 pub mod patch;

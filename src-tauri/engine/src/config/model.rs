@@ -16,7 +16,7 @@ pub enum Transport {
 }
 
 impl Transport {
-    /// Every spelling clients use (SOURCES.md A3), case-insensitive.
+    /// Every spelling clients use for a transport, case-insensitive.
     pub fn parse_alias(s: &str) -> Option<Transport> {
         match s.to_ascii_lowercase().as_str() {
             "stdio" | "local" | "command" => Some(Transport::Stdio),
@@ -157,7 +157,7 @@ impl Default for RestartPolicy {
     }
 }
 
-/// One server definition (SPEC C1). `Debug` redacts env and header values.
+/// One server definition, whatever client file it came from. `Debug` redacts env and header values.
 #[derive(Clone, PartialEq, Serialize, Deserialize, Default)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]

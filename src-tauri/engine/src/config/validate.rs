@@ -1,4 +1,5 @@
-//! Validation of structure, not reachability (SPEC C3).
+//! Validation of structure, not reachability: a definition is checked for
+//! what it says, never by connecting.
 
 use crate::config::{ServerDef, Transport};
 

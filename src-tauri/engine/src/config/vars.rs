@@ -1,4 +1,4 @@
-//! Variable expansion in string fields (SPEC C7). Which forms a string may
+//! Variable expansion in string fields. Which forms a string may
 //! use depends on the client whose file the server came from: each source
 //! declares an `Expansion` (the table is `sources::Client::expansion`), and
 //! a form that client does not know is plain text, never a reference.
@@ -10,7 +10,8 @@
 use std::collections::HashMap;
 
 /// Which references a client expands in a server's strings, and whether
-/// Switchboard's own secret forms (SPEC C9) apply to its `env`/`headers`
+/// Switchboard's own secret forms (`!command`, bare variable names,
+/// `${keychain:NAME}`; see `auth::secrets`) apply to its `env`/`headers`
 /// values. The default is `NONE`: a literal stays literal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Expansion {

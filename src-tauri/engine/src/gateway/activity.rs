@@ -1,4 +1,4 @@
-//! What the gateway is doing, for the app's status (SPEC G1): the client
+//! What the gateway is doing, for the app's status: the client
 //! sessions open now (name and version from their `initialize`) and how
 //! often each tool was called through the gateway since it started. Shared
 //! by the aggregate and every one-server gateway of a manager; watchers are

@@ -1,4 +1,4 @@
-//! The gateway over streamable HTTP (SPEC G1): `http://ADDR/mcp` for every
+//! The gateway over streamable HTTP: `http://ADDR/mcp` for every
 //! server, `http://ADDR/mcp/<server>` for one, on loopback only. Every
 //! request needs `Authorization: Bearer <token>` (401 otherwise), and a
 //! `Host` and `Origin` of this machine (403 otherwise: a web page that

@@ -1,10 +1,10 @@
-//! The gateway (SPEC G1, G4, G8): Switchboard as one MCP server in front of
+//! The gateway: Switchboard as one MCP server in front of
 //! every server the manager runs. What it offers:
 //!
-//! - tools: the manager's tool index (sanitized names, SPEC M4) of the
+//! - tools: the manager's tool index (sanitized names, see `naming`) of the
 //!   servers it serves, minus switched-off tools, with each tool's
 //!   definition as its server gave it, minus the tools the manager's tool
-//!   trust holds until the user approves them (SPEC G9); calls are routed to the owning
+//!   trust holds until the user approves them (`tool_trust`); calls are routed to the owning
 //!   server (cancellation and progress forwarded, errors passed through,
 //!   never replayed);
 //! - resources and prompts of every served server, renamed as `routes`
@@ -59,7 +59,7 @@ pub use switches::Switches;
 /// Notifications arriving within this window go out as one.
 pub const COALESCE: Duration = Duration::from_millis(30);
 /// Bound of one notification send to a client (a client that stops reading
-/// loses notifications, it never blocks the gateway; SPEC P5).
+/// loses notifications, it never blocks the gateway).
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// How much longer than the startup gate a first list may wait when the
 /// manager never says its gate passed (it was never started).
@@ -88,10 +88,10 @@ pub enum Scope {
 
 #[derive(Debug, Clone)]
 pub struct GatewayOptions {
-    /// Offer `search_tools` and `call_tool` instead of every tool (SPEC G8).
+    /// Offer `search_tools` and `call_tool` instead of every tool (`search`).
     pub tool_search: bool,
     /// The first `tools/list` waits at most this long after the gateway
-    /// started for servers to come up (SPEC M3's startup gate).
+    /// started for servers to come up (the manager's startup gate).
     pub gate: Duration,
 }
 

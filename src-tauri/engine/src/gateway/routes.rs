@@ -1,7 +1,7 @@
 //! How the aggregate gateway names what several servers offer, and how a
-//! name a client sends finds its server again (SPEC G1).
+//! name a client sends finds its server again.
 //!
-//! - Tools: the manager's sanitized names (SPEC M4, `mcp_<server>_<tool>`).
+//! - Tools: the manager's sanitized names (`mcp_<server>_<tool>`, see `naming`).
 //! - Prompts: the same scheme over (server, prompt name).
 //! - Resource URIs: `switchboard://<server>/<original URI>`, the original
 //!   verbatim after the server's segment, so the mapping is reversible by

@@ -1,4 +1,4 @@
-//! Tool search mode (SPEC G8): instead of every tool, the gateway offers
+//! Tool search mode: instead of every tool, the gateway offers
 //! `search_tools` (BM25 over names and descriptions) and `call_tool`, for
 //! clients that cannot take many tools.
 

@@ -1,4 +1,4 @@
-//! Per-tool switches and gateway exclusions (SPEC G4): kept in Switchboard's
+//! Per-tool switches and gateway exclusions: kept in Switchboard's
 //! settings file by server name and raw tool name, and followed live, so a
 //! switch flipped by the app or by `switchboard tool off` in another process
 //! reaches every running gateway within a fraction of a second.
@@ -123,7 +123,8 @@ pub fn follow(host: &Host) -> watch::Receiver<Arc<Switches>> {
 }
 
 /// Watch the folder of `file` (a watch on the file itself goes deaf after
-/// the first atomic save, see PLATFORM.md); wake on any event naming it.
+/// the first atomic save: the rename replaces the file it watched); wake on
+/// any event naming it.
 fn watch_folder(
     file: &std::path::Path,
     wake: Arc<tokio::sync::Notify>,

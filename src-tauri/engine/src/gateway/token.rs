@@ -1,4 +1,4 @@
-//! The HTTP gateway's bearer token (SPEC G1): generated once, kept in the OS
+//! The HTTP gateway's bearer token: generated once, kept in the OS
 //! keychain (never in a file), overridable with `SWITCHBOARD_GATEWAY_TOKEN`
 //! for machines without a keychain. Compared in constant time; never logged
 //! (its `Debug` shows no value).

@@ -1,4 +1,4 @@
-//! The MCP Registry (SPEC G5): finding servers in the official registry (or
+//! The MCP Registry: finding servers in the official registry (or
 //! a company's subregistry with the same v0.1 API) and installing them.
 //!
 //! - `model`: `server.json` and the API's responses, read leniently.

@@ -191,7 +191,7 @@ pub struct Spelling {
     /// Key that repeats the server's name inside the entry.
     pub name: Option<&'static str>,
     pub transport: TypeSpelling,
-    /// A url with no transport key means this (C2 says http; Cline reads sse).
+    /// A url with no transport key means this (http by default; Cline reads sse).
     pub bare_url: Transport,
     /// Keys read, in order; the first is written.
     pub command: &'static [&'static str],
@@ -1187,7 +1187,7 @@ impl Dialect {
             }
         }
 
-        // C2: an explicit type wins; then what the keys imply; command ⇒
+        // The transport: an explicit type wins; then what the keys imply; command ⇒
         // stdio; url ⇒ http (or the client's own reading); neither ⇒ stdio.
         def.transport = explicit.or(implied).unwrap_or(if def.command.is_some() {
             Transport::Stdio

@@ -1,5 +1,4 @@
-//! Config sources: one provider per client config format (SPEC C4,
-//! SOURCES.md). A provider knows where its file lives on each OS, its level,
+//! Config sources: one provider per client config file. A provider knows where its file lives on each OS, its level,
 //! its format, where the servers sit inside the document, and its dialect
 //! (field names, transport spelling, enable flag).
 
@@ -78,11 +77,11 @@ impl Client {
         }
     }
 
-    /// What this client itself expands in its servers' strings (SPEC C7),
+    /// What this client itself expands in its servers' strings (`${VAR}`, …),
     /// so Switchboard launches a server as its own client would. Where a
     /// client's behaviour could not be confirmed, nothing expands: a literal
     /// stays literal. Only Switchboard's own file has `!command` and bare
-    /// variable-name secrets (C9). README, "Variables", has this as a table.
+    /// variable-name secrets. README, "Variables", has this as a table.
     pub fn expansion(self) -> Expansion {
         const NONE: Expansion = Expansion::NONE;
         match self {
@@ -404,7 +403,7 @@ pub fn fallback_source(host: &Host, project: &Path) -> SourceSpec {
     s
 }
 
-/// User-level sources, in the default order of SOURCES.md.
+/// User-level sources, in their default order.
 pub fn user_sources(host: &Host) -> Vec<SourceSpec> {
     let code = vscode_user_dir(host);
     let claude_desktop = match host.os {
@@ -565,8 +564,10 @@ pub fn user_sources(host: &Host) -> Vec<SourceSpec> {
     ]
 }
 
-/// Every source in the default priority order (SOURCES.md), for the given
-/// trusted project folders.
+/// Every source in the default priority order, for the given trusted
+/// project folders: Switchboard's own file, managed (system-wide) files,
+/// each project's client files, the user-level files, then each project's
+/// fallback `mcp.json`. The first valid definition of a name wins.
 pub fn default_order(host: &Host, trusted_projects: &[PathBuf]) -> Vec<SourceSpec> {
     let mut all = vec![switchboard_source(host)];
     all.extend(managed_sources(host));

@@ -1,4 +1,4 @@
-//! Tools you can trust (SPEC G9): each server's tools, prompts and resource
+//! Tools you can trust: each server's tools, prompts and resource
 //! templates are compared with what the user approved ([`pins`]) and read by
 //! an offline checker ([`scan`]). What differs from its pin is `changed`,
 //! what was never approved is `new`; the gateway leaves out what the

@@ -1,4 +1,4 @@
-//! Server-level edits (SPEC C10): add, update, remove, enable, disable,
+//! Server-level edits: add, update, remove, enable, disable,
 //! rename, copy or move between sources. Each edit becomes format-level
 //! `DocEdit`s on the file the server lives in, written atomically and only
 //! if the file still has the bytes the caller last saw.
@@ -702,7 +702,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Copy (or move) `name` from one source to another, written in the
-    /// target client's own format (SPEC G3). Adds first, removes second, so
+    /// target client's own format. Adds first, removes second, so
     /// a failure never loses the server.
     pub fn copy_server(
         &mut self,

@@ -1,4 +1,4 @@
-//! The writer owns every change Switchboard makes to a config file (SPEC C10).
+//! The writer owns every change Switchboard makes to a config file.
 //!
 //! Two layers: `doc` applies format-level edits (JSON, JSONC, TOML) to the
 //! original text, touching only the bytes of what changed; `atomic` writes the

@@ -1,5 +1,5 @@
-// What the Gateway view and the Tools view show about the app's HTTP gateway
-// (SPEC G1, G4, G8): its state in words, the warnings about tool counts and
+// What the Gateway view and the Tools view show about the app's HTTP gateway:
+// its state in words, the warnings about tool counts and
 // name lengths, port validation, and which tools the gateway offers once the
 // switches (saved, or just flipped and still being saved) are applied.
 

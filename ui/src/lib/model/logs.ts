@@ -1,4 +1,4 @@
-// Log lines kept in memory: bounded per server (SPEC U7), searchable.
+// Log lines kept in memory: bounded per server, searchable.
 
 import type { LogLine } from '../types';
 

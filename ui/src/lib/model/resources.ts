@@ -1,4 +1,4 @@
-// The Resources & prompts browser (SPEC U4, M8): which servers can be browsed,
+// The Resources & prompts browser: which servers can be browsed,
 // how a read resource and a prompt's messages are shown, prompt arguments as a
 // form, resource templates filled in, and errors in the user's words.
 

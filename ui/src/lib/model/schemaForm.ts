@@ -68,7 +68,7 @@ export function fieldsFromSchema(schema: JsonSchema | null | undefined): Field[]
   });
 }
 
-/** Defaults filled in (SPEC M13); enums hold the index of their option. */
+/** Defaults filled in from the schema; enums hold the index of their option. */
 export function initialValues(fields: Field[]): FormValues {
   const out: FormValues = {};
   for (const f of fields) {

@@ -1,5 +1,5 @@
-// The Add / Edit server form (SPEC U6): its fields, inline validation (C3),
-// and quick-add from a pasted command line or URL (C10).
+// The Add / Edit server form: its fields, inline validation (the engine's
+// structural rules), and quick-add from a pasted command line or URL.
 //
 // An edit starts from the definition as the file had it and changes only the
 // fields the user touched: everything the form does not show (auth,

@@ -1,4 +1,4 @@
-// How a server's state reads in the UI (SPEC M1): one short label, a colour
+// How a server's state reads in the UI: one short label, a colour
 // kind for the badge, and the detail behind it.
 
 import type { ServerStatus, ServerView } from '../types';

@@ -1,4 +1,4 @@
-// Searching tools and marking the ones whose sanitized names collided (SPEC M4).
+// Searching tools and marking the ones whose sanitized names collided.
 
 import type { ToolEntry, ToolIndex } from '../types';
 

@@ -210,7 +210,7 @@ class EngineStore {
   }
 
   /**
-   * Sign in to a remote server (SPEC U8): the engine opens the authorization
+   * Sign in to a remote server: the engine opens the authorization
    * page in the system browser and reports progress as `sign-in` events; this
    * resolves when the flow ends. A failure is shown as a notice, with the
    * button `actions` gives for its error code (if any).

@@ -1,4 +1,4 @@
-//! `switchboard`: the headless front end of the engine (SPEC G2). Every
+//! `switchboard`: the headless front end of the engine. Every
 //! command is a thin call into the engine's public API, which the app uses too.
 
 use std::path::PathBuf;

@@ -474,7 +474,7 @@ async fn login(
     let app = d.server(server).and_then(|s| s.winner.def.oauth.clone());
     let options = oauth::SignInOptions::for_app(server, app.as_ref(), &vault).await?;
     let pending = oauth::begin_with(server, &url, &vault, options).await?;
-    // `begin` refuses a link that is not a web page; checked again before it is shown or opened (SPEC P3).
+    // `begin` refuses a link that is not a web page; checked again before it is shown or opened.
     let link = switchboard_engine::opener::check_link(
         &pending.url,
         switchboard_engine::opener::SIGN_IN_METADATA,

@@ -1,4 +1,4 @@
-//! `switchboard serve`: the gateway (SPEC G1) as a process. Over stdio it
+//! `switchboard serve`: the gateway as a process. Over stdio it
 //! speaks MCP on stdin/stdout and writes nothing else there (logs go to
 //! stderr); with `--http ADDR` it serves streamable HTTP on loopback and
 //! prints one JSON line, `{"url": ..., "pid": ...}`, once listening. Also
