@@ -134,17 +134,21 @@ impl CommandResolver {
                 _ => path,
             });
         }
-        for dir in &self.dirs {
-            for candidate in candidates(dir, command) {
-                if is_executable(&candidate) {
-                    return Ok(candidate);
-                }
-            }
+        let not_found = || {
+            format!(
+                "command \"{command}\" was not found on PATH (searched: {})",
+                self.describe_dirs()
+            )
+        };
+        let path = self.search_path();
+        if path.is_empty() {
+            // An empty PATH would make `which` look in the working folder.
+            return Err(not_found());
         }
-        Err(format!(
-            "command \"{command}\" was not found on PATH (searched: {})",
-            self.describe_dirs()
-        ))
+        // `which` searches the folders in order (with PATHEXT on Windows) and
+        // takes only files this process may execute. The folders are all
+        // absolute: the working folder it asks for is never used.
+        which::which_in(command, Some(path), cwd.unwrap_or(Path::new("/"))).map_err(|_| not_found())
     }
 
     /// The searched folders for an error message: `~` for home, at most a dozen.
@@ -174,38 +178,6 @@ impl CommandResolver {
 
 fn has_separator(command: &str) -> bool {
     command.contains('/') || (cfg!(windows) && command.contains('\\'))
-}
-
-/// `dir/command`, and on Windows also with each PATHEXT extension.
-fn candidates(dir: &Path, command: &str) -> Vec<PathBuf> {
-    let mut out = vec![dir.join(command)];
-    if cfg!(windows) && Path::new(command).extension().is_none() {
-        let exts = std::env::var("PATHEXT").unwrap_or_else(|_| ".COM;.EXE;.BAT;.CMD".into());
-        out.extend(
-            exts.split(';')
-                .filter(|e| !e.is_empty())
-                .map(|e| dir.join(format!("{command}{e}"))),
-        );
-    }
-    out
-}
-
-fn is_executable(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    if !meta.is_file() {
-        return false;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        meta.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        true
-    }
 }
 
 fn home_dir() -> Option<PathBuf> {
