@@ -239,16 +239,16 @@ fn query_login_shell(shell: &Path, timeout: Duration) -> Option<String> {
     // A new session without a controlling terminal: an interactive shell in
     // the background would otherwise be stopped by SIGTTOU when it grabs the
     // terminal, and hang until the timeout. Its children share the group we kill.
+    // SAFETY: the hook runs in the forked child before exec and only calls
+    // setsid(2), which is async-signal-safe.
     unsafe {
         cmd.pre_exec(|| {
-            if libc::setsid() == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
+            nix::unistd::setsid()?;
             Ok(())
         });
     }
     let mut child = cmd.spawn().ok()?;
-    let pid = child.id() as libc::pid_t;
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     let mut stdout = child.stdout.take()?;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -266,7 +266,7 @@ fn query_login_shell(shell: &Path, timeout: Duration) -> Option<String> {
     };
     // Whatever the shell left running (or the shell itself, on timeout) would
     // keep the pipe open; the session's group goes with it.
-    unsafe { libc::killpg(pid, libc::SIGKILL) };
+    let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
     let _ = child.kill();
     let _ = child.wait();
     status.filter(|s| s.success())?;

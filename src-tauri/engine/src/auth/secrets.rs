@@ -317,7 +317,10 @@ impl SecretResolver {
                 // `sleep`) share its process group.
                 #[cfg(unix)]
                 if let Some(pid) = pid {
-                    unsafe { libc::killpg(pid as libc::pid_t, libc::SIGKILL) };
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::Pid::from_raw(pid as i32),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
                 }
                 let _ = pid;
                 return Err(format!(

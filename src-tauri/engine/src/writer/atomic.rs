@@ -183,23 +183,25 @@ const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// because the rename replaces the file.
 struct DirLock {
     #[cfg(unix)]
-    _handle: fs::File,
+    _lock: nix::fcntl::Flock<fs::File>,
 }
 
 impl DirLock {
     #[cfg(unix)]
     fn acquire(dir: &Path) -> Option<DirLock> {
-        use std::os::unix::io::AsRawFd;
-        let handle = fs::File::open(dir).ok()?;
+        use nix::fcntl::{Flock, FlockArg};
+        let mut handle = fs::File::open(dir).ok()?;
         let deadline = std::time::Instant::now() + LOCK_WAIT;
         loop {
-            // SAFETY: flock on a descriptor we own, closed when `handle` drops.
-            if unsafe { libc::flock(handle.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                return Some(DirLock { _handle: handle });
-            }
-            let busy = io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK);
-            if !busy || std::time::Instant::now() >= deadline {
-                return None;
+            match Flock::lock(handle, FlockArg::LockExclusiveNonblock) {
+                Ok(lock) => return Some(DirLock { _lock: lock }),
+                Err((h, errno)) => {
+                    let busy = errno == nix::errno::Errno::EWOULDBLOCK;
+                    if !busy || std::time::Instant::now() >= deadline {
+                        return None;
+                    }
+                    handle = h;
+                }
             }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
@@ -233,15 +235,13 @@ fn is_read_only(path: &Path, meta: &fs::Metadata) -> bool {
     }
     #[cfg(unix)]
     {
-        use std::os::unix::ffi::OsStrExt;
-        if let Ok(c_path) = std::ffi::CString::new(path.as_os_str().as_bytes()) {
-            // SAFETY: a valid NUL-terminated path; access() only reads it.
-            return unsafe { libc::access(c_path.as_ptr(), libc::W_OK) } != 0;
-        }
+        nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).is_err()
     }
     #[cfg(not(unix))]
-    let _ = path;
-    false
+    {
+        let _ = path;
+        false
+    }
 }
 
 /// The real file behind `path`, following a chain of links. A dangling link

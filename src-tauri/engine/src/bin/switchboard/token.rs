@@ -69,23 +69,20 @@ pub(crate) fn prompt(question: &str) -> anyhow::Result<String> {
 /// Terminal echo off until dropped.
 struct NoEcho {
     #[cfg(unix)]
-    saved: Option<libc::termios>,
+    saved: Option<nix::sys::termios::Termios>,
 }
 
 impl NoEcho {
     #[cfg(unix)]
     fn start() -> NoEcho {
-        // SAFETY: termios calls on stdin with a zeroed, then filled, struct.
-        unsafe {
-            let mut t: libc::termios = std::mem::zeroed();
-            if libc::tcgetattr(libc::STDIN_FILENO, &mut t) != 0 {
-                return NoEcho { saved: None };
-            }
-            let saved = t;
-            t.c_lflag &= !libc::ECHO;
-            libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, &t);
-            NoEcho { saved: Some(saved) }
-        }
+        use nix::sys::termios::{tcgetattr, tcsetattr, LocalFlags, SetArg};
+        let Ok(saved) = tcgetattr(std::io::stdin()) else {
+            return NoEcho { saved: None };
+        };
+        let mut quiet = saved.clone();
+        quiet.local_flags.remove(LocalFlags::ECHO);
+        let _ = tcsetattr(std::io::stdin(), SetArg::TCSANOW, &quiet);
+        NoEcho { saved: Some(saved) }
     }
 
     #[cfg(not(unix))]
@@ -98,10 +95,11 @@ impl Drop for NoEcho {
     fn drop(&mut self) {
         #[cfg(unix)]
         if let Some(saved) = &self.saved {
-            // SAFETY: restores the settings read in `start`.
-            unsafe {
-                libc::tcsetattr(libc::STDIN_FILENO, libc::TCSANOW, saved);
-            }
+            let _ = nix::sys::termios::tcsetattr(
+                std::io::stdin(),
+                nix::sys::termios::SetArg::TCSANOW,
+                saved,
+            );
         }
     }
 }
