@@ -76,23 +76,11 @@ fn utc(ms: u64) -> String {
 
 /// `2025-03-04 15:05` in this machine's time zone.
 pub(crate) fn local(ms: u64) -> String {
-    #[cfg(unix)]
-    {
-        let t = (ms / 1000) as libc::time_t;
-        // SAFETY: localtime_r only writes into the `tm` we pass it.
-        let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-        if !unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
-            return format!(
-                "{:04}-{:02}-{:02} {:02}:{:02}",
-                tm.tm_year + 1900,
-                tm.tm_mon + 1,
-                tm.tm_mday,
-                tm.tm_hour,
-                tm.tm_min
-            );
-        }
+    use chrono::TimeZone;
+    match i64::try_from(ms).map(|ms| chrono::Local.timestamp_millis_opt(ms)) {
+        Ok(chrono::LocalResult::Single(t)) => t.format("%Y-%m-%d %H:%M").to_string(),
+        _ => utc(ms).replace('T', " ")[..16].to_string(),
     }
-    utc(ms).replace('T', " ")[..16].to_string()
 }
 
 /// Year, month, day of a day count since 1970-01-01 (Howard Hinnant's algorithm).
