@@ -83,19 +83,68 @@ pub fn validate_def(def: &ServerDef) -> Vec<FieldIssue> {
     out
 }
 
-/// An absolute http(s) URL. Values still holding `${...}` are checked after
-/// expansion, at launch.
+/// An absolute http(s) URL that `url::Url` parses, with a host. Values still
+/// holding `${...}` are checked after expansion, at launch.
 pub fn check_url(u: &str) -> Result<(), String> {
     if u.contains("${") {
         return Ok(());
     }
+    let no_host = || format!("\"{u}\" has no host");
+    // The form as written: `Url` would also read `HTTP://x`, `http:x` and
+    // `http:///x`, and drop tabs, newlines and spaces around the host.
     let rest = u
         .strip_prefix("https://")
         .or_else(|| u.strip_prefix("http://"))
         .ok_or_else(|| format!("\"{u}\" is not an absolute http:// or https:// URL"))?;
-    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-    if host.is_empty() || host.contains(char::is_whitespace) {
-        return Err(format!("\"{u}\" has no host"));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.is_empty() || authority.contains(char::is_whitespace) {
+        return Err(no_host());
     }
-    Ok(())
+    match url::Url::parse(u) {
+        Ok(url) if url.host_str().is_some_and(|h| !h.is_empty()) => Ok(()),
+        Ok(_) | Err(url::ParseError::EmptyHost) => Err(no_host()),
+        Err(e) => Err(format!("\"{u}\" is not a valid URL: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_url;
+
+    #[test]
+    fn urls_are_absolute_http_with_a_host() {
+        for ok in [
+            "https://example.com/mcp",
+            "http://127.0.0.1:3000/mcp?x=1#f",
+            "http://[::1]:8080/",
+            "https://user@example.com",
+            "https://${env:HOST}/mcp",
+        ] {
+            assert_eq!(check_url(ok), Ok(()), "{ok}");
+        }
+        let err = |u: &str| check_url(u).unwrap_err();
+        for not_http in ["ftp://x", "HTTP://x", "http:x", "example.com", " http://x"] {
+            assert!(err(not_http).ends_with("is not an absolute http:// or https:// URL"));
+        }
+        for no_host in [
+            "http://",
+            "https:///path",
+            "http://ex ample.com",
+            "http://x\t/",
+            "http://@/",
+        ] {
+            assert!(
+                err(no_host).ends_with("has no host"),
+                "{no_host}: {}",
+                err(no_host)
+            );
+        }
+        for invalid in ["http://x:99999/", "http://[::1/", "http://exa<mple.com/"] {
+            assert!(
+                err(invalid).contains("is not a valid URL: "),
+                "{invalid}: {}",
+                err(invalid)
+            );
+        }
+    }
 }
