@@ -833,16 +833,20 @@ async fn probe_streamable(
     url: &Url,
     headers: &HeaderMap,
 ) -> Result<Probe, SseError> {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-03-26",
-            "capabilities": {},
-            "clientInfo": {"name": "switchboard-probe", "version": env!("CARGO_PKG_VERSION")}
-        }
-    });
+    use rmcp::model::{
+        ClientCapabilities, ClientRequest, Implementation, InitializeRequest,
+        InitializeRequestParams, ProtocolVersion, RequestId,
+    };
+    let body = ClientJsonRpcMessage::request(
+        ClientRequest::InitializeRequest(InitializeRequest::new(
+            InitializeRequestParams::new(
+                ClientCapabilities::default(),
+                Implementation::new("switchboard-probe", env!("CARGO_PKG_VERSION")),
+            )
+            .with_protocol_version(ProtocolVersion::V_2025_03_26),
+        )),
+        RequestId::Number(0),
+    );
     let mut h = headers.clone();
     h.insert(
         ACCEPT,
@@ -852,7 +856,7 @@ async fn probe_streamable(
     let resp = client
         .post(url.clone())
         .headers(h)
-        .body(body.to_string())
+        .json(&body)
         .send()
         .await?;
     let status = resp.status();

@@ -389,9 +389,16 @@ fn token_key(t: &ProgressToken) -> String {
 
 async fn forward_elicitation(peer: &Peer<RoleServer>, req: &ElicitRequest) -> ElicitAnswer {
     use rmcp::model::ElicitationAction;
-    let params = serde_json::json!({ "mode": "form", "message": req.message, "requestedSchema": req.schema });
-    let Ok(params) = serde_json::from_value::<rmcp::model::ElicitRequestParams>(params) else {
+    // The schema is the server's: one the protocol does not allow is declined.
+    let Ok(requested_schema) =
+        serde_json::from_value::<rmcp::model::ElicitationSchema>(req.schema.clone())
+    else {
         return ElicitAnswer::Decline;
+    };
+    let params = rmcp::model::ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: req.message.clone(),
+        requested_schema,
     };
     match tokio::time::timeout(ELICITATION_TIMEOUT, peer.create_elicitation(params)).await {
         Ok(Ok(r)) => match r.action {
@@ -967,11 +974,7 @@ pub(crate) async fn drain(outbox: Arc<Outbox>, peer: Peer<RoleServer>) {
         }
         for uri in updated {
             let p = peer.clone();
-            let param: rmcp::model::ResourceUpdatedNotificationParam =
-                match serde_json::from_value(serde_json::json!({ "uri": uri })) {
-                    Ok(p) => p,
-                    Err(_) => continue,
-                };
+            let param = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
             ok &= send(Box::pin(
                 async move { p.notify_resource_updated(param).await },
             ))

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rmcp::model::Tool;
+use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{json, Value};
 
 pub const SEARCH_TOOL: &str = "search_tools";
@@ -22,35 +22,32 @@ const NAME_WEIGHT: usize = 3;
 
 /// The two tools a client sees in search mode.
 pub fn tools(total: usize) -> Vec<Tool> {
-    let search = json!({
-        "name": SEARCH_TOOL,
-        "description": format!("Find tools among the {total} tools of the MCP servers Switchboard runs. Describe what you want to do in a few words; returns the best matching tools with their names, descriptions and input schemas. Then run one with {CALL_TOOL}."),
-        "inputSchema": {
+    let search = Tool::new(
+        SEARCH_TOOL,
+        format!("Find tools among the {total} tools of the MCP servers Switchboard runs. Describe what you want to do in a few words; returns the best matching tools with their names, descriptions and input schemas. Then run one with {CALL_TOOL}."),
+        rmcp::object!({
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "What the tool should do, e.g. \"read a file\" or \"create a GitHub issue\""},
                 "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT, "description": "How many tools to return at most"}
             },
             "required": ["query"]
-        },
-        "annotations": {"readOnlyHint": true, "openWorldHint": false}
-    });
-    let call = json!({
-        "name": CALL_TOOL,
-        "description": format!("Run a tool found with {SEARCH_TOOL}, by its exact name, with arguments that match its input schema. Returns that tool's result."),
-        "inputSchema": {
+        }),
+    )
+    .with_annotations(ToolAnnotations::new().read_only(true).open_world(false));
+    let call = Tool::new(
+        CALL_TOOL,
+        format!("Run a tool found with {SEARCH_TOOL}, by its exact name, with arguments that match its input schema. Returns that tool's result."),
+        rmcp::object!({
             "type": "object",
             "properties": {
                 "name": {"type": "string", "description": "The tool's name as search_tools returned it"},
                 "arguments": {"type": "object", "description": "The tool's arguments", "additionalProperties": true}
             },
             "required": ["name"]
-        }
-    });
-    vec![
-        serde_json::from_value(search).expect("search_tools"),
-        serde_json::from_value(call).expect("call_tool"),
-    ]
+        }),
+    );
+    vec![search, call]
 }
 
 /// What `search_tools` answers with for one tool.

@@ -297,14 +297,18 @@ fn forwarded(e: ForwardError) -> McpError {
 
 impl ServerHandler for GatewaySession {
     fn get_info(&self) -> ServerInfo {
-        let caps: ServerCapabilities = serde_json::from_value(json!({
-            "tools": { "listChanged": true },
-            "resources": { "subscribe": true, "listChanged": true },
-            "prompts": { "listChanged": true },
-            "logging": {},
-            "completions": {}
-        }))
-        .unwrap_or_default();
+        #[allow(deprecated)] // logging: the gateway forwards its servers' log messages.
+        let caps = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_logging()
+            .enable_completions()
+            .build();
         let (name, instructions) = match self.one() {
             Some(s) => (format!("switchboard/{s}"), format!("The MCP server \"{s}\", served by Switchboard (signed in and supervised).")),
             None if self.inner.opts.tool_search => (
