@@ -25,6 +25,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "writer::atomic",
             "host",
             "events",
+            "error_code",
             "redact",
             "naming",
             "ports",
