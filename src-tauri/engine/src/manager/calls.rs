@@ -1,0 +1,346 @@
+//! Tool calls and forwarded requests.
+
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::service::{Peer, PeerRequestOptions};
+use rmcp::RoleClient;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::events::ServerStatus;
+
+use super::{Manager, RegistryError, Slot};
+
+/// A tool call's result, flattened for display (SPEC M6).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct CallOutcome {
+    /// Text content joined; `Error: …` when the server reported an error.
+    pub text: String,
+    pub is_error: bool,
+    #[cfg_attr(feature = "ts", ts(type = "unknown[]"))]
+    pub content: Vec<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "unknown"))]
+    pub structured_content: Option<Value>,
+    pub server: String,
+    pub tool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub source: Option<String>,
+}
+
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum CallError {
+    #[error("Unknown tool \"{0}\"")]
+    UnknownTool(String),
+    #[error("Server \"{0}\" is disabled.")]
+    Disabled(String),
+    /// A transport or runtime failure (`MCP error: …`).
+    #[error("MCP error: {0}")]
+    Mcp(String),
+    /// Cancelled by the caller: an abort, not an error.
+    #[error("Tool call aborted")]
+    Aborted,
+}
+
+/// Why a forwarded request failed: the server's own JSON-RPC error, passed
+/// on as it is, or Switchboard's reason.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ForwardError {
+    #[error("{0}")]
+    Server(rmcp::ErrorData),
+    #[error(transparent)]
+    Call(#[from] CallError),
+}
+
+impl Manager {
+    /// Call a tool by its sanitized name (SPEC M6). A deferred tool waits for
+    /// its server. `cancel` aborts: the server gets `notifications/cancelled`.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        args: Option<Map<String, Value>>,
+        cancel: Option<CancellationToken>,
+    ) -> Result<CallOutcome, CallError> {
+        let (server, tool) = {
+            let index = self.tools();
+            let e = index
+                .get(name)
+                .ok_or_else(|| CallError::UnknownTool(name.into()))?;
+            (e.server.clone(), e.tool.clone())
+        };
+        self.call_raw(&server, &tool, args, cancel).await
+    }
+
+    /// Call a tool by server and raw tool name.
+    pub async fn call_raw(
+        &self,
+        server: &str,
+        tool: &str,
+        args: Option<Map<String, Value>>,
+        cancel: Option<CancellationToken>,
+    ) -> Result<CallOutcome, CallError> {
+        let slot = self
+            .slot(server)
+            .ok_or_else(|| CallError::Mcp(format!("unknown server \"{server}\"")))?;
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Some(a) = args {
+            params = params.with_arguments(a);
+        }
+        let result = match self
+            .forward_call(server, params, cancel.unwrap_or_default(), None)
+            .await
+        {
+            Ok(r) => r,
+            Err(ForwardError::Server(e)) => {
+                return Err(CallError::Mcp(rmcp::ServiceError::McpError(e).to_string()))
+            }
+            Err(ForwardError::Call(e)) => return Err(e),
+        };
+        let is_error = result.is_error.unwrap_or(false);
+        let content: Vec<Value> = result
+            .content
+            .iter()
+            .filter_map(|c| serde_json::to_value(c).ok())
+            .collect();
+        let text = flatten(&content);
+        Ok(CallOutcome {
+            text: if is_error {
+                format!("Error: {text}")
+            } else {
+                text
+            },
+            is_error,
+            content,
+            structured_content: result.structured_content.clone(),
+            server: server.into(),
+            tool: tool.into(),
+            source: slot.wanted.source.clone(),
+        })
+    }
+
+    /// `tools/call` with the caller's own parameters (`_meta` included) on
+    /// `server`, the result as the server gave it (the gateway, SPEC G1). A
+    /// deferred server is waited for; `cancel` sends
+    /// `notifications/cancelled`; the call is bounded by `call_timeout` and
+    /// never replayed. `sent` learns the progress token the server's
+    /// `notifications/progress` for this call will carry (rmcp picks it).
+    pub async fn forward_call(
+        &self,
+        server: &str,
+        params: CallToolRequestParams,
+        cancel: CancellationToken,
+        sent: Option<&(dyn Fn(&rmcp::model::ProgressToken) + Send + Sync)>,
+    ) -> Result<rmcp::model::CallToolResult, ForwardError> {
+        let slot = self
+            .slot(server)
+            .ok_or_else(|| CallError::Mcp(format!("unknown server \"{server}\"")))?;
+        let peer = self.wait_peer(&slot, &cancel).await?;
+        let tool = params.name.to_string();
+        let req = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut handle = peer
+            .send_cancellable_request(req, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| CallError::Mcp(e.to_string()))?;
+        if let Some(f) = sent {
+            f(&handle.progress_token);
+        }
+        let limit = self.shared.opts.call_timeout;
+        let resp = tokio::select! {
+            r = &mut handle.rx => r,
+            _ = cancel.cancelled() => {
+                let _ = handle.cancel(Some("cancelled by the user".into())).await;
+                return Err(CallError::Aborted.into());
+            }
+            _ = tokio::time::sleep(limit) => {
+                let _ = handle.cancel(Some("timed out".into())).await;
+                return Err(CallError::Mcp(format!("server \"{server}\" did not answer tools/call {tool} within {limit:?} (the call was cancelled)")).into());
+            }
+        };
+        // Never replayed: an ambiguous failure is reported, not retried.
+        match resp {
+            Ok(Ok(ServerResult::CallToolResult(r))) => Ok(r),
+            Ok(Ok(other)) => Err(CallError::Mcp(format!("unexpected response {other:?}")).into()),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(ForwardError::Server(e)),
+            Ok(Err(e)) => Err(CallError::Mcp(e.to_string()).into()),
+            Err(_) => Err(CallError::Mcp(
+                "the connection closed before the server answered".into(),
+            )
+            .into()),
+        }
+    }
+
+    /// Any other request to a connected `server`, under its timeout, the
+    /// answer as the server gave it (the gateway's resources, prompts and
+    /// completions). `what` names the request in a timeout's message.
+    pub async fn forward(
+        &self,
+        server: &str,
+        what: &str,
+        req: ClientRequest,
+        cancel: CancellationToken,
+    ) -> Result<ServerResult, ForwardError> {
+        let peer = self
+            .peer_of(server)
+            .map_err(|e| CallError::Mcp(e.to_string()))?;
+        let limit = self.request_timeout(server);
+        let answer = tokio::select! {
+            r = tokio::time::timeout(limit, peer.send_request(req)) => r,
+            _ = cancel.cancelled() => return Err(CallError::Aborted.into()),
+        };
+        match answer {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(rmcp::ServiceError::McpError(e))) => Err(ForwardError::Server(e)),
+            Ok(Err(e)) => Err(CallError::Mcp(self.redact(server, &e.to_string())).into()),
+            Err(_) => Err(CallError::Mcp(format!(
+                "server \"{server}\" did not answer {what} within {limit:?}"
+            ))
+            .into()),
+        }
+    }
+
+    /// The server's peer, waiting while it connects (a deferred call).
+    pub(super) async fn wait_peer(
+        &self,
+        slot: &Slot,
+        cancel: &CancellationToken,
+    ) -> Result<Peer<RoleClient>, CallError> {
+        // Fast path: connected now.
+        if let Some(p) = slot.state.lock().unwrap().peer.clone() {
+            return Ok(p);
+        }
+        let mut rx = slot.status.subscribe();
+        let limit = slot
+            .wanted
+            .def
+            .timeout
+            .map(Duration::from_millis)
+            .unwrap_or(self.shared.opts.default_timeout);
+        let settled = tokio::select! {
+            r = tokio::time::timeout(limit, rx.wait_for(|s| !s.is_pending())) => r.ok().and_then(|r| r.ok()).map(|s| s.clone()),
+            _ = cancel.cancelled() => return Err(CallError::Aborted),
+        };
+        match settled {
+            Some(ServerStatus::Connected) => {}
+            Some(ServerStatus::Disabled) => return Err(CallError::Disabled(slot.name.clone())),
+            Some(s) => {
+                let why = match s {
+                    ServerStatus::Failed { error } => error,
+                    ServerStatus::NeedsAuth { message } => message,
+                    other => other.label().to_string(),
+                };
+                return Err(CallError::Mcp(format!(
+                    "server \"{}\" is not connected: {why}",
+                    slot.name
+                )));
+            }
+            None => {
+                return Err(CallError::Mcp(format!(
+                    "server \"{}\" did not connect within {limit:?}",
+                    slot.name
+                )))
+            }
+        }
+        slot.state
+            .lock()
+            .unwrap()
+            .peer
+            .clone()
+            .ok_or_else(|| CallError::Mcp(format!("server \"{}\" is not connected", slot.name)))
+    }
+
+    /// The connected peer of `server`, or a clear error (SPEC M8).
+    pub(super) fn peer_of(&self, server: &str) -> Result<Peer<RoleClient>, RegistryError> {
+        let slot = self
+            .slot(server)
+            .ok_or_else(|| RegistryError::Unknown(server.into()))?;
+        let peer = slot.state.lock().unwrap().peer.clone();
+        peer.ok_or_else(|| RegistryError::NotConnected(server.into()))
+    }
+
+    /// One request to `server` under its timeout (the server's `timeout`,
+    /// else `default_timeout`): a server that never answers gets an error
+    /// naming it and the request, and blocks nobody else (SPEC P5). Error
+    /// texts have the server's secrets masked.
+    pub(super) async fn ask<T>(
+        &self,
+        server: &str,
+        what: &str,
+        req: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
+    ) -> Result<T, RegistryError> {
+        let limit = self.request_timeout(server);
+        let answer = tokio::time::timeout(limit, req).await;
+        self.answer(server, what, limit, answer)
+    }
+
+    pub(super) fn request_timeout(&self, server: &str) -> Duration {
+        self.slot(server)
+            .and_then(|s| s.wanted.def.timeout)
+            .map(Duration::from_millis)
+            .unwrap_or(self.shared.opts.default_timeout)
+    }
+
+    pub(super) fn answer<T>(
+        &self,
+        server: &str,
+        what: &str,
+        limit: Duration,
+        answer: Result<Result<T, rmcp::ServiceError>, tokio::time::error::Elapsed>,
+    ) -> Result<T, RegistryError> {
+        match answer {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(RegistryError::Mcp(self.redact(server, &e.to_string()))),
+            Err(_) => Err(RegistryError::Mcp(format!(
+                "server \"{server}\" did not answer {what} within {limit:?}"
+            ))),
+        }
+    }
+}
+
+/// Content flattened to display text: text parts joined, others described.
+pub fn flatten(content: &[Value]) -> String {
+    content
+        .iter()
+        .map(|c| match c.get("type").and_then(Value::as_str) {
+            Some("text") => c
+                .get("text")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            Some("image") => format!(
+                "[image: {}]",
+                c.get("mimeType")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown")
+            ),
+            Some("audio") => format!(
+                "[audio: {}]",
+                c.get("mimeType")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown")
+            ),
+            Some("resource") => {
+                let r = c.get("resource").cloned().unwrap_or_default();
+                r.get("text")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+                    .unwrap_or_else(|| {
+                        format!(
+                            "[resource: {}]",
+                            r.get("uri").and_then(Value::as_str).unwrap_or("")
+                        )
+                    })
+            }
+            Some("resource_link") => format!(
+                "[resource: {}]",
+                c.get("uri").and_then(Value::as_str).unwrap_or("")
+            ),
+            _ => c.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

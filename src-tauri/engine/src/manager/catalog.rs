@@ -1,0 +1,179 @@
+//! Resources, prompts, subscriptions and roots.
+
+use std::path::PathBuf;
+
+use rmcp::service::Peer;
+use rmcp::RoleClient;
+use serde_json::{Map, Value};
+
+use crate::config::ServerDef;
+
+use super::connection::subscribe_request;
+use super::pages;
+use super::{Manager, RegistryError};
+
+impl Manager {
+    /// A list's "stopped early" warning goes to the server's log.
+    pub(super) fn note_listed<T>(&self, server: &str, l: pages::Listed<T>) -> Vec<T> {
+        if let (Some(w), Some(slot)) = (&l.warning, self.slot(server)) {
+            self.warn(&slot, w);
+        }
+        l.items
+    }
+
+    /// Resources and resource templates, all pages.
+    pub async fn list_resources(&self, server: &str) -> Result<Value, RegistryError> {
+        let peer = self.peer_of(server)?;
+        let resources = self
+            .ask(server, "resources/list", pages::resources(&peer))
+            .await?;
+        let resources = self.note_listed(server, resources);
+        let limit = self.request_timeout(server);
+        let templates = match tokio::time::timeout(limit, pages::resource_templates(&peer)).await {
+            // Servers without templates answer "method not found".
+            Ok(Err(rmcp::ServiceError::McpError(e)))
+                if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND =>
+            {
+                vec![]
+            }
+            other => {
+                let t = self.answer(server, "resources/templates/list", limit, other)?;
+                self.note_listed(server, t)
+            }
+        };
+        Ok(serde_json::json!({ "resources": resources, "resourceTemplates": templates }))
+    }
+
+    pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, RegistryError> {
+        let peer = self.peer_of(server)?;
+        let p: rmcp::model::ReadResourceRequestParams =
+            serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
+        let r = self
+            .ask(server, "resources/read", peer.read_resource(p))
+            .await?;
+        Ok(serde_json::to_value(r).unwrap_or_default())
+    }
+
+    pub async fn list_prompts(&self, server: &str) -> Result<Value, RegistryError> {
+        let peer = self.peer_of(server)?;
+        let p = self
+            .ask(server, "prompts/list", pages::prompts(&peer))
+            .await?;
+        Ok(serde_json::json!({ "prompts": self.note_listed(server, p) }))
+    }
+
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        args: Option<Map<String, Value>>,
+    ) -> Result<Value, RegistryError> {
+        let peer = self.peer_of(server)?;
+        // Prompt arguments are strings in MCP; numbers and booleans are sent as text.
+        let args: Option<Map<String, Value>> = args.map(|a| {
+            a.into_iter()
+                .map(|(k, v)| match v {
+                    Value::String(_) => (k, v),
+                    other => (k, Value::String(other.to_string())),
+                })
+                .collect()
+        });
+        let p: rmcp::model::GetPromptRequestParams =
+            serde_json::from_value(serde_json::json!({ "name": name, "arguments": args }))
+                .expect("params");
+        let r = self.ask(server, "prompts/get", peer.get_prompt(p)).await?;
+        Ok(serde_json::to_value(r).unwrap_or_default())
+    }
+
+    /// Subscribe to a resource; kept across reconnects. Updates arrive as
+    /// `EngineEvent::ResourceUpdated`.
+    pub async fn subscribe_resource(&self, server: &str, uri: &str) -> Result<(), RegistryError> {
+        let peer = self.peer_of(server)?;
+        self.ask(
+            server,
+            "resources/subscribe",
+            subscribe_request(&peer, uri, true),
+        )
+        .await?;
+        if let Some(s) = self.slot(server) {
+            s.subscriptions.lock().unwrap().insert(uri.to_string());
+        }
+        Ok(())
+    }
+
+    pub async fn unsubscribe_resource(&self, server: &str, uri: &str) -> Result<(), RegistryError> {
+        if let Some(s) = self.slot(server) {
+            s.subscriptions.lock().unwrap().remove(uri);
+        }
+        let peer = self.peer_of(server)?;
+        self.ask(
+            server,
+            "resources/unsubscribe",
+            subscribe_request(&peer, uri, false),
+        )
+        .await
+    }
+
+    /// The folders offered to servers as roots (SPEC M13); connected servers
+    /// get `notifications/roots/list_changed`.
+    pub async fn set_roots(&self, folders: &[PathBuf]) {
+        let roots: Vec<(String, Option<String>)> = folders
+            .iter()
+            .map(|p| {
+                let uri = format!("file://{}", p.to_string_lossy());
+                (uri, p.file_name().map(|n| n.to_string_lossy().to_string()))
+            })
+            .collect();
+        {
+            let mut r = self.shared.client_hooks.roots.write().unwrap();
+            if *r == roots {
+                return;
+            }
+            *r = roots;
+        }
+        let peers: Vec<Peer<RoleClient>> = self
+            .shared
+            .slots
+            .read()
+            .unwrap()
+            .values()
+            .filter_map(|s| s.state.lock().unwrap().peer.clone())
+            .collect();
+        // Told in the background: a server that does not read its input
+        // must not hold up the caller (an edit, the file watcher).
+        let timeout = self.shared.opts.ping_timeout;
+        self.shared.tracker.spawn(async move {
+            for p in peers {
+                #[allow(deprecated)]
+                let _ = tokio::time::timeout(timeout, p.notify_roots_list_changed()).await;
+            }
+        });
+    }
+
+    /// The `instructions` the server sent at `initialize`, while connected.
+    pub fn server_instructions(&self, server: &str) -> Option<String> {
+        let slot = self.slot(server)?;
+        let st = slot.state.lock().unwrap();
+        st.peer.as_ref()?.peer_info()?.instructions.clone()
+    }
+
+    /// Whether the connected server offers prompts, and resources.
+    pub fn offers(&self, server: &str) -> (bool, bool) {
+        let Some(slot) = self.slot(server) else {
+            return (false, false);
+        };
+        let st = slot.state.lock().unwrap();
+        let caps = st
+            .peer
+            .as_ref()
+            .and_then(|p| p.peer_info())
+            .map(|i| i.capabilities.clone());
+        caps.map(|c| (c.prompts.is_some(), c.resources.is_some()))
+            .unwrap_or((false, false))
+    }
+
+    /// The definition a managed server runs (as written, unexpanded).
+    pub fn server_def(&self, server: &str) -> Option<ServerDef> {
+        Some(self.slot(server)?.wanted.def.clone())
+    }
+}

@@ -1,0 +1,305 @@
+//! One connection's whole life.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::future::FusedFuture;
+use rmcp::model::{ClientRequest, Tool};
+use rmcp::service::Peer;
+use rmcp::RoleClient;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Transport;
+use crate::doctor::Failure;
+use crate::events::{EngineEvent, ServerStatus};
+
+use super::connection::{
+    self, kill_group, subscribe_request, terminate_group, ConnectError, Signals, SwitchboardClient,
+};
+use super::index::release_freed_memory;
+use super::pages;
+use super::supervisor::Outcome;
+use super::{Manager, Slot, RELIST_INTERVAL};
+
+impl Manager {
+    /// One connection's whole life: connect, list, serve signals and health
+    /// checks, tear down. Never restarts by itself.
+    pub(super) async fn run_once(
+        &self,
+        slot: &Arc<Slot>,
+        stop: &CancellationToken,
+        attempt: u32,
+    ) -> Outcome {
+        let failed = |failure: Failure| Outcome::Failed {
+            failure,
+            healthy_for: Duration::ZERO,
+        };
+        if attempt == 0 && !matches!(*slot.status.borrow(), ServerStatus::Connecting) {
+            self.set_status(slot, ServerStatus::Connecting);
+        }
+        let launch = match self.prepare(slot).await {
+            Ok(l) => l,
+            Err(o) => return o,
+        };
+        if launch.def.transport == Transport::Stdio {
+            slot.log.now(
+                "lifecycle",
+                &format!("starting {}", launch.program.display()),
+            );
+            slot.state.lock().unwrap().binary = Some(launch.program.clone());
+        }
+        let timeout = launch
+            .def
+            .timeout
+            .map(Duration::from_millis)
+            .unwrap_or(self.shared.opts.default_timeout);
+        let started = tokio::time::Instant::now();
+        let signals = Arc::new(Signals::default());
+        let handler = SwitchboardClient::new(
+            &slot.name,
+            signals.clone(),
+            slot.log.clone(),
+            self.shared.client_hooks.clone(),
+        );
+        let mut noise = crate::doctor::stdout_watch::Noise::default();
+        let opened = tokio::select! {
+            r = connection::open(launch, handler, slot.log.clone(), timeout, &mut noise) => r,
+            _ = stop.cancelled() => return Outcome::Stopped,
+        };
+        slot.state.lock().unwrap().stdout_noise = noise.lines();
+        let opened = match opened {
+            Ok(o) => o,
+            Err(ConnectError::Auth { message, challenge }) => {
+                slot.state.lock().unwrap().auth_challenge = challenge;
+                return Outcome::NeedsAuth(message);
+            }
+            Err(ConnectError::Start {
+                message,
+                kind,
+                raw_os,
+            }) => {
+                return failed(Failure::Spawn {
+                    kind,
+                    raw_os,
+                    message,
+                })
+            }
+            Err(ConnectError::Spawn(message)) => return failed(Failure::Invalid { message }),
+            Err(ConnectError::Timeout(_)) => return failed(Failure::Timeout),
+            Err(e) => {
+                return failed(Failure::Handshake {
+                    message: e.to_string(),
+                })
+            }
+        };
+        let session = opened.session;
+        let peer = session.peer().clone();
+        // Switchboard keeps each server's list itself: a server's `ttlMs`
+        // must not make rmcp hold another copy of every page.
+        peer.set_response_cache_config(rmcp::service::ClientCacheConfig::disabled())
+            .await;
+        let pgid = opened.pgid;
+        slot.state.lock().unwrap().pgid = pgid;
+        let remaining = timeout
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_millis(100));
+        let tools = tokio::select! {
+            r = tokio::time::timeout(remaining, pages::tools(&peer)) => r,
+            _ = stop.cancelled() => Ok(Err(rmcp::ServiceError::Cancelled { reason: None })),
+        };
+        let tools = match tools {
+            Ok(Ok(t)) => t,
+            other => {
+                session.cancellation_token().cancel();
+                kill_group(pgid);
+                if stop.is_cancelled() {
+                    return Outcome::Stopped;
+                }
+                return failed(Failure::Later {
+                    message: match other {
+                        Err(_) => format!("timed out after {timeout:?} listing tools"),
+                        Ok(Err(e)) => format!("tools/list failed: {e}"),
+                        Ok(Ok(_)) => unreachable!(),
+                    },
+                });
+            }
+        };
+        if let Some(w) = &tools.warning {
+            self.warn(slot, w);
+        }
+        let tools = tools.items;
+        if tools.len() >= 1000 {
+            release_freed_memory();
+        }
+        {
+            let mut st = slot.state.lock().unwrap();
+            st.peer = Some(peer.clone());
+            st.tools = Arc::new(tools.clone());
+            st.deferred = false;
+            st.transport_used = Some(opened.transport_used);
+            st.protocol = peer.peer_info().map(|i| i.protocol_version.to_string());
+            st.last_error = None;
+            st.diagnosis = None;
+        }
+        // Names first, then the status: whoever sees "connected" finds the tools.
+        self.publish_tools(slot);
+        self.set_status(slot, ServerStatus::Connected);
+        self.restore_subscriptions(slot, &peer, timeout).await;
+        self.shared.cache.put(&slot.name, &slot.hash, &tools).await;
+        let connected_at = Instant::now();
+
+        let ct = session.cancellation_token();
+        let waiting = session.waiting();
+        tokio::pin!(waiting);
+        let mut health = tokio::time::interval_at(
+            tokio::time::Instant::now() + self.shared.opts.health_interval,
+            self.shared.opts.health_interval,
+        );
+        let mut missed_pings = 0u32;
+        let mut ping_supported = true;
+        // `tools/list_changed` (SPEC M7), however often it comes: one re-list
+        // in flight and at most one more after it. The re-list runs beside
+        // the loop, so a server that hangs it never delays a stop or a ping.
+        type Relist = futures::future::Fuse<
+            futures::future::BoxFuture<
+                'static,
+                Result<
+                    Result<pages::Listed<Tool>, rmcp::ServiceError>,
+                    tokio::time::error::Elapsed,
+                >,
+            >,
+        >;
+        let mut relist = std::pin::pin!(Relist::terminated());
+        let mut relist_again = false;
+        let mut last_relist: Option<tokio::time::Instant> = None;
+        // At most one re-list per RELIST_INTERVAL: the first change is
+        // re-listed at once, a storm of them every half second.
+        let start_relist = |peer: Peer<RoleClient>, last: &mut Option<tokio::time::Instant>| {
+            use futures::FutureExt;
+            let now = tokio::time::Instant::now();
+            let at = last.map(|l| (l + RELIST_INTERVAL).max(now)).unwrap_or(now);
+            *last = Some(at);
+            async move {
+                tokio::time::sleep_until(at).await;
+                tokio::time::timeout(timeout, pages::tools(&peer)).await
+            }
+            .boxed()
+            .fuse()
+        };
+        let end: Option<String> = loop {
+            tokio::select! {
+                _ = &mut waiting => {
+                    let why = opened.close_reason.as_ref().and_then(|r| r.lock().unwrap_or_else(|p| p.into_inner()).clone());
+                    break Some(why.unwrap_or_else(|| "the server closed the connection".to_string()));
+                }
+                _ = stop.cancelled() => break None,
+                _ = health.tick(), if ping_supported => {
+                    let ping = peer.send_request(ClientRequest::PingRequest(Default::default()));
+                    match tokio::time::timeout(self.shared.opts.ping_timeout, ping).await {
+                        Ok(Ok(_)) => missed_pings = 0,
+                        Ok(Err(rmcp::ServiceError::McpError(e))) if e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND => ping_supported = false,
+                        Ok(Err(e)) => break Some(format!("ping failed: {e}")),
+                        Err(_) => {
+                            missed_pings += 1;
+                            slot.log.now("lifecycle", &format!("ping timed out ({missed_pings} in a row)"));
+                            if missed_pings >= 2 {
+                                break Some("the server stopped answering pings".to_string());
+                            }
+                        }
+                    }
+                }
+                listed = &mut relist => {
+                    match listed {
+                        Ok(Ok(l)) => {
+                            if let Some(w) = &l.warning {
+                                self.warn(slot, w);
+                            }
+                            slot.state.lock().unwrap().tools = Arc::new(l.items.clone());
+                            self.publish_tools(slot);
+                            self.shared.cache.put(&slot.name, &slot.hash, &l.items).await;
+                        }
+                        Ok(Err(e)) => { slot.log.now("warning", &format!("re-listing tools after tools/list_changed failed: {e}")); }
+                        Err(_) => { slot.log.now("warning", &format!("re-listing tools after tools/list_changed timed out after {timeout:?}; keeping the previous list")); }
+                    }
+                    if std::mem::take(&mut relist_again) {
+                        relist.set(start_relist(peer.clone(), &mut last_relist));
+                    }
+                }
+                _ = signals.wait() => {
+                    let taken = signals.take();
+                    if taken.tools_changed {
+                        if relist.is_terminated() {
+                            relist.set(start_relist(peer.clone(), &mut last_relist));
+                        } else {
+                            relist_again = true;
+                        }
+                    }
+                    if taken.resources_changed {
+                        let _ = self.shared.events.send(EngineEvent::ResourcesChanged { server: slot.name.clone() });
+                    }
+                    if taken.prompts_changed {
+                        let _ = self.shared.events.send(EngineEvent::PromptsChanged { server: slot.name.clone() });
+                    }
+                    for uri in taken.updated {
+                        let _ = self.shared.events.send(EngineEvent::ResourceUpdated { server: slot.name.clone(), uri });
+                    }
+                    if taken.dropped_updates > 0 {
+                        slot.log.line("warning", &format!("{} resource updates dropped: the server sent more than {} at once", taken.dropped_updates, connection::MAX_PENDING_UPDATES));
+                    }
+                }
+            }
+        };
+        let healthy_for = connected_at.elapsed();
+        {
+            let mut st = slot.state.lock().unwrap();
+            st.peer = None;
+            st.tools = Arc::new(vec![]);
+        }
+        self.publish_tools(slot);
+        match end {
+            None => {
+                // Deliberate stop (SPEC M11): close the session (closes
+                // stdin), wait the grace period, then SIGTERM/SIGKILL the group.
+                ct.cancel();
+                let _ = tokio::time::timeout(self.shared.opts.grace, &mut waiting).await;
+                if let Some(p) = pgid {
+                    terminate_group(p, self.shared.opts.grace).await;
+                }
+                Outcome::Stopped
+            }
+            Some(error) => {
+                ct.cancel();
+                if let Some(p) = pgid {
+                    terminate_group(p, Duration::from_millis(200)).await;
+                }
+                Outcome::Failed {
+                    failure: Failure::Ended { message: error },
+                    healthy_for,
+                }
+            }
+        }
+    }
+
+    pub(super) async fn restore_subscriptions(
+        &self,
+        slot: &Slot,
+        peer: &Peer<RoleClient>,
+        timeout: Duration,
+    ) {
+        let uris: Vec<String> = slot.subscriptions.lock().unwrap().iter().cloned().collect();
+        for uri in uris {
+            match tokio::time::timeout(timeout, subscribe_request(peer, &uri, true)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    slot.log.now(
+                        "warning",
+                        &format!("could not restore the subscription to {uri}: {e}"),
+                    );
+                }
+                Err(_) => {
+                    slot.log.now("warning", &format!("could not restore the subscription to {uri}: no answer within {timeout:?}"));
+                }
+            }
+        }
+    }
+}
