@@ -13,7 +13,7 @@ use crate::events::ServerStatus;
 
 use super::{Manager, RegistryError, Slot};
 
-/// A tool call's result, flattened for display (SPEC M6).
+/// A tool call's result, flattened for display.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
@@ -58,7 +58,7 @@ pub enum ForwardError {
 }
 
 impl Manager {
-    /// Call a tool by its sanitized name (SPEC M6). A deferred tool waits for
+    /// Call a tool by its sanitized name. A deferred tool waits for
     /// its server. `cancel` aborts: the server gets `notifications/cancelled`.
     pub async fn call_tool(
         &self,
@@ -124,7 +124,7 @@ impl Manager {
     }
 
     /// `tools/call` with the caller's own parameters (`_meta` included) on
-    /// `server`, the result as the server gave it (the gateway, SPEC G1). A
+    /// `server`, the result as the server gave it (what the gateway forwards). A
     /// deferred server is waited for; `cancel` sends
     /// `notifications/cancelled`; the call is bounded by `call_timeout` and
     /// never replayed. `sent` learns the progress token the server's
@@ -210,18 +210,12 @@ impl Manager {
         cancel: &CancellationToken,
     ) -> Result<Peer<RoleClient>, CallError> {
         // Fast path: connected now.
-        if let Some(p) = slot.state.lock().unwrap().peer.clone() {
+        if let Some(p) = slot.peer() {
             return Ok(p);
         }
-        let mut rx = slot.status.subscribe();
-        let limit = slot
-            .wanted
-            .def
-            .timeout
-            .map(Duration::from_millis)
-            .unwrap_or(self.shared.opts.default_timeout);
+        let limit = self.timeout_of(&slot.wanted.def);
         let settled = tokio::select! {
-            r = tokio::time::timeout(limit, rx.wait_for(|s| !s.is_pending())) => r.ok().and_then(|r| r.ok()).map(|s| s.clone()),
+            r = tokio::time::timeout(limit, slot.wait_until(|s| !s.is_pending())) => r.ok(),
             _ = cancel.cancelled() => return Err(CallError::Aborted),
         };
         match settled {
@@ -245,27 +239,23 @@ impl Manager {
                 )))
             }
         }
-        slot.state
-            .lock()
-            .unwrap()
-            .peer
-            .clone()
+        slot.peer()
             .ok_or_else(|| CallError::Mcp(format!("server \"{}\" is not connected", slot.name)))
     }
 
-    /// The connected peer of `server`, or a clear error (SPEC M8).
+    /// The connected peer of `server`, or an error saying it is unknown or
+    /// not connected.
     pub(super) fn peer_of(&self, server: &str) -> Result<Peer<RoleClient>, RegistryError> {
         let slot = self
             .slot(server)
             .ok_or_else(|| RegistryError::Unknown(server.into()))?;
-        let peer = slot.state.lock().unwrap().peer.clone();
-        peer.ok_or_else(|| RegistryError::NotConnected(server.into()))
+        slot.peer()
+            .ok_or_else(|| RegistryError::NotConnected(server.into()))
     }
 
-    /// One request to `server` under its timeout (the server's `timeout`,
-    /// else `default_timeout`): a server that never answers gets an error
-    /// naming it and the request, and blocks nobody else (SPEC P5). Error
-    /// texts have the server's secrets masked.
+    /// One request to `server` under its timeout (see `request_timeout`): a
+    /// server that never answers gets an error naming it and the request,
+    /// and blocks nobody else. Error texts have the server's secrets masked.
     pub(super) async fn ask<T>(
         &self,
         server: &str,
@@ -277,11 +267,14 @@ impl Manager {
         self.answer(server, what, limit, answer)
     }
 
+    /// The timeout of a request to `server`: the one its connection was
+    /// made with (its own `timeout`, else the default when it connected).
     pub(super) fn request_timeout(&self, server: &str) -> Duration {
-        self.slot(server)
-            .and_then(|s| s.wanted.def.timeout)
-            .map(Duration::from_millis)
-            .unwrap_or(self.shared.opts.default_timeout)
+        let Some(slot) = self.slot(server) else {
+            return self.defaults().timeout;
+        };
+        let live_timeout = slot.rt.lock().unwrap().phase.live().map(|l| l.timeout);
+        live_timeout.unwrap_or_else(|| self.timeout_of(&slot.wanted.def))
     }
 
     pub(super) fn answer<T>(

@@ -96,14 +96,14 @@ impl Manager {
         )
         .await?;
         if let Some(s) = self.slot(server) {
-            s.subscriptions.lock().unwrap().insert(uri.to_string());
+            s.rt.lock().unwrap().subscriptions.insert(uri.to_string());
         }
         Ok(())
     }
 
     pub async fn unsubscribe_resource(&self, server: &str, uri: &str) -> Result<(), RegistryError> {
         if let Some(s) = self.slot(server) {
-            s.subscriptions.lock().unwrap().remove(uri);
+            s.rt.lock().unwrap().subscriptions.remove(uri);
         }
         let peer = self.peer_of(server)?;
         self.ask(
@@ -114,7 +114,7 @@ impl Manager {
         .await
     }
 
-    /// The folders offered to servers as roots (SPEC M13); connected servers
+    /// The folders offered to servers as roots; connected servers
     /// get `notifications/roots/list_changed`.
     pub async fn set_roots(&self, folders: &[PathBuf]) {
         let roots: Vec<(String, Option<String>)> = folders
@@ -131,14 +131,8 @@ impl Manager {
             }
             *r = roots;
         }
-        let peers: Vec<Peer<RoleClient>> = self
-            .shared
-            .slots
-            .read()
-            .unwrap()
-            .values()
-            .filter_map(|s| s.state.lock().unwrap().peer.clone())
-            .collect();
+        let peers: Vec<Peer<RoleClient>> =
+            self.all_slots().iter().filter_map(|s| s.peer()).collect();
         // Told in the background: a server that does not read its input
         // must not hold up the caller (an edit, the file watcher).
         let timeout = self.shared.opts.ping_timeout;
@@ -152,9 +146,7 @@ impl Manager {
 
     /// The `instructions` the server sent at `initialize`, while connected.
     pub fn server_instructions(&self, server: &str) -> Option<String> {
-        let slot = self.slot(server)?;
-        let st = slot.state.lock().unwrap();
-        st.peer.as_ref()?.peer_info()?.instructions.clone()
+        self.slot(server)?.peer()?.peer_info()?.instructions.clone()
     }
 
     /// Whether the connected server offers prompts, and resources.
@@ -162,12 +154,9 @@ impl Manager {
         let Some(slot) = self.slot(server) else {
             return (false, false);
         };
-        let st = slot.state.lock().unwrap();
-        let caps = st
-            .peer
-            .as_ref()
-            .and_then(|p| p.peer_info())
-            .map(|i| i.capabilities.clone());
+        let caps = slot
+            .peer()
+            .and_then(|p| p.peer_info().map(|i| i.capabilities.clone()));
         caps.map(|c| (c.prompts.is_some(), c.resources.is_some()))
             .unwrap_or((false, false))
     }

@@ -1,45 +1,129 @@
 //! The tool index: every server's tools under unique names.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 
 use rmcp::model::Tool;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::events::EngineEvent;
 use crate::naming::{assign_names, with_properties, Collision, ToolRef};
 
-use super::state::{Slot, SlotState};
+use super::state::Slot;
 use super::Manager;
 
-/// A tool list and its shared parts as the index shows them.
-pub(super) type ShownList = (Arc<Vec<Tool>>, Arc<Vec<Shown>>);
-
 /// One tool's parts the index shares instead of copying.
-pub(super) struct Shown {
-    pub(super) description: Option<Arc<str>>,
-    pub(super) input_schema: Arc<Map<String, Value>>,
+struct Shown {
+    description: Option<Arc<str>>,
+    input_schema: Arc<Map<String, Value>>,
 }
 
-impl SlotState {
-    pub(super) fn shown(&mut self) -> Arc<Vec<Shown>> {
-        if let Some((from, shown)) = &self.shown {
-            if Arc::ptr_eq(from, &self.tools) {
-                return shown.clone();
+/// One server's tools as the index shows them, made once per list: a
+/// re-index after another server's change then copies no description or
+/// schema of this one.
+struct Part {
+    /// The server's place in the registry.
+    seq: u64,
+    tools: Arc<Vec<Tool>>,
+    shown: Vec<Shown>,
+    deferred: bool,
+}
+
+/// Every server's offered tools, and the index built from them. It never
+/// takes a server's lock, so a transition (which holds one) can update it.
+#[derive(Default)]
+pub(super) struct Index {
+    parts: Mutex<HashMap<String, Part>>,
+    built: RwLock<Arc<ToolIndex>>,
+}
+
+impl Index {
+    pub(super) fn current(&self) -> Arc<ToolIndex> {
+        self.built.read().unwrap().clone()
+    }
+
+    /// `server` (registry place `seq`) now offers `offer` (the tools, and
+    /// whether they are the cached ones); `None`: nothing.
+    pub(super) fn set(&self, server: &str, seq: u64, offer: Option<(&Arc<Vec<Tool>>, bool)>) {
+        let mut parts = self.parts.lock().unwrap();
+        match offer {
+            Some((tools, deferred)) => {
+                let shown = match parts.get_mut(server) {
+                    Some(p) if Arc::ptr_eq(&p.tools, tools) => std::mem::take(&mut p.shown),
+                    _ => tools
+                        .iter()
+                        .map(|t| Shown {
+                            description: t.description.as_deref().map(Arc::from),
+                            input_schema: with_properties(&t.input_schema),
+                        })
+                        .collect(),
+                };
+                parts.insert(
+                    server.to_string(),
+                    Part {
+                        seq,
+                        tools: tools.clone(),
+                        shown,
+                        deferred,
+                    },
+                );
+            }
+            None => {
+                if parts.remove(server).is_none() {
+                    return;
+                }
             }
         }
-        let shown: Arc<Vec<Shown>> = Arc::new(
-            self.tools
-                .iter()
-                .map(|t| Shown {
-                    description: t.description.as_deref().map(Arc::from),
-                    input_schema: with_properties(&t.input_schema),
-                })
-                .collect(),
-        );
-        self.shown = Some((self.tools.clone(), shown.clone()));
-        shown
+        self.rebuild(&parts);
+    }
+
+    /// `server` left the registry.
+    pub(super) fn remove(&self, server: &str) {
+        self.set(server, 0, None)
+    }
+
+    /// Names over every server's tools, in registry order. Runs with the
+    /// parts locked: two servers connecting at once never overwrite each
+    /// other's index with one made from an older snapshot.
+    fn rebuild(&self, parts: &HashMap<String, Part>) {
+        let mut servers: Vec<(&String, &Part)> = parts.iter().collect();
+        servers.sort_by_key(|(_, p)| p.seq);
+        let mut refs = vec![];
+        let mut meta = vec![];
+        for (server, p) in servers {
+            for (t, sh) in p.tools.iter().zip(p.shown.iter()) {
+                refs.push(ToolRef {
+                    server: server.clone(),
+                    tool: t.name.to_string(),
+                });
+                meta.push((sh.description.clone(), sh.input_schema.clone(), p.deferred));
+            }
+        }
+        let naming = assign_names(&refs);
+        let mut index = ToolIndex {
+            tools: Vec::with_capacity(refs.len()),
+            collisions: naming.collisions,
+            by_name: HashMap::with_capacity(refs.len()),
+        };
+        for ((r, name), (description, schema, deferred)) in
+            refs.into_iter().zip(naming.names).zip(meta)
+        {
+            index.by_name.insert(name.clone(), index.tools.len());
+            index.tools.push(ToolEntry {
+                name,
+                server: r.server,
+                tool: r.tool,
+                description,
+                input_schema: schema,
+                deferred,
+            });
+        }
+        let big = index.tools.len() >= 1000;
+        *self.built.write().unwrap() = Arc::new(index);
+        if big {
+            // The old index of thousands of entries was just freed.
+            release_freed_memory();
+        }
     }
 }
 
@@ -82,73 +166,7 @@ impl ToolIndex {
 
 impl Manager {
     pub fn tools(&self) -> Arc<ToolIndex> {
-        self.shared.index.read().unwrap().clone()
-    }
-
-    /// Rebuild names over every server's current tool slice.
-    pub(super) fn reindex(&self) {
-        // Serialized: two servers connecting at once must not overwrite each
-        // other's index with one computed from an older snapshot.
-        let _one_at_a_time = self.shared.reindex.lock().unwrap();
-        let slots: Vec<Arc<Slot>> = self
-            .shared
-            .slots
-            .read()
-            .unwrap()
-            .values()
-            .cloned()
-            .collect();
-        let mut refs = vec![];
-        let mut meta = vec![];
-        for s in &slots {
-            let mut st = s.state.lock().unwrap();
-            let shown = st.shown();
-            for (t, sh) in st.tools.iter().zip(shown.iter()) {
-                refs.push(ToolRef {
-                    server: s.name.clone(),
-                    tool: t.name.to_string(),
-                });
-                meta.push((sh.description.clone(), sh.input_schema.clone(), st.deferred));
-            }
-        }
-        let naming = assign_names(&refs);
-        let mut index = ToolIndex {
-            tools: Vec::with_capacity(refs.len()),
-            collisions: naming.collisions,
-            by_name: HashMap::with_capacity(refs.len()),
-        };
-        for ((r, name), (description, schema, deferred)) in
-            refs.into_iter().zip(naming.names).zip(meta)
-        {
-            index.by_name.insert(name.clone(), index.tools.len());
-            index.tools.push(ToolEntry {
-                name,
-                server: r.server,
-                tool: r.tool,
-                description,
-                input_schema: schema,
-                deferred,
-            });
-        }
-        let big = index.tools.len() >= 1000;
-        *self.shared.index.write().unwrap() = Arc::new(index);
-        if big {
-            // The old index of thousands of entries was just freed.
-            release_freed_memory();
-        }
-    }
-
-    pub(super) fn publish_tools(&self, slot: &Slot) {
-        let (count, deferred) = {
-            let st = slot.state.lock().unwrap();
-            (st.tools.len(), st.deferred)
-        };
-        self.reindex();
-        let _ = self.shared.events.send(EngineEvent::Tools {
-            server: slot.name.clone(),
-            count,
-            deferred,
-        });
+        self.shared.index.current()
     }
 
     /// Every server with tools, as the tool review reads it (tools only;
@@ -165,21 +183,21 @@ impl Manager {
         slots
             .iter()
             .filter_map(|s| {
-                let st = s.state.lock().unwrap();
-                if st.tools.is_empty() && st.peer.is_none() {
+                let rt = s.rt.lock().unwrap();
+                let (tools, deferred) = rt.phase.offer()?;
+                let live = rt.phase.live();
+                if tools.is_empty() && live.is_none() {
                     return None;
                 }
                 Some(crate::tool_trust::ServerInput {
                     server: s.name.clone(),
                     identity: crate::tool_trust::pins::identity(&s.wanted.def),
-                    tools: st.tools.clone(),
+                    tools: tools.clone(),
                     extra: None,
-                    instructions: st
-                        .peer
-                        .as_ref()
-                        .and_then(|p| p.peer_info())
+                    instructions: live
+                        .and_then(|l| l.peer.peer_info())
                         .and_then(|i| i.instructions.clone()),
-                    deferred: st.deferred,
+                    deferred,
                 })
             })
             .collect()
@@ -187,7 +205,9 @@ impl Manager {
 
     /// `server`'s tools as it listed them (or as cached, while deferred).
     pub fn server_tools(&self, server: &str) -> Option<Arc<Vec<Tool>>> {
-        Some(self.slot(server)?.state.lock().unwrap().tools.clone())
+        let slot = self.slot(server)?;
+        let rt = slot.rt.lock().unwrap();
+        Some(rt.phase.offer().map(|(t, _)| t.clone()).unwrap_or_default())
     }
 }
 

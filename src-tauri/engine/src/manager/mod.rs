@@ -1,8 +1,34 @@
-//! The manager (SPEC M1–M6, M11): connects every enabled server in
-//! parallel, keeps one explicit state per server, names their tools, routes
-//! calls, and tears sessions and process groups down. Locks are plain
-//! `std::sync` locks held only for quick reads and swaps, never across an
-//! await that talks to a server.
+//! The manager: connects every enabled server in parallel, keeps one
+//! explicit state per server, names their tools, routes calls, restarts
+//! servers that fail, and tears sessions and process groups down. Locks are
+//! plain `std::sync` locks held only for quick reads and swaps, never across
+//! an await that talks to a server or waits for a process.
+//!
+//! Where each behaviour lives:
+//!
+//! | file            | what it does |
+//! |-----------------|--------------|
+//! | `options`       | [`ManagerOptions`], the default timings, the live [`ManagerDefaults`] |
+//! | `wanted`        | [`Wanted`]: a server handed to the manager, and what makes two equal |
+//! | `state`         | a server's `Phase` behind its one lock, the transition function, [`ServerState`] |
+//! | `registry`      | add, stop, start, disable, update, remove, shutdown; runs of a server |
+//! | `startup`       | [`Manager::start`] behind the startup gate, [`Manager::settle`] |
+//! | `reconcile`     | making the running set match a wish ([`ReconcileReport`]) |
+//! | `supervisor`    | one task per server: restarts with [`backoff`], giving up |
+//! | `session`       | one connection's life: handshake, tools, health pings, re-lists, teardown |
+//! | `prepare`       | variables, secrets and the command of one launch |
+//! | `sign_in`       | stored sign-ins added to a launch |
+//! | `connection`    | opening the transport and the handshake |
+//! | `client`        | our side of a session: capabilities, roots, elicitation, sampling, notifications |
+//! | `process`       | a stdio server's process and its process group |
+//! | `orphans`       | no server outlives Switchboard, even a crashed one |
+//! | `index`         | the tool index ([`ToolIndex`]) and the tool review's inputs |
+//! | `calls`         | `tools/call` and other forwarded requests ([`CallOutcome`], [`CallError`]) |
+//! | `catalog`       | resources, prompts, subscriptions, roots |
+//! | `hooks`         | what the manager is given: vault, tool trust, elicitation, sampling, progress |
+//! | `report`        | logs, warnings, the diagnostic report |
+//! | `keepalive`     | refreshing stored sign-ins ahead of expiry |
+//! | `logbuf`, `pages`, `tool_cache` | a server's log, paginated lists, the on-disk tool cache |
 
 mod calls;
 mod catalog;
@@ -29,6 +55,7 @@ pub mod tool_cache;
 mod wanted;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex, RwLock};
 
 use indexmap::IndexMap;
@@ -47,8 +74,9 @@ pub use connection::{
 };
 pub use index::{ToolEntry, ToolIndex};
 pub use options::{
-    ManagerOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_GATE, DEFAULT_GRACE, DEFAULT_HEALTHY_AFTER,
-    DEFAULT_HEALTH_INTERVAL, DEFAULT_PING_TIMEOUT, DEFAULT_TIMEOUT, RELIST_INTERVAL,
+    ManagerDefaults, ManagerOptions, DEFAULT_CALL_TIMEOUT, DEFAULT_GATE, DEFAULT_GRACE,
+    DEFAULT_HEALTHY_AFTER, DEFAULT_HEALTH_INTERVAL, DEFAULT_PING_TIMEOUT, DEFAULT_TIMEOUT,
+    RELIST_INTERVAL,
 };
 pub use reconcile::ReconcileReport;
 pub use registry::RegistryError;
@@ -60,33 +88,39 @@ pub use wanted::Wanted;
 use tool_cache::ToolCache;
 
 struct Shared {
+    /// The registered servers, in the order they were added.
     slots: RwLock<IndexMap<String, Arc<Slot>>>,
+    /// Gives each registered server its place (the tool index's order).
+    next_seq: AtomicU64,
     events: broadcast::Sender<EngineEvent>,
-    index: RwLock<Arc<ToolIndex>>,
+    index: index::Index,
     cache: ToolCache,
     secrets: SecretResolver,
     /// Built on first launch: asking the login shell for its PATH can take a moment.
     commands: tokio::sync::OnceCell<Arc<CommandResolver>>,
     opts: ManagerOptions,
+    /// What servers without their own timeout or restart policy use, and
+    /// the health-check interval; changed at runtime by `set_defaults`.
+    defaults: watch::Sender<ManagerDefaults>,
+    /// Every server's supervising task.
     tracker: TaskTracker,
     client_hooks: Arc<ClientHooks>,
-    reindex: Mutex<()>,
-    /// Stored sign-ins (SPEC A3); `None`: no OAuth tokens are injected.
+    /// Stored sign-ins; `None`: no OAuth tokens are injected.
     vault: RwLock<Option<crate::auth::vault::Vault>>,
-    /// Pins and approval modes (SPEC G9) the gateway follows; `None`: nothing is held.
+    /// Pins and approval modes the gateway follows; `None`: nothing is held.
     trust: RwLock<Option<Arc<crate::tool_trust::TrustCell>>>,
     /// The newest reconcile's wish, by name (absent: not wanted). A
     /// server's reconcile step reads it under that name's lock, so
     /// reconciles that overlap converge on the newest wish.
     desired: Mutex<HashMap<String, Wanted>>,
-    /// One lock per server name for reconcile steps: an update replaces the
-    /// slot, so the slot's own lock cannot order two steps on one name.
+    /// One queue per server name for reconcile steps: an update replaces the
+    /// slot, so nothing of the slot can order two steps on one name.
     steps: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// Reconciles running in the background, ended at shutdown.
     background: TaskTracker,
     closing: CancellationToken,
     /// Whether the sign-in refresh timer (`keepalive`) runs.
-    keepalive_started: std::sync::atomic::AtomicBool,
+    keepalive_started: AtomicBool,
     /// Set once a [`Manager::start`] passed its startup gate (cached tools of
     /// servers still starting are offered from then on).
     gate_passed: watch::Sender<bool>,
@@ -108,15 +142,16 @@ impl Manager {
         Manager {
             shared: Arc::new(Shared {
                 slots: RwLock::new(IndexMap::new()),
+                next_seq: AtomicU64::new(0),
                 events,
-                index: RwLock::new(Arc::new(ToolIndex::default())),
+                index: Default::default(),
                 cache: ToolCache::new(opts.cache_path.clone()),
                 secrets,
                 commands: tokio::sync::OnceCell::new(),
+                defaults: watch::channel(ManagerDefaults::from(&opts)).0,
                 opts,
                 tracker: TaskTracker::new(),
                 client_hooks: Arc::new(ClientHooks::default()),
-                reindex: Mutex::new(()),
                 vault: RwLock::new(None),
                 trust: RwLock::new(None),
                 desired: Mutex::new(HashMap::new()),
@@ -143,6 +178,17 @@ impl Manager {
 
     fn slot(&self, name: &str) -> Option<Arc<Slot>> {
         self.shared.slots.read().unwrap().get(name).cloned()
+    }
+
+    /// Every registered server, in registry order.
+    fn all_slots(&self) -> Vec<Arc<Slot>> {
+        self.shared
+            .slots
+            .read()
+            .unwrap()
+            .values()
+            .cloned()
+            .collect()
     }
 
     pub fn server_names(&self) -> Vec<String> {

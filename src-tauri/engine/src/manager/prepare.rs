@@ -44,7 +44,10 @@ impl Manager {
             })?;
         self.add_sign_in(slot, &mut launch)
             .await
-            .map_err(Outcome::NeedsAuth)?;
+            .map_err(|message| Outcome::NeedsAuth {
+                message,
+                challenge: None,
+            })?;
         Ok(launch)
     }
 
@@ -122,7 +125,7 @@ impl Manager {
             });
             slot.log.now("warning", w);
         }
-        slot.state.lock().unwrap().warnings = warnings;
+        slot.rt.lock().unwrap().warnings = warnings;
         if def.transport != Transport::Stdio {
             return Ok(Launch {
                 def,

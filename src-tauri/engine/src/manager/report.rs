@@ -25,9 +25,9 @@ impl Manager {
             message: message.into(),
         });
         slot.log.now("warning", message);
-        let mut st = slot.state.lock().unwrap();
-        if !st.warnings.iter().any(|w| w == message) {
-            st.warnings.push(message.into());
+        let mut rt = slot.rt.lock().unwrap();
+        if !rt.warnings.iter().any(|w| w == message) {
+            rt.warnings.push(message.into());
         }
     }
 
@@ -65,9 +65,7 @@ impl Manager {
             url: def.url.as_deref().map(mask),
             env_keys: def.env.keys().cloned().collect(),
             header_keys: def.headers.keys().cloned().collect(),
-            timeout_ms: def
-                .timeout
-                .unwrap_or(self.shared.opts.default_timeout.as_millis() as u64),
+            timeout_ms: self.timeout_of(def).as_millis() as u64,
             search_path,
             restarts: st.restarts,
             warnings: st.warnings.clone(),

@@ -1,4 +1,8 @@
-//! One connection's whole life.
+//! One connection's whole life: prepare, open, list the tools, serve the
+//! server's notifications, health checks and re-lists, tear down. It never
+//! restarts by itself (the supervisor does) and changes the server's phase
+//! only through `advance`, so once a later operation took over it changes
+//! nothing and just ends its connection.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,32 +15,31 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Transport;
 use crate::doctor::Failure;
-use crate::events::{EngineEvent, ServerStatus};
+use crate::events::EngineEvent;
 
 use super::connection::{
-    self, kill_group, subscribe_request, terminate_group, ConnectError, Signals, SwitchboardClient,
+    self, group_alive, kill_group, subscribe_request, terminate_group, ConnectError, Signals,
+    SwitchboardClient,
 };
 use super::index::release_freed_memory;
 use super::pages;
+use super::state::{Live, Phase};
 use super::supervisor::Outcome;
 use super::{Manager, Slot, RELIST_INTERVAL};
 
 impl Manager {
-    /// One connection's whole life: connect, list, serve signals and health
-    /// checks, tear down. Never restarts by itself.
-    pub(super) async fn run_once(
+    /// One connection of run `run`: connect, list, serve signals and health
+    /// checks, tear down.
+    pub(super) async fn connect_once(
         &self,
         slot: &Arc<Slot>,
+        run: u64,
         stop: &CancellationToken,
-        attempt: u32,
     ) -> Outcome {
         let failed = |failure: Failure| Outcome::Failed {
             failure,
             healthy_for: Duration::ZERO,
         };
-        if attempt == 0 && !matches!(*slot.status.borrow(), ServerStatus::Connecting) {
-            self.set_status(slot, ServerStatus::Connecting);
-        }
         let launch = match self.prepare(slot).await {
             Ok(l) => l,
             Err(o) => return o,
@@ -46,13 +49,10 @@ impl Manager {
                 "lifecycle",
                 &format!("starting {}", launch.program.display()),
             );
-            slot.state.lock().unwrap().binary = Some(launch.program.clone());
+            slot.rt.lock().unwrap().binary = Some(launch.program.clone());
         }
-        let timeout = launch
-            .def
-            .timeout
-            .map(Duration::from_millis)
-            .unwrap_or(self.shared.opts.default_timeout);
+        // The server's own timeout, else the default as it is now.
+        let timeout = self.timeout_of(&launch.def);
         let started = tokio::time::Instant::now();
         let signals = Arc::new(Signals::default());
         let handler = SwitchboardClient::new(
@@ -66,12 +66,11 @@ impl Manager {
             r = connection::open(launch, handler, slot.log.clone(), timeout, &mut noise) => r,
             _ = stop.cancelled() => return Outcome::Stopped,
         };
-        slot.state.lock().unwrap().stdout_noise = noise.lines();
+        slot.rt.lock().unwrap().stdout_noise = noise.lines();
         let opened = match opened {
             Ok(o) => o,
             Err(ConnectError::Auth { message, challenge }) => {
-                slot.state.lock().unwrap().auth_challenge = challenge;
-                return Outcome::NeedsAuth(message);
+                return Outcome::NeedsAuth { message, challenge }
             }
             Err(ConnectError::Start {
                 message,
@@ -99,7 +98,6 @@ impl Manager {
         peer.set_response_cache_config(rmcp::service::ClientCacheConfig::disabled())
             .await;
         let pgid = opened.pgid;
-        slot.state.lock().unwrap().pgid = pgid;
         let remaining = timeout
             .saturating_sub(started.elapsed())
             .max(Duration::from_millis(100));
@@ -113,6 +111,10 @@ impl Manager {
                 session.cancellation_token().cancel();
                 kill_group(pgid);
                 if stop.is_cancelled() {
+                    // Down before the operation that stopped it returns.
+                    if let Some(p) = pgid.filter(|p| group_alive(*p)) {
+                        terminate_group(p, Duration::ZERO).await;
+                    }
                     return Outcome::Stopped;
                 }
                 return failed(Failure::Later {
@@ -131,33 +133,31 @@ impl Manager {
         if tools.len() >= 1000 {
             release_freed_memory();
         }
-        {
-            let mut st = slot.state.lock().unwrap();
-            st.peer = Some(peer.clone());
-            st.tools = Arc::new(tools.clone());
-            st.deferred = false;
-            st.transport_used = Some(opened.transport_used);
-            st.protocol = peer.peer_info().map(|i| i.protocol_version.to_string());
-            st.last_error = None;
-            st.diagnosis = None;
-        }
-        // Names first, then the status: whoever sees "connected" finds the tools.
-        self.publish_tools(slot);
-        self.set_status(slot, ServerStatus::Connected);
-        self.restore_subscriptions(slot, &peer, timeout).await;
-        self.shared.cache.put(&slot.name, &slot.hash, &tools).await;
-        let connected_at = Instant::now();
-
+        let live = Live {
+            peer: peer.clone(),
+            tools: Arc::new(tools.clone()),
+            pgid,
+            transport_used: opened.transport_used,
+            protocol: peer.peer_info().map(|i| i.protocol_version.to_string()),
+            timeout,
+        };
         let ct = session.cancellation_token();
         let waiting = session.waiting();
         tokio::pin!(waiting);
-        let mut health = tokio::time::interval_at(
-            tokio::time::Instant::now() + self.shared.opts.health_interval,
-            self.shared.opts.health_interval,
-        );
+        let connected = self.advance(slot, run, |_| Some(Phase::Connected(Box::new(live))));
+        if connected {
+            self.restore_subscriptions(slot, &peer, timeout).await;
+            self.shared.cache.put(&slot.name, &slot.hash, &tools).await;
+        }
+        let connected_at = Instant::now();
+        // Health checks: the next one is due one interval (as it is now)
+        // after the last; a new default interval moves the next one.
+        let mut defaults = self.shared.defaults.subscribe();
+        let mut last_ping = tokio::time::Instant::now();
+        let mut next_ping = last_ping + defaults.borrow_and_update().health_interval;
         let mut missed_pings = 0u32;
         let mut ping_supported = true;
-        // `tools/list_changed` (SPEC M7), however often it comes: one re-list
+        // `tools/list_changed`, however often it comes: one re-list
         // in flight and at most one more after it. The re-list runs beside
         // the loop, so a server that hangs it never delays a stop or a ping.
         type Relist = futures::future::Fuse<
@@ -187,13 +187,24 @@ impl Manager {
             .fuse()
         };
         let end: Option<String> = loop {
+            if !connected {
+                // A later operation took over while it connected.
+                break None;
+            }
             tokio::select! {
                 _ = &mut waiting => {
                     let why = opened.close_reason.as_ref().and_then(|r| r.lock().unwrap_or_else(|p| p.into_inner()).clone());
                     break Some(why.unwrap_or_else(|| "the server closed the connection".to_string()));
                 }
                 _ = stop.cancelled() => break None,
-                _ = health.tick(), if ping_supported => {
+                Ok(()) = defaults.changed() => {
+                    let every = defaults.borrow_and_update().health_interval;
+                    next_ping = (last_ping + every).max(tokio::time::Instant::now());
+                }
+                _ = tokio::time::sleep_until(next_ping), if ping_supported => {
+                    last_ping = next_ping;
+                    let every = defaults.borrow().health_interval;
+                    next_ping = (last_ping + every).max(tokio::time::Instant::now());
                     let ping = peer.send_request(ClientRequest::PingRequest(Default::default()));
                     match tokio::time::timeout(self.shared.opts.ping_timeout, ping).await {
                         Ok(Ok(_)) => missed_pings = 0,
@@ -214,8 +225,11 @@ impl Manager {
                             if let Some(w) = &l.warning {
                                 self.warn(slot, w);
                             }
-                            slot.state.lock().unwrap().tools = Arc::new(l.items.clone());
-                            self.publish_tools(slot);
+                            let tools = Arc::new(l.items.clone());
+                            self.advance(slot, run, |rt| {
+                                let live = rt.phase.live()?;
+                                Some(Phase::Connected(Box::new(Live { tools, ..live.clone() })))
+                            });
                             self.shared.cache.put(&slot.name, &slot.hash, &l.items).await;
                         }
                         Ok(Err(e)) => { slot.log.now("warning", &format!("re-listing tools after tools/list_changed failed: {e}")); }
@@ -250,16 +264,11 @@ impl Manager {
             }
         };
         let healthy_for = connected_at.elapsed();
-        {
-            let mut st = slot.state.lock().unwrap();
-            st.peer = None;
-            st.tools = Arc::new(vec![]);
-        }
-        self.publish_tools(slot);
         match end {
             None => {
-                // Deliberate stop (SPEC M11): close the session (closes
-                // stdin), wait the grace period, then SIGTERM/SIGKILL the group.
+                // A deliberate stop: close the session (which closes the
+                // server's stdin), wait the grace period, then SIGTERM and
+                // SIGKILL the process group.
                 ct.cancel();
                 let _ = tokio::time::timeout(self.shared.opts.grace, &mut waiting).await;
                 if let Some(p) = pgid {
@@ -268,6 +277,16 @@ impl Manager {
                 Outcome::Stopped
             }
             Some(error) => {
+                // Its tools go at once; the supervisor decides what comes next
+                // once the process is gone.
+                self.advance(slot, run, |rt| {
+                    let live = rt.phase.live()?;
+                    let tools = Arc::new(vec![]);
+                    Some(Phase::Connected(Box::new(Live {
+                        tools,
+                        ..live.clone()
+                    })))
+                });
                 ct.cancel();
                 if let Some(p) = pgid {
                     terminate_group(p, Duration::from_millis(200)).await;
@@ -286,7 +305,14 @@ impl Manager {
         peer: &Peer<RoleClient>,
         timeout: Duration,
     ) {
-        let uris: Vec<String> = slot.subscriptions.lock().unwrap().iter().cloned().collect();
+        let uris: Vec<String> = slot
+            .rt
+            .lock()
+            .unwrap()
+            .subscriptions
+            .iter()
+            .cloned()
+            .collect();
         for uri in uris {
             match tokio::time::timeout(timeout, subscribe_request(peer, &uri, true)).await {
                 Ok(Ok(())) => {}

@@ -87,14 +87,4 @@ impl Manager {
         }
         Ok(())
     }
-
-    /// The `WWW-Authenticate` challenge of the server's last refusal, if any.
-    pub fn auth_challenge(&self, name: &str) -> Option<String> {
-        self.slot(name)?
-            .state
-            .lock()
-            .unwrap()
-            .auth_challenge
-            .clone()
-    }
 }

@@ -3,13 +3,15 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use rmcp::model::Tool;
 use serde::Serialize;
 
 use crate::events::ServerStatus;
 
+use super::state::Phase;
 use super::{Manager, Slot, Wanted};
 
-/// The result of the startup gate (SPEC M3).
+/// The result of the startup gate.
 #[derive(Debug, Clone, Default, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
@@ -29,9 +31,10 @@ pub struct ServerError {
 }
 
 impl Manager {
-    /// Start every server and wait for the startup gate (SPEC M3): until all
-    /// settle or the gate passes; then pending servers with a cache entry
-    /// offer deferred tools and the others are waited for.
+    /// Start every server and wait for the startup gate: until all settle
+    /// or the gate (`gate`, a quarter second by default) passes; then pending
+    /// servers with a tool cache entry offer their cached tools (deferred:
+    /// a call waits for the server) and the others are waited for.
     pub async fn start(&self, wanted: Vec<Wanted>) -> StartupReport {
         let t0 = Instant::now();
         let started = self.add_all(wanted);
@@ -39,34 +42,19 @@ impl Manager {
         // For the gate a server is settled once its first attempt ended: a
         // failed start that is now backing off must not hold everyone up.
         let first_settled = |st: &ServerStatus| !matches!(st, ServerStatus::Connecting);
-        futures::future::join_all(started.iter().map(|s| {
-            let mut rx = s.status.subscribe();
-            async move {
-                let _ = tokio::time::timeout_at(deadline, rx.wait_for(first_settled)).await;
-            }
+        futures::future::join_all(started.iter().map(|s| async move {
+            let _ = tokio::time::timeout_at(deadline, s.wait_until(first_settled)).await;
         }))
         .await;
         let mut report = StartupReport::default();
         let mut wait_for = vec![];
         for s in &started {
-            if first_settled(&s.status.borrow()) {
+            if first_settled(&s.status()) {
                 continue;
             }
             match self.shared.cache.get(&s.name, &s.hash).await {
                 Some(tools) => {
-                    let applied = {
-                        let mut st = s.state.lock().unwrap();
-                        // Only without a live session: a live list always wins.
-                        if st.peer.is_none() && s.status.borrow().is_pending() {
-                            st.tools = Arc::new(tools);
-                            st.deferred = true;
-                            true
-                        } else {
-                            false
-                        }
-                    };
-                    if applied {
-                        self.publish_tools(s);
+                    if self.offer_cached(s, tools) {
                         report.deferred.push(s.name.clone());
                     }
                 }
@@ -75,16 +63,9 @@ impl Manager {
         }
         // What a client may be shown now is in the index: the gate has passed.
         self.shared.gate_passed.send_replace(true);
-        futures::future::join_all(wait_for.iter().map(|s| {
-            let mut rx = s.status.subscribe();
-            async move {
-                let _ = rx.wait_for(first_settled).await;
-            }
-        }))
-        .await;
+        futures::future::join_all(wait_for.iter().map(|s| s.wait_until(first_settled))).await;
         for s in &started {
-            let status = s.status.borrow().clone();
-            match status {
+            match s.status() {
                 ServerStatus::Connected => report.connected.push(s.name.clone()),
                 ServerStatus::Failed { error } => report.failed.push(ServerError {
                     server: s.name.clone(),
@@ -95,13 +76,10 @@ impl Manager {
                     error: message,
                 }),
                 ServerStatus::Restarting { .. } => {
-                    let error = s
-                        .state
-                        .lock()
-                        .unwrap()
-                        .last_error
-                        .clone()
-                        .unwrap_or_default();
+                    let error = {
+                        let rt = s.rt.lock().unwrap();
+                        rt.phase.why().map(|d| d.error.clone()).unwrap_or_default()
+                    };
                     report.failed.push(ServerError {
                         server: s.name.clone(),
                         error,
@@ -114,22 +92,32 @@ impl Manager {
         report
     }
 
+    /// Offer a still pending server's cached tools (deferred); not once it
+    /// has a live session: a live list always wins.
+    fn offer_cached(&self, slot: &Slot, tools: Vec<Tool>) -> bool {
+        let mut rt = slot.rt.lock().unwrap();
+        let next = match &rt.phase {
+            _ if !rt.current => return false,
+            Phase::Connecting { .. } => Phase::Connecting {
+                cached: Some(Arc::new(tools)),
+            },
+            Phase::Restarting {
+                attempt, of, why, ..
+            } => Phase::Restarting {
+                attempt: *attempt,
+                of: *of,
+                why: why.clone(),
+                cached: Some(Arc::new(tools)),
+            },
+            _ => return false,
+        };
+        self.transition(slot, &mut rt, next);
+        true
+    }
+
     /// Wait until no server is connecting or restarting.
     pub async fn settle(&self) {
-        let slots: Vec<Arc<Slot>> = self
-            .shared
-            .slots
-            .read()
-            .unwrap()
-            .values()
-            .cloned()
-            .collect();
-        futures::future::join_all(slots.iter().map(|s| {
-            let mut rx = s.status.subscribe();
-            async move {
-                let _ = rx.wait_for(|st| !st.is_pending()).await;
-            }
-        }))
-        .await;
+        let slots = self.all_slots();
+        futures::future::join_all(slots.iter().map(|s| s.wait_until(|st| !st.is_pending()))).await;
     }
 }

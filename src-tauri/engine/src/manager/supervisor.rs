@@ -1,4 +1,5 @@
-//! One task per server: connections, restarts with backoff, giving up.
+//! One task per server run: connections one after another, restarts with
+//! backoff, giving up after the restart policy's attempts.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -6,15 +7,18 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::doctor::{self, Failure};
-use crate::events::ServerStatus;
 
+use super::state::Phase;
 use super::{Manager, Slot};
 
 /// How one connection ended.
 pub(super) enum Outcome {
-    /// Stopped on purpose: never restarted.
+    /// Stopped on purpose (or overtaken by a later operation): never restarted.
     Stopped,
-    NeedsAuth(String),
+    NeedsAuth {
+        message: String,
+        challenge: Option<String>,
+    },
     Failed {
         failure: Failure,
         healthy_for: Duration,
@@ -32,59 +36,62 @@ pub fn backoff(p: &crate::config::RestartPolicy, attempt: u32) -> Duration {
 }
 
 impl Manager {
-    /// Supervise one server (SPEC M9): run connections, restart crashed or
+    /// Supervise one run of a server: run connections, restart crashed or
     /// failed ones with exponential backoff, give up after the policy's
-    /// attempts. Each server has its own task, so one crash loop never
-    /// delays another server or a status read.
-    pub(super) async fn supervise(&self, slot: Arc<Slot>, stop: CancellationToken) {
-        let policy = slot.wanted.def.restart_policy.unwrap_or_default();
+    /// attempts. The restart policy (the server's own, else the current
+    /// default) is read at every failure. Each server has its own task, so
+    /// one crash loop never delays another server or a status read.
+    pub(super) async fn supervise(&self, slot: Arc<Slot>, run: u64, stop: CancellationToken) {
         let mut attempt: u32 = 0;
         loop {
-            let outcome = self.run_once(&slot, &stop, attempt).await;
+            let outcome = self.connect_once(&slot, run, &stop).await;
             let (failure, healthy_for) = match outcome {
-                Outcome::Stopped => return self.set_status(&slot, ServerStatus::Disconnected),
-                Outcome::NeedsAuth(message) => {
-                    let diagnosis = doctor::diagnose(
+                Outcome::Stopped => return,
+                Outcome::NeedsAuth { message, challenge } => {
+                    let why = doctor::diagnose(
                         &Failure::Auth {
                             message: message.clone(),
                         },
                         &self.facts(&slot),
                     );
-                    slot.state.lock().unwrap().diagnosis = Some(diagnosis);
-                    return self.set_status(&slot, ServerStatus::NeedsAuth { message });
+                    self.advance(&slot, run, |_| {
+                        Some(Phase::NeedsAuth {
+                            message,
+                            challenge,
+                            why,
+                        })
+                    });
+                    return;
                 }
                 Outcome::Failed {
                     failure,
                     healthy_for,
                 } => (failure, healthy_for),
             };
+            let policy = self.restart_policy_of(&slot.wanted.def);
             if healthy_for >= self.shared.opts.healthy_after {
                 attempt = 0;
             }
             attempt += 1;
-            let mut diagnosis = doctor::diagnose(&failure, &self.facts(&slot));
-            for text in [
-                &mut diagnosis.summary,
-                &mut diagnosis.detail,
-                &mut diagnosis.error,
-            ] {
+            let mut why = doctor::diagnose(&failure, &self.facts(&slot));
+            for text in [&mut why.summary, &mut why.detail, &mut why.error] {
                 *text = slot.log.redactor.apply(text);
             }
-            let error = diagnosis.error.clone();
-            let heals = diagnosis.class.heals();
-            {
-                let mut st = slot.state.lock().unwrap();
-                st.last_error = Some(error.clone());
-                st.diagnosis = Some(diagnosis);
-            }
+            let error = why.error.clone();
             // Starting again cannot help (no such command, not a program, no
             // such folder, an unusable definition): failed now, no restarts.
-            if !heals {
-                slot.log.now(
-                    "lifecycle",
-                    &format!("{error}; not restarting: this does not heal by retrying"),
-                );
-                return self.set_status(&slot, ServerStatus::Failed { error });
+            if !why.class.heals() {
+                self.advance(&slot, run, |_| {
+                    slot.log.now(
+                        "lifecycle",
+                        &format!("{error}; not restarting: this does not heal by retrying"),
+                    );
+                    Some(Phase::Failed {
+                        error: error.clone(),
+                        why,
+                    })
+                });
+                return;
             }
             if attempt > policy.max_restart_attempts {
                 let error = if policy.max_restart_attempts == 0 {
@@ -95,24 +102,29 @@ impl Manager {
                         policy.max_restart_attempts
                     )
                 };
-                return self.set_status(&slot, ServerStatus::Failed { error });
+                self.advance(&slot, run, |_| Some(Phase::Failed { error, why }));
+                return;
             }
             let delay = backoff(&policy, attempt);
-            slot.log.now(
-                "lifecycle",
-                &format!("{error}; restarting in {} ms", delay.as_millis()),
-            );
-            slot.state.lock().unwrap().restarts += 1;
-            self.set_status(
-                &slot,
-                ServerStatus::Restarting {
+            let restarting = self.advance(&slot, run, |rt| {
+                slot.log.now(
+                    "lifecycle",
+                    &format!("{error}; restarting in {} ms", delay.as_millis()),
+                );
+                rt.restarts += 1;
+                Some(Phase::Restarting {
                     attempt,
                     of: policy.max_restart_attempts,
-                },
-            );
+                    why,
+                    cached: rt.phase.cached(),
+                })
+            });
+            if !restarting {
+                return;
+            }
             tokio::select! {
                 _ = tokio::time::sleep(delay) => {}
-                _ = stop.cancelled() => return self.set_status(&slot, ServerStatus::Disconnected),
+                _ = stop.cancelled() => return,
             }
         }
     }
@@ -132,8 +144,9 @@ impl Manager {
             .filter(|l| l.kind == "stderr")
             .map(|l| l.text.clone())
             .collect();
-        let st = slot.state.lock().unwrap();
-        let unresolved = st
+        let timeout = self.timeout_of(def);
+        let rt = slot.rt.lock().unwrap();
+        let unresolved = rt
             .warnings
             .iter()
             .filter(|w| w.contains("resolved to nothing") || w.contains("needs input"))
@@ -149,13 +162,9 @@ impl Manager {
             command: def.command.clone(),
             args: def.args.clone(),
             url: def.url.clone(),
-            timeout: Some(
-                def.timeout
-                    .map(Duration::from_millis)
-                    .unwrap_or(self.shared.opts.default_timeout),
-            ),
+            timeout: Some(timeout),
             stderr_tail: stderr[stderr.len().saturating_sub(5)..].to_vec(),
-            stdout_noise: st.stdout_noise.clone(),
+            stdout_noise: rt.stdout_noise.clone(),
             unresolved,
         }
     }
