@@ -46,8 +46,7 @@ impl Manager {
 
     pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, RegistryError> {
         let peer = self.peer_of(server)?;
-        let p: rmcp::model::ReadResourceRequestParams =
-            serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
+        let p = rmcp::model::ReadResourceRequestParams::new(uri);
         let r = self
             .ask(server, "resources/read", peer.read_resource(p))
             .await?;
@@ -78,9 +77,11 @@ impl Manager {
                 })
                 .collect()
         });
-        let p: rmcp::model::GetPromptRequestParams =
-            serde_json::from_value(serde_json::json!({ "name": name, "arguments": args }))
-                .expect("params");
+        let p = rmcp::model::GetPromptRequestParams::new(name);
+        let p = match args {
+            Some(a) => p.with_arguments(a),
+            None => p,
+        };
         let r = self.ask(server, "prompts/get", peer.get_prompt(p)).await?;
         Ok(serde_json::to_value(r).unwrap_or_default())
     }

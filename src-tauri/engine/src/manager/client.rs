@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 #[allow(deprecated)]
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, LoggingMessageNotificationParam,
-    ResourceUpdatedNotificationParam,
+    ClientCapabilities, ClientConfig, ElicitationCapability, FormElicitationCapability,
+    Implementation, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
 };
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
@@ -21,7 +21,7 @@ pub const MAX_PENDING_UPDATES: usize = 1024;
 /// What a server told us outside of replies, coalesced: however many
 /// `list_changed` notifications arrive, each kind is one flag, and each
 /// updated resource URI is kept once, so a flooding server costs a bounded
-/// amount of memory and one re-list (SPEC P5).
+/// amount of memory and one re-list, and never slows the others.
 #[derive(Default)]
 pub struct Signals {
     tools: AtomicBool,
@@ -78,7 +78,7 @@ impl Signals {
     }
 }
 
-/// A server's request for user input during a call (SPEC M13).
+/// A server's request for user input during a call (MCP elicitation).
 #[derive(Debug, Clone)]
 pub struct ElicitRequest {
     pub server: String,
@@ -175,12 +175,15 @@ pub struct SwitchboardClient {
 impl SwitchboardClient {
     /// What we declare: roots (with list_changed) and form elicitation; no
     /// sampling (see `new`).
+    #[allow(deprecated)] // roots are what 2025 servers ask for.
     pub fn capabilities() -> ClientCapabilities {
-        serde_json::from_value(serde_json::json!({
-            "roots": { "listChanged": true },
-            "elicitation": { "form": {} }
-        }))
-        .unwrap_or_default()
+        let mut elicitation = ElicitationCapability::new();
+        elicitation.form = Some(FormElicitationCapability::new());
+        ClientCapabilities::builder()
+            .enable_roots()
+            .enable_roots_list_changed()
+            .enable_elicitation_with(elicitation)
+            .build()
     }
 
     pub fn new(
@@ -222,16 +225,19 @@ impl ClientHandler for SwitchboardClient {
         &self,
         _cx: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ListRootsResult, rmcp::ErrorData> {
-        let roots: Vec<serde_json::Value> = self
+        use rmcp::model::{ListRootsResult, Root};
+        let roots = self
             .hooks
             .roots
             .read()
             .unwrap()
             .iter()
-            .map(|(uri, name)| serde_json::json!({"uri": uri, "name": name}))
+            .map(|(uri, name)| match name {
+                Some(n) => Root::new(uri).with_name(n),
+                None => Root::new(uri),
+            })
             .collect();
-        serde_json::from_value(serde_json::json!({ "roots": roots }))
-            .map_err(|e| rmcp::ErrorData::internal_error(e.to_string(), None))
+        Ok(ListRootsResult::new(roots))
     }
 
     #[allow(deprecated)]
@@ -340,5 +346,21 @@ impl ClientHandler for SwitchboardClient {
             .unwrap_or_else(|| "info".into());
         // Straight into the bounded, batched log: no queue of its own.
         self.log.line(&level, &text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SwitchboardClient;
+
+    #[test]
+    fn capabilities_declare_roots_with_changes_and_form_elicitation_only() {
+        assert_eq!(
+            serde_json::to_value(SwitchboardClient::capabilities()).unwrap(),
+            serde_json::json!({
+                "roots": { "listChanged": true },
+                "elicitation": { "form": {} }
+            })
+        );
     }
 }

@@ -111,8 +111,9 @@ pub async fn open(
             });
             // Own process group: npx/uvx grandchildren die with the server.
             cmd.wrap(ProcessGroup::leader());
-            // ... and with Switchboard, even a crashed one (SPEC P4): forked on
-            // the keeper thread, which the parent-death signal depends on.
+            // ... and with Switchboard, even a crashed one (see `orphans`):
+            // forked on the keeper thread, which the parent-death signal
+            // depends on.
             cmd.wrap(crate::manager::orphans::DiesWithSwitchboard);
             cmd.command_mut()
                 .stdin(Stdio::piped())
@@ -222,7 +223,8 @@ pub async fn open(
                 }
             }
         }
-        // SPEC C2: streamable HTTP first, the legacy SSE transport as the fallback.
+        // An `sse` server: streamable HTTP first, the legacy HTTP+SSE transport
+        // (protocol 2024-11-05) as the fallback.
         Transport::Sse => {
             let url = def.url.clone().unwrap_or_default();
             let probe = crate::sse_client::connect_with_fallback(
@@ -364,14 +366,11 @@ pub async fn subscribe_request(
     uri: &str,
     subscribe: bool,
 ) -> Result<(), rmcp::ServiceError> {
+    use rmcp::model::{SubscribeRequestParams, UnsubscribeRequestParams};
     if subscribe {
-        let p: rmcp::model::SubscribeRequestParams =
-            serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
-        peer.subscribe(p).await
+        peer.subscribe(SubscribeRequestParams::new(uri)).await
     } else {
-        let p: rmcp::model::UnsubscribeRequestParams =
-            serde_json::from_value(serde_json::json!({ "uri": uri })).expect("params");
-        peer.unsubscribe(p).await
+        peer.unsubscribe(UnsubscribeRequestParams::new(uri)).await
     }
 }
 

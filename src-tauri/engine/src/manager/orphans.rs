@@ -1,4 +1,4 @@
-//! No server outlives Switchboard (SPEC P4), even when Switchboard itself is
+//! No server outlives Switchboard, even when Switchboard itself is
 //! killed with SIGKILL. Three layers, each covering what the one before
 //! cannot:
 //!
@@ -363,22 +363,17 @@ impl CommandWrapper for DiesWithSwitchboard {
         command.env(OWNER_VAR, this_owner().to_string());
         #[cfg(target_os = "linux")]
         {
-            let parent = std::process::id() as libc::pid_t;
-            // Safety: only async-signal-safe calls (prctl, getppid) between fork and exec.
+            use nix::sys::prctl::set_pdeathsig;
+            use nix::sys::signal::Signal;
+            use nix::unistd::{getpid, getppid};
+            let parent = getpid();
+            // Safety: between fork and exec the closure makes only
+            // async-signal-safe system calls (prctl, getppid).
             unsafe {
                 command.pre_exec(move || {
-                    if libc::prctl(
-                        libc::PR_SET_PDEATHSIG,
-                        libc::SIGKILL as libc::c_ulong,
-                        0,
-                        0,
-                        0,
-                    ) == -1
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
+                    set_pdeathsig(Signal::SIGKILL)?;
                     // Switchboard died between fork and prctl: no signal will ever come.
-                    if libc::getppid() != parent {
+                    if getppid() != parent {
                         return Err(std::io::Error::other(
                             "Switchboard exited while starting the server",
                         ));
@@ -501,8 +496,8 @@ fn end_group(g: ProcessId, owner: ProcessId) {
                 };
                 if env.split(|b| *b == 0).any(|v| v == marker.as_bytes()) {
                     #[cfg(unix)]
-                    unsafe {
-                        libc::kill(pid as libc::pid_t, libc::SIGKILL);
+                    if let Some(p) = super::process::nix_pid(pid) {
+                        let _ = nix::sys::signal::kill(p, nix::sys::signal::Signal::SIGKILL);
                     }
                 }
             }

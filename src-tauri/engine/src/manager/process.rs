@@ -3,6 +3,10 @@
 
 use std::time::Duration;
 
+#[cfg(unix)]
+use nix::sys::signal::{killpg, Signal};
+#[cfg(unix)]
+use nix::unistd::Pid;
 use process_wrap::tokio::CommandWrap;
 use rmcp::RoleClient;
 
@@ -74,7 +78,7 @@ impl StdioChild {
             return Ok(());
         }
         #[cfg(unix)]
-        if child.signal(libc::SIGTERM).is_ok()
+        if child.signal(Signal::SIGTERM as i32).is_ok()
             && matches!(
                 tokio::time::timeout(STDIO_EXIT_WAIT, child.wait()).await,
                 Ok(Ok(_))
@@ -128,13 +132,19 @@ impl rmcp::transport::Transport<RoleClient> for StdioChild {
     }
 }
 
-/// SIGTERM then SIGKILL a process group; no-op elsewhere.
+/// A process (or process group) id as `nix` takes it; `None` for ids that
+/// are not one (0 or a negative `pid_t` would name this process's own
+/// group, or every process).
+#[cfg(unix)]
+pub(super) fn nix_pid(id: u32) -> Option<Pid> {
+    i32::try_from(id).ok().filter(|p| *p > 0).map(Pid::from_raw)
+}
+
+/// SIGKILL a process group; no-op elsewhere.
 pub fn kill_group(pgid: Option<u32>) {
     #[cfg(unix)]
-    if let Some(p) = pgid {
-        unsafe {
-            libc::killpg(p as libc::pid_t, libc::SIGKILL);
-        }
+    if let Some(g) = pgid.and_then(nix_pid) {
+        let _ = killpg(g, Signal::SIGKILL);
     }
     #[cfg(not(unix))]
     let _ = pgid;
@@ -145,9 +155,7 @@ pub fn kill_group(pgid: Option<u32>) {
 /// to an init that may never reap them, and `reap_adopted` can collect them.
 pub fn become_subreaper() {
     #[cfg(target_os = "linux")]
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    }
+    let _ = nix::sys::prctl::set_child_subreaper(true);
 }
 
 /// Reap zombies we adopted as subreaper: our children that are not
@@ -156,6 +164,7 @@ pub fn become_subreaper() {
 pub fn reap_adopted() {
     #[cfg(target_os = "linux")]
     {
+        use nix::sys::wait::{waitpid, WaitPidFlag};
         let me = std::process::id();
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return;
@@ -179,8 +188,8 @@ pub fn reap_adopted() {
             {
                 continue;
             }
-            unsafe {
-                libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), libc::WNOHANG);
+            if let Some(p) = nix_pid(pid) {
+                let _ = waitpid(p, Some(WaitPidFlag::WNOHANG));
             }
         }
     }
@@ -189,8 +198,8 @@ pub fn reap_adopted() {
 /// Whether any process of the group is still alive.
 pub fn group_alive(pgid: u32) -> bool {
     #[cfg(unix)]
-    unsafe {
-        libc::killpg(pgid as libc::pid_t, 0) == 0
+    {
+        nix_pid(pgid).is_some_and(|g| killpg(g, None).is_ok())
     }
     #[cfg(not(unix))]
     {
@@ -199,8 +208,8 @@ pub fn group_alive(pgid: u32) -> bool {
     }
 }
 
-/// The shutdown ladder for a stdio server's group (SPEC M11): after the
-/// session closed stdin, wait up to `grace` for the group to exit, then
+/// The shutdown ladder for a stdio server's group: after the session closed
+/// the server's stdin, wait up to `grace` for the group to exit, then
 /// SIGTERM, a short wait, then SIGKILL.
 pub async fn terminate_group(pgid: u32, grace: Duration) {
     #[cfg(unix)]
@@ -220,15 +229,12 @@ pub async fn terminate_group(pgid: u32, grace: Duration) {
         if wait(grace).await {
             return;
         }
-        unsafe {
-            libc::killpg(pgid as libc::pid_t, libc::SIGTERM);
-        }
+        let Some(g) = nix_pid(pgid) else { return };
+        let _ = killpg(g, Signal::SIGTERM);
         if wait(Duration::from_millis(500)).await {
             return;
         }
-        unsafe {
-            libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
-        }
+        let _ = killpg(g, Signal::SIGKILL);
         wait(Duration::from_millis(500)).await;
     }
     #[cfg(not(unix))]

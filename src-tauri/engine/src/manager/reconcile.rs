@@ -32,7 +32,7 @@ pub(super) enum Step {
 }
 
 impl Manager {
-    /// Make the running set match `wanted` (SPEC M12): only servers whose
+    /// Make the running set match `wanted`: only servers whose
     /// effective definition changed are touched; the rest keep their
     /// connection and process. Waits for the replacements' handshakes; each
     /// server is its own step, so a slow one holds up no other. Reconciles

@@ -6,7 +6,7 @@ use super::connection::Launch;
 use super::{Manager, Slot};
 
 impl Manager {
-    /// SPEC A3: a stored sign-in becomes the http client's token handling, an
+    /// A stored sign-in becomes the http client's token handling, an
     /// `sse` server's `Authorization` header, or (for stdio servers with
     /// `auth: {type: "oauth", credentialId}`) `OAUTH_ACCESS_TOKEN`. An
     /// explicit Authorization header in the config wins over a sign-in, and

@@ -1,4 +1,4 @@
-//! The on-disk tool cache behind the startup gate (SPEC M3): each server's
+//! The on-disk tool cache behind the startup gate (see `startup`): each server's
 //! last tool list, keyed by server name and a hash of its *unresolved*
 //! definition, so secrets never reach the disk and any config change
 //! invalidates the entry.
