@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-/// A server's lifecycle state. Every change goes through
-/// `Manager::set_status`, which also publishes it.
+/// A server's lifecycle state, derived from its phase in the manager. Every
+/// change goes through the manager's `transition`, which also publishes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "state", rename_all = "kebab-case")]
