@@ -140,6 +140,7 @@ impl Manager {
             transport_used: opened.transport_used,
             protocol: peer.peer_info().map(|i| i.protocol_version.to_string()),
             timeout,
+            closing: false,
         };
         let ct = session.cancellation_token();
         let waiting = session.waiting();
@@ -277,13 +278,12 @@ impl Manager {
                 Outcome::Stopped
             }
             Some(error) => {
-                // Its tools go at once; the supervisor decides what comes next
-                // once the process is gone.
+                // Its tools and session go at once; the supervisor decides
+                // what comes next once the process is gone.
                 self.advance(slot, run, |rt| {
                     let live = rt.phase.live()?;
-                    let tools = Arc::new(vec![]);
                     Some(Phase::Connected(Box::new(Live {
-                        tools,
+                        closing: true,
                         ..live.clone()
                     })))
                 });

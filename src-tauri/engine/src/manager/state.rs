@@ -69,6 +69,9 @@ pub(super) struct Live {
     pub(super) protocol: Option<String>,
     /// How long a request on this connection may take (fixed when it connected).
     pub(super) timeout: Duration,
+    /// The connection ended and is being torn down: no tools are offered
+    /// and no requests sent while the supervisor waits for the process.
+    pub(super) closing: bool,
 }
 
 impl Phase {
@@ -94,7 +97,7 @@ impl Phase {
     /// The tools it offers now, and whether they are the cached ones.
     pub(super) fn offer(&self) -> Option<(&Arc<Vec<Tool>>, bool)> {
         match self {
-            Phase::Connected(live) => Some((&live.tools, false)),
+            Phase::Connected(live) if !live.closing => Some((&live.tools, false)),
             Phase::Connecting { cached } | Phase::Restarting { cached, .. } => {
                 cached.as_ref().map(|t| (t, true))
             }
@@ -117,7 +120,7 @@ impl Phase {
     }
 
     pub(super) fn peer(&self) -> Option<Peer<RoleClient>> {
-        self.live().map(|l| l.peer.clone())
+        self.live().filter(|l| !l.closing).map(|l| l.peer.clone())
     }
 
     /// Why the last attempt failed, while that is what the phase is about.
