@@ -33,9 +33,8 @@ pub(super) enum Phase {
     /// The first attempt since it was started is under way. `cached`: its
     /// tools from the tool cache, offered (deferred) once the startup gate
     /// passed without it.
-    Connecting {
-        cached: Option<Arc<Vec<Tool>>>,
-    },
+    Connecting { cached: Option<Arc<Vec<Tool>>> },
+    /// A live session, with the tools it listed.
     Connected(Box<Live>),
     /// An attempt failed: the next one is waiting for its delay, or under way.
     Restarting {
@@ -52,10 +51,7 @@ pub(super) enum Phase {
         why: Diagnosis,
     },
     /// Given up: it is not started again until someone asks.
-    Failed {
-        error: String,
-        why: Diagnosis,
-    },
+    Failed { error: String, why: Diagnosis },
 }
 
 /// A live connection.
