@@ -5,6 +5,27 @@ use serde::Serialize;
 
 /// A server's lifecycle state, derived from its phase in the manager. Every
 /// change goes through the manager's `transition`, which also publishes it.
+/// What a reconcile did, by server name (`EngineEvent::Reconciled`).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ReconcileReport {
+    pub started: Vec<String>,
+    pub stopped: Vec<String>,
+    pub updated: Vec<String>,
+    /// Untouched: same definition, same connection, same process.
+    pub kept: Vec<String>,
+    pub failed: Vec<ServerError>,
+}
+
+/// A server that could not be started or changed, and why.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ServerError {
+    pub server: String,
+    pub error: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "state", rename_all = "kebab-case")]
@@ -91,7 +112,7 @@ pub enum EngineEvent {
         server: String,
     },
     Reconciled {
-        report: crate::manager::ReconcileReport,
+        report: ReconcileReport,
     },
     /// A server asks the user for input (elicitation); the app shows a form.
     Elicitation {

@@ -186,10 +186,11 @@ async fn text_on_stdout_is_not_mcp() {
 
 #[tokio::test]
 async fn a_port_where_nothing_listens() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    // Bound but not listening: connections are refused, and no other test
+    // can take the port while this socket holds it.
+    let held = tokio::net::TcpSocket::new_v4().unwrap();
+    held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = held.local_addr().unwrap().port();
     let def = ServerDef::remote(
         "refused",
         Transport::Http,
@@ -199,6 +200,7 @@ async fn a_port_where_nothing_listens() {
     let d = st.diagnosis.unwrap();
     assert_eq!(d.class, FailureClass::ConnectionRefused, "{d:?}");
     assert_eq!(d.summary, format!("nothing listens at 127.0.0.1:{port}"));
+    drop(held);
 }
 
 #[tokio::test]

@@ -67,6 +67,8 @@ use crate::auth::secrets::SecretResolver;
 use crate::events::EngineEvent;
 use crate::launch::CommandResolver;
 
+pub use crate::events::ReconcileReport;
+pub use crate::events::ServerError;
 pub use calls::{flatten, CallError, CallOutcome, ForwardError};
 pub use connection::{
     ClientHooks, ElicitAnswer, ElicitRequest, ElicitationHandler, ProgressHandler, SamplingHandler,
@@ -78,9 +80,8 @@ pub use options::{
     DEFAULT_HEALTHY_AFTER, DEFAULT_HEALTH_INTERVAL, DEFAULT_PING_TIMEOUT, DEFAULT_TIMEOUT,
     RELIST_INTERVAL,
 };
-pub use reconcile::ReconcileReport;
 pub use registry::RegistryError;
-pub use startup::{ServerError, StartupReport};
+pub use startup::StartupReport;
 pub use state::{ServerState, Slot};
 pub use supervisor::backoff;
 pub use wanted::Wanted;

@@ -2,24 +2,9 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
-
 use crate::events::EngineEvent;
 
-use super::{Manager, RegistryError, ServerError, Wanted};
-
-/// What a reconcile did, by server name.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[serde(rename_all = "camelCase")]
-pub struct ReconcileReport {
-    pub started: Vec<String>,
-    pub stopped: Vec<String>,
-    pub updated: Vec<String>,
-    /// Untouched: same definition, same connection, same process.
-    pub kept: Vec<String>,
-    pub failed: Vec<ServerError>,
-}
+use super::{Manager, ReconcileReport, RegistryError, ServerError, Wanted};
 
 /// What one reconcile step did to its server.
 pub(super) enum Step {

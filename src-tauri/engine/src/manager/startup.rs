@@ -6,7 +6,7 @@ use std::time::Instant;
 use rmcp::model::Tool;
 use serde::Serialize;
 
-use crate::events::ServerStatus;
+use crate::events::{ServerError, ServerStatus};
 
 use super::state::Phase;
 use super::{Manager, Slot, Wanted};
@@ -21,13 +21,6 @@ pub struct StartupReport {
     /// Pending servers whose tools came from the cache.
     pub deferred: Vec<String>,
     pub elapsed_ms: u64,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct ServerError {
-    pub server: String,
-    pub error: String,
 }
 
 impl Manager {

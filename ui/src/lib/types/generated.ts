@@ -541,7 +541,11 @@ export type AppSettings = {
  * read from the desktop's own autostart entry, which the user may also
  * remove outside Switchboard.
  */
-startAtLogin: boolean, keepInTray: boolean, projectConfig: boolean, dataFolder: string, };
+startAtLogin: boolean, keepInTray: boolean, projectConfig: boolean, 
+/**
+ * Timeout, restart policy and health checks of servers that set none.
+ */
+serverDefaults: ServerDefaults, dataFolder: string, };
 
 export type GatewayState = "starting" | "listening" | "off" | "failed";
 
@@ -558,6 +562,16 @@ off?: boolean,
  * Offer `search_tools` and `call_tool` instead of every tool.
  */
 toolSearch?: boolean, };
+
+export type ServerDefaults = { 
+/**
+ * Milliseconds a server has for its handshake and each request.
+ */
+timeoutMs: number, restartPolicy: RestartPolicy, 
+/**
+ * Milliseconds between two health checks (MCP `ping`) of a connected server.
+ */
+healthIntervalMs: number, };
 
 export type GatewaySession = { id: number, client: string, version: string, 
 /**
