@@ -20,6 +20,7 @@ macro_rules! with_commands {
             commands::diagnostic_report,
             commands::app_settings,
             commands::set_keep_in_tray,
+            commands::set_server_defaults,
             commands::set_start_at_login,
             commands::set_project_config,
             commands::open_data_folder,

@@ -55,6 +55,8 @@ pub struct AppSettings {
     pub start_at_login: bool,
     pub keep_in_tray: bool,
     pub project_config: bool,
+    /// Timeout, restart policy and health checks of servers that set none.
+    pub server_defaults: switchboard_engine::settings::ServerDefaults,
     pub data_folder: String,
 }
 
@@ -66,6 +68,7 @@ pub fn app_settings<R: tauri::Runtime>(app: tauri::AppHandle<R>, state: S<'_>) -
         start_at_login: app.autolaunch().is_enabled().unwrap_or(false),
         keep_in_tray: s.keep_in_tray,
         project_config: s.enable_project_config,
+        server_defaults: s.server_defaults,
         data_folder: state.engine.host().switchboard_dir().display().to_string(),
     }
 }
@@ -92,6 +95,14 @@ pub fn set_start_at_login<R: tauri::Runtime>(
             format!("cannot {what} Switchboard's entry in the desktop's startup applications: {e}"),
         )
     })
+}
+
+#[tauri::command]
+pub async fn set_server_defaults(
+    state: S<'_>,
+    defaults: switchboard_engine::settings::ServerDefaults,
+) -> CommandResult<()> {
+    Ok(state.engine.set_server_defaults(defaults).await?)
 }
 
 #[tauri::command]

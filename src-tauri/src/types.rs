@@ -226,6 +226,7 @@ pub fn typescript() -> String {
         <crate::commands::AppSettings as TS>::decl(&cfg),
         <crate::gateway::GatewayState as TS>::decl(&cfg),
         <switchboard_engine::settings::GatewaySettings as TS>::decl(&cfg),
+        <switchboard_engine::settings::ServerDefaults as TS>::decl(&cfg),
         <switchboard_engine::gateway::SessionInfo as TS>::decl(&cfg),
         <switchboard_engine::gateway::activity::ToolCalls as TS>::decl(&cfg),
         <crate::gateway::GatewayStatus as TS>::decl(&cfg),

@@ -67,3 +67,28 @@ test('start at login writes the desktop\'s autostart entry, which starts this ap
   await clickUntil(b, await byTestId(b, 'settings-start-at-login'), async () => !fs.existsSync(entry), 'the entry is removed');
   await eventually(b, async () => (await (await byTestId(b, 'settings-start-at-login')).getAttribute('aria-checked')) === 'false', 'the switch shows it off');
 });
+
+test('server defaults: timeout and restarts are saved in Switchboard\'s settings; a value out of range names its field and saves nothing', async () => {
+  const b = app.browser;
+  await gotoView(b, 'settings');
+  const timeout = await byTestId(b, 'defaults-timeout', { timeout: 15_000 });
+  assert.equal(await timeout.getValue(), '30', 'the default timeout is shown in seconds');
+  assert.equal(await (await byTestId(b, 'defaults-restarts')).getValue(), '5');
+  await timeout.setValue('45');
+  await (await byTestId(b, 'defaults-restarts')).setValue('2');
+  await clickUntil(b, await byTestId(b, 'defaults-save'), async () => readJson(app.fx.settings).serverDefaults?.timeoutMs === 45_000, 'serverDefaults is saved');
+  const saved = readJson(app.fx.settings).serverDefaults;
+  assert.equal(saved.restartPolicy.maxRestartAttempts, 2, JSON.stringify(saved));
+  assert.equal(saved.healthIntervalMs, 15_000, 'untouched values keep their defaults');
+
+  // Out of range: the engine refuses it, naming the field; the file stays.
+  const before = fs.readFileSync(app.fx.settings, 'utf8');
+  await (await byTestId(b, 'defaults-timeout')).setValue('0');
+  await (await byTestId(b, 'defaults-save')).click();
+  const error = await byTestId(b, 'defaults-error', { timeout: 10_000 });
+  assert.match(await error.getText(), /Timeout: 0 s is outside 1–600 seconds/);
+  assert.equal(fs.readFileSync(app.fx.settings, 'utf8'), before, 'nothing was saved');
+  await (await byTestId(b, 'defaults-cancel')).click();
+  await eventually(b, async () => (await (await byTestId(b, 'defaults-timeout')).getValue()) === '45', 'Cancel shows the saved value again');
+  await screenshot(b, 'settings-server-defaults');
+});

@@ -43,6 +43,15 @@ fn seen_hash(hex: &str) -> Result<ContentHash, EditError> {
     })
 }
 
+/// The manager's defaults as Settings keeps them.
+fn server_defaults(d: &crate::settings::ServerDefaults) -> crate::manager::ManagerDefaults {
+    crate::manager::ManagerDefaults {
+        timeout: std::time::Duration::from_millis(d.timeout_ms),
+        restart_policy: d.restart_policy,
+        health_interval: std::time::Duration::from_millis(d.health_interval_ms),
+    }
+}
+
 pub struct Engine {
     host: Host,
     settings: RwLock<Settings>,
@@ -73,6 +82,11 @@ impl Engine {
     pub fn new(host: Host, manager_opts: ManagerOptions, extra_projects: Vec<PathBuf>) -> Engine {
         let (settings, _warning) = Settings::load(&host);
         let manager = Manager::new(manager_opts);
+        // Defaults changed in Settings replace the options' (a server's own
+        // values still win).
+        if settings.server_defaults != crate::settings::ServerDefaults::default() {
+            manager.set_defaults(server_defaults(&settings.server_defaults));
+        }
         // Stored sign-ins come from the OS keychain.
         manager.set_vault(Some(crate::auth::vault::Vault::keychain()));
         let trust = crate::tool_trust::TrustCell::for_host(&host);
@@ -213,7 +227,7 @@ impl Engine {
                 let Some(engine) = me.upgrade() else { break };
                 if let crate::events::EngineEvent::DiscoveryChanged { .. } = ev {
                     let (settings, _) = Settings::load(&engine.host);
-                    *engine.settings.write().unwrap() = settings;
+                    engine.keep_settings(settings);
                 }
             }
         });
@@ -627,6 +641,36 @@ impl Engine {
     }
 
     /// Whether closing the app's window keeps it running in the tray.
+    /// Timeout, restart policy and health-check interval of the servers whose
+    /// definitions set none: checked, saved, and used from each server's
+    /// next start (running servers are not restarted for it).
+    pub async fn set_server_defaults(
+        &self,
+        defaults: crate::settings::ServerDefaults,
+    ) -> Result<(), EditError> {
+        defaults.check().map_err(|m| {
+            EditError::Invalid(format!(
+                "{m}. Nothing was saved in {}.",
+                crate::settings::settings_path(&self.host).display()
+            ))
+        })?;
+        let _g = self.edits.lock().await;
+        self.save_settings(|s| s.server_defaults = defaults)?;
+        self.manager.set_defaults(server_defaults(&defaults));
+        Ok(())
+    }
+
+    /// Settings read again from the file (written by another process, or by
+    /// an undo): server defaults that changed there apply too.
+    fn keep_settings(&self, settings: Settings) {
+        let mut current = self.settings.write().unwrap();
+        if current.server_defaults != settings.server_defaults {
+            self.manager
+                .set_defaults(server_defaults(&settings.server_defaults));
+        }
+        *current = settings;
+    }
+
     pub async fn set_keep_in_tray(&self, keep: bool) -> Result<(), EditError> {
         let _g = self.edits.lock().await;
         self.save_settings(|s| s.keep_in_tray = keep)
@@ -863,7 +907,7 @@ impl Engine {
         let report = History::for_host(&self.host).undo(id)?;
         // The entry may have written Switchboard's settings too.
         let (settings, _) = Settings::load(&self.host);
-        *self.settings.write().unwrap() = settings;
+        self.keep_settings(settings);
         self.refresh().await;
         // Like an edit, an undo is the user's own change: a trusted folder's
         // server runs as restored instead of being held as changed. Should

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::config::ServerDef;
+use crate::config::{RestartPolicy, ServerDef};
 use crate::host::Host;
 use crate::writer::atomic::WriteError;
 use crate::writer::atomic::{content_hash, write_private, ContentHash, Expected};
@@ -105,6 +105,10 @@ pub struct Settings {
     /// it running in the tray (off: closing the window quits).
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub keep_in_tray: bool,
+    /// Timeout, restart policy and health checks of every server whose
+    /// definition sets none of its own.
+    #[serde(default, skip_serializing_if = "ServerDefaults::is_default")]
+    pub server_defaults: ServerDefaults,
     #[serde(flatten)]
     pub other: Map<String, Value>,
     /// Why the file could not be used (file and line): these are then the
@@ -135,6 +139,82 @@ pub enum ApprovalMode {
 /// so the entries written into other clients stay valid across restarts;
 /// below Linux's ephemeral range (32768+), so no outgoing connection holds it.
 pub const DEFAULT_GATEWAY_PORT: u16 = 27182;
+
+/// What a server gets when its definition does not say: how long it has to
+/// answer, how it is restarted after it stops, and how often it is pinged.
+/// A change applies from each server's next start (health checks from the
+/// next ping); running servers are not restarted for it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase", default)]
+pub struct ServerDefaults {
+    /// Milliseconds a server has for its handshake and each request.
+    pub timeout_ms: u64,
+    pub restart_policy: RestartPolicy,
+    /// Milliseconds between two health checks (MCP `ping`) of a connected server.
+    pub health_interval_ms: u64,
+}
+
+impl Default for ServerDefaults {
+    fn default() -> Self {
+        ServerDefaults {
+            timeout_ms: 30_000,
+            restart_policy: RestartPolicy::default(),
+            health_interval_ms: 15_000,
+        }
+    }
+}
+
+impl ServerDefaults {
+    fn is_default(&self) -> bool {
+        *self == ServerDefaults::default()
+    }
+
+    /// Refuses values no server could work with, naming the field (as the
+    /// Settings screen labels it) and the range it accepts.
+    pub fn check(&self) -> Result<(), String> {
+        let p = &self.restart_policy;
+        let secs = |ms: u64| ms as f64 / 1000.0;
+        if !(1_000..=600_000).contains(&self.timeout_ms) {
+            return Err(format!(
+                "Timeout: {} s is outside 1–600 seconds",
+                secs(self.timeout_ms)
+            ));
+        }
+        if !(5_000..=3_600_000).contains(&self.health_interval_ms) {
+            return Err(format!(
+                "Health check interval: {} s is outside 5–3600 seconds",
+                secs(self.health_interval_ms)
+            ));
+        }
+        if p.max_restart_attempts > 100 {
+            return Err(format!(
+                "Restarts: {} is more than 100",
+                p.max_restart_attempts
+            ));
+        }
+        if !(100..=600_000).contains(&p.initial_delay_ms) {
+            return Err(format!(
+                "First restart after: {} s is outside 0.1–600 seconds",
+                secs(p.initial_delay_ms)
+            ));
+        }
+        if p.max_delay_ms < p.initial_delay_ms || p.max_delay_ms > 3_600_000 {
+            return Err(format!(
+                "Longest wait between restarts: {} s must be at least the first wait ({} s) and at most 3600 seconds",
+                secs(p.max_delay_ms),
+                secs(p.initial_delay_ms)
+            ));
+        }
+        if !(1.0..=10.0).contains(&p.backoff_multiplier) {
+            return Err(format!(
+                "Backoff multiplier: {} is outside 1–10",
+                p.backoff_multiplier
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// The desktop app's HTTP gateway (`http://127.0.0.1:PORT/mcp`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -190,6 +270,7 @@ impl Default for Settings {
             gateway: GatewaySettings::default(),
             registry_url: None,
             keep_in_tray: true,
+            server_defaults: ServerDefaults::default(),
             other: Map::new(),
             problem: None,
             read_from: None,

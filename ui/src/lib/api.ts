@@ -42,6 +42,7 @@ import type {
   SourceInfo,
   StepUp,
   ToolIndex,
+  ServerDefaults,
   ToolsApproved,
   TrustReport,
   UndoReport,
@@ -139,6 +140,7 @@ export const api = {
   appSettings: () => call<AppSettings>('app_settings'),
   setKeepInTray: (keep: boolean) => call<void>('set_keep_in_tray', { keep }),
   setStartAtLogin: (on: boolean) => call<void>('set_start_at_login', { on }),
+  setServerDefaults: (defaults: ServerDefaults) => call<void>('set_server_defaults', { defaults }),
   setProjectConfig: (enabled: boolean) => call<void>('set_project_config', { enabled }),
   openDataFolder: () => call<void>('open_data_folder'),
   planCopy: (name: string, from: string, to: string) =>
