@@ -52,6 +52,19 @@ fn server_defaults(d: &crate::settings::ServerDefaults) -> crate::manager::Manag
     }
 }
 
+/// The defaults settings.json keeps, unless a hand edit put a value there
+/// that no server could work with (a timeout of 0, say): then they are not
+/// used, and stderr says which field and why.
+fn saved_defaults(d: &crate::settings::ServerDefaults) -> Option<crate::manager::ManagerDefaults> {
+    match d.check() {
+        Ok(()) => Some(server_defaults(d)),
+        Err(why) => {
+            eprintln!("switchboard: settings.json: serverDefaults not used: {why}");
+            None
+        }
+    }
+}
+
 pub struct Engine {
     host: Host,
     settings: RwLock<Settings>,
@@ -85,7 +98,9 @@ impl Engine {
         // Defaults changed in Settings replace the options' (a server's own
         // values still win).
         if settings.server_defaults != crate::settings::ServerDefaults::default() {
-            manager.set_defaults(server_defaults(&settings.server_defaults));
+            if let Some(d) = saved_defaults(&settings.server_defaults) {
+                manager.set_defaults(d);
+            }
         }
         // Stored sign-ins come from the OS keychain.
         manager.set_vault(Some(crate::auth::vault::Vault::keychain()));
@@ -665,8 +680,11 @@ impl Engine {
     fn keep_settings(&self, settings: Settings) {
         let mut current = self.settings.write().unwrap();
         if current.server_defaults != settings.server_defaults {
-            self.manager
-                .set_defaults(server_defaults(&settings.server_defaults));
+            let built_in = crate::settings::ServerDefaults::default();
+            self.manager.set_defaults(
+                saved_defaults(&settings.server_defaults)
+                    .unwrap_or_else(|| server_defaults(&built_in)),
+            );
         }
         *current = settings;
     }

@@ -105,3 +105,37 @@ async fn saved_defaults_apply_at_start_and_when_changed_and_bad_values_are_refus
     assert_eq!(std::fs::read(&settings).unwrap(), before);
     engine.manager().shutdown().await;
 }
+
+/// A hand edit that no server could work with (a timeout of 0) is not
+/// applied: the engine keeps its own defaults.
+#[tokio::test]
+async fn out_of_range_defaults_in_the_file_are_not_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().to_path_buf();
+    let host = Host {
+        os: Os::Linux,
+        home: home.clone(),
+        vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(),
+        system_root: home.join("sys"),
+    };
+    let settings = settings_path(&host);
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, r#"{"serverDefaults": {"timeoutMs": 0}}"#).unwrap();
+    let opts = ManagerOptions {
+        cache_path: None,
+        home: home.clone(),
+        default_timeout: Duration::from_secs(7),
+        ..ManagerOptions::default()
+    };
+    let engine = Engine::new(host, opts, vec![]);
+    assert_eq!(
+        engine.settings().server_defaults.timeout_ms,
+        0,
+        "read as written"
+    );
+    assert_eq!(
+        engine.manager().defaults().timeout,
+        Duration::from_secs(7),
+        "a timeout of 0 is not used"
+    );
+}
