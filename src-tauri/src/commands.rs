@@ -152,8 +152,9 @@ pub fn list_projects(state: S<'_>) -> Vec<ProjectFolder> {
 }
 
 #[tauri::command]
-pub fn list_tools(state: S<'_>) -> ToolIndex {
-    (*state.engine.manager().tools()).clone()
+pub fn list_tools(state: S<'_>) -> std::sync::Arc<ToolIndex> {
+    // Serialized from the index itself: 10,000 tools are not copied first.
+    state.engine.manager().tools()
 }
 
 /// `callId` (chosen by the UI) makes the call cancellable with `cancel_tool_call`.

@@ -16,6 +16,7 @@ pub mod state;
 pub mod tool_calls;
 pub mod tray;
 pub mod types;
+pub mod webview;
 
 #[cfg(test)]
 mod account_tests;
@@ -114,8 +115,9 @@ pub fn run() {
     events::exit_on_signals(app.handle().clone());
     app.run(move |app, event| {
         if let RunEvent::Ready = event {
-            if !hidden {
-                if let Some(window) = app.get_webview_window("main") {
+            if let Some(window) = app.get_webview_window("main") {
+                webview::reload_when_page_dies(&window);
+                if !hidden {
                     let _ = window.show();
                 }
             }

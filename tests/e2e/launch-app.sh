@@ -8,8 +8,9 @@
 #   - the app's pid is known (exec keeps it) for teardown and /proc checks.
 # Options (all removed before the app sees its args):
 #   --e2e-home DIR  --e2e-system-root DIR  --e2e-log FILE  --e2e-pidfile FILE
+#   --e2e-app BIN   run BIN instead of $E2E_APP_BIN (the benchmarks' bare window)
 set -eu
-home=""; system=""; log=""; pidfile=""
+home=""; system=""; log=""; pidfile=""; app=""
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -17,10 +18,12 @@ while [ $# -gt 0 ]; do
     --e2e-system-root) system="$2"; shift 2 ;;
     --e2e-log) log="$2"; shift 2 ;;
     --e2e-pidfile) pidfile="$2"; shift 2 ;;
+    --e2e-app) app="$2"; shift 2 ;;
     *) args+=("$1"); shift ;;
   esac
 done
 : "${E2E_APP_BIN:?E2E_APP_BIN is not set in the environment of WebKitWebDriver (tests/e2e/run.sh sets it)}"
+[ -n "$app" ] || app="$E2E_APP_BIN"
 if [ -n "$home" ]; then export HOME="$home"; fi
 if [ -n "$system" ]; then export SWITCHBOARD_SYSTEM_ROOT="$system"; fi
 # Config, data and cache all under the fixture home; no login-shell PATH
@@ -34,4 +37,4 @@ if [ -n "$log" ]; then
   { echo "== launch-app.sh $(date -Is) pid $$ HOME=$HOME args: ${args[*]-}"; } >> "$log"
   exec >> "$log" 2>&1
 fi
-exec "$E2E_APP_BIN" ${args[@]+"${args[@]}"}
+exec "$app" ${args[@]+"${args[@]}"}

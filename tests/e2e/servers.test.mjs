@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startApp, gotoView, byTestId, exists, testIds, waitForStatus, winnerOf, showShadowed, screenshot, eventually, readJson, screenshotDark,
+  startApp, gotoView, byTestId, exists, testIds, waitForStatus, winnerOf, showShadowed, screenshot, eventually, readJson, screenshotDark, clearSearch,
 } from './lib/app.mjs';
 
 let app;
@@ -58,6 +58,32 @@ test('the fixture servers connect (alpha, beta, browsermcp)', async () => {
   }
   await screenshot(b, 'servers');
   await screenshotDark(b, 'servers-dark');
+});
+
+test('searching shows only the matching servers; clearing the search shows every one again', async () => {
+  const b = app.browser;
+  await gotoView(b, 'servers');
+  // The names of the rows on screen (filtered-out rows stay in the page, hidden).
+  const visibleRows = () => b.execute(() => [...document.querySelectorAll('[data-testid^="server-row-"]')]
+    .filter((e) => e.getClientRects().length > 0)
+    .map((e) => e.dataset.testid.slice('server-row-'.length)));
+  const all = await visibleRows();
+  assert.ok(all.includes('alpha') && all.includes('claude-desktop-only'), `every server is listed: ${all.join(', ')}`);
+  const search = await b.$('input[type="search"]');
+  try {
+    await search.setValue('desktop-onl');
+    await eventually(b, async () => (await visibleRows()).join() === 'claude-desktop-only', 'only claude-desktop-only is shown for "desktop-onl"');
+    assert.match(await b.execute(() => document.querySelector('.toolbar .count').textContent), new RegExp(`^1 of ${all.length}$`));
+    await search.setValue('no-such-server-anywhere');
+    await eventually(b, async () => (await visibleRows()).length === 0, 'no row is shown for a search nothing matches');
+    assert.ok(await b.execute(() => document.querySelector('tr.none')?.textContent.includes('No server matches')), 'it says that no server matches');
+    await search.setValue(' ');
+    await eventually(b, async () => (await visibleRows()).join() === all.join(), 'clearing the search shows every server again, in the same order');
+    assert.ok(!(await b.execute(() => !!document.querySelector('tr.none'))), 'the no-match line is gone');
+  } finally {
+    // The next tests use this view unfiltered.
+    await clearSearch(b);
+  }
 });
 
 test('shadowed duplicates are shown with their source', async () => {

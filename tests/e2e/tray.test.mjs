@@ -9,7 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startApp, gotoView, byTestId, screenshot, eventually, processesMatching, timeBox, sleep, E2E } from './lib/app.mjs';
+import { startApp, gotoView, byTestId, screenshot, eventually, processesMatching, timeBox, processGone as gone, until, E2E } from './lib/app.mjs';
 import { McpHttpClient } from './lib/mcp.mjs';
 import { Desktop, desktopAvailable } from './lib/desktop.mjs';
 
@@ -32,25 +32,6 @@ after(async () => {
 
 const text = async (b, id) => (await (await byTestId(b, id)).getText()).trim();
 const isMapped = async () => (await desktop.request('mapped', { pid: app.pid, title: 'Switchboard' })).mapped;
-
-/** The process has exited (a zombie waiting for its parent counts as exited). */
-function gone(pid) {
-  try {
-    return /^\d+ \(.*\) [ZX]/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-/** Polls `fn` without WebDriver (the window may be hidden). */
-async function until(fn, what, timeout = 15_000) {
-  const end = Date.now() + timeout;
-  while (Date.now() < end) {
-    if (await fn()) return;
-    await sleep(100);
-  }
-  assert.fail(`timed out after ${timeout} ms: ${what}`);
-}
 
 test('the tray icon shows Show and Quit; closing the window hides it, the gateway keeps serving, Show brings it back', { skip: missing && 'tests/python/.venv is missing (tests/python/setup.sh)' }, async () => {
   const b = app.browser;

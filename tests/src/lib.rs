@@ -4,6 +4,8 @@
 //! server; see tests/README.md for its flags. Helpers here locate the binary and
 //! start it in HTTP mode.
 
+pub mod bench;
+
 use std::{
     path::{Path, PathBuf},
     process::Stdio,

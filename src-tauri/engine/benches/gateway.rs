@@ -241,6 +241,19 @@ async fn main() {
         us(g),
         us(g) - us(d)
     );
+    switchboard_tests::bench::record(
+        "Gateway",
+        "Tool call overhead through the gateway (stdio)",
+        (us(g) - us(d)) / 1000.0,
+        None,
+        "ms",
+        switchboard_tests::bench::Goal::Max(0.5),
+        &format!(
+            "{:.0} µs direct, {:.0} µs through the gateway",
+            us(d),
+            us(g)
+        ),
+    );
     through.cancel().await.unwrap();
     direct.cancel().await.unwrap();
     let fx = switchboard_tests::spawn_http_fixture(&["--name", "fx"])
@@ -284,6 +297,19 @@ async fn main() {
         counts.1,
         us(median(&gt)) / 1000.0
     );
+    switchboard_tests::bench::record(
+        "Gateway",
+        "tools/list of 10,000 tools: through the gateway − directly",
+        (us(median(&gt)) - us(median(&dt))) / 1000.0,
+        None,
+        "ms",
+        switchboard_tests::bench::Goal::Max(20.0),
+        &format!(
+            "{:.1} ms through the gateway, {:.1} ms directly (the client's own parse)",
+            us(median(&gt)) / 1000.0,
+            us(median(&dt)) / 1000.0
+        ),
+    );
     println!("| gateway's own work per list, in process: build the visible list (cache cold) | 10000 | {:.1} ms |", own.0);
     println!("| gateway's own work per list, in process: copy the cached list + serialize the result | 10000 | {:.1} ms |", own.1);
     through.cancel().await.unwrap();
@@ -318,6 +344,15 @@ async fn main() {
         "| switchboard process | {:.1} MB | {:.1} MB |",
         rss as f64 / 1024.0,
         hwm as f64 / 1024.0
+    );
+    switchboard_tests::bench::record(
+        "Gateway",
+        "`switchboard serve --http` memory, 20 servers (RSS)",
+        rss as f64 / 1024.0,
+        None,
+        "MiB",
+        switchboard_tests::bench::Goal::Max(25.0),
+        &format!("peak {:.1} MiB", hwm as f64 / 1024.0),
     );
     client.cancel().await.unwrap();
     drop(_gw);

@@ -5,15 +5,19 @@
 //! build it first, ideally in release so both sides of every ratio use the
 //! same optimized server: `cargo build --release -p switchboard-tests --bin fixture-server`.
 //!
-//! 1. 20 servers (`--init-delay-ms 50`) through one `Manager::start` vs 20
-//!    separate `start` calls one after another vs the slowest server started
-//!    alone. Goal: parallel / slowest-single <= 1.3.
+//! 1. 20 and 100 servers (`--init-delay-ms 50`) through one `Manager::start`
+//!    vs the slowest server started alone, and vs as many bare rmcp clients
+//!    started with `join_all` (the floor: no manager, no config work), and
+//!    for 20 vs 20 separate `start` calls one after another. Goals:
+//!    parallel / slowest-single <= 1.3 with 20 servers, <= 1.6 with 100.
 //! 2. Time to tools with one hung server (`--never-answer`, timeout 5000 ms)
 //!    whose tools are in a warm tool cache. Goal: `start` returns <= 300 ms
 //!    with the hung server's tools deferred.
 //! 3. 2,000 `echo` calls through `Manager::call_tool` vs a bare rmcp client
 //!    on the same fixture. Goal: per-call median ratio <= 1.1.
 //! 4. `naming::assign_names` over 10,000 tools from 20 servers (median of 50).
+//!
+//! `BENCH_ONLY=start` (or `hung`, `calls`, `naming`) runs that section alone.
 //!
 //! No criterion: a plain binary that prints markdown tables; every ratio is
 //! taken within one run because the machine is noisy, and every number is a
@@ -31,8 +35,9 @@ use switchboard_engine::config::ServerDef;
 use switchboard_engine::host::{Host, Os};
 use switchboard_engine::manager::{Manager, ManagerOptions, Wanted};
 use switchboard_engine::naming::{assign_names, ToolRef};
+use switchboard_tests::bench::{record, Goal};
 
-const PARALLEL_SERVERS: usize = 20;
+const PARALLEL_REPS: usize = 11;
 const START_REPS: usize = 5;
 const HUNG_REPS: usize = 7;
 const CALLS: usize = 2_000;
@@ -111,100 +116,199 @@ async fn run() {
         m.shutdown().await;
     }
 
-    parallel_start(&bin, &home).await;
-    hung_with_cache(&bin, &home).await;
-    call_overhead(&bin, &home).await;
-    naming();
+    // `BENCH_ONLY=start` (or `hung`, `calls`, `naming`): that section alone.
+    let only = std::env::var("BENCH_ONLY").ok();
+    let run = |section: &str| only.as_deref().is_none_or(|o| o == section);
+    if run("start") {
+        parallel_start(&bin, &home, 20, 1.3, true).await;
+        parallel_start(&bin, &home, 100, 1.6, false).await;
+    }
+    if run("hung") {
+        hung_with_cache(&bin, &home).await;
+    }
+    if run("calls") {
+        call_overhead(&bin, &home).await;
+    }
+    if run("naming") {
+        naming();
+    }
 }
 
 // ---------------------------------------------------------------------------
 // 1. Parallel connects
 // ---------------------------------------------------------------------------
 
-async fn parallel_start(bin: &Path, home: &Path) {
-    let servers = |rep: usize| -> Vec<Wanted> {
-        (0..PARALLEL_SERVERS)
-            .map(|i| fixture(bin, &format!("p{rep}-s{i}"), &["--init-delay-ms", "50"]))
-            .collect()
-    };
-    let (mut par, mut seq, mut slowest, mut single_median) = (vec![], vec![], vec![], vec![]);
-    for rep in 0..START_REPS {
-        // Parallel: one start call with all 20.
-        let m = Manager::new(opts(home, None));
-        let t = Instant::now();
-        let r = m.start(servers(rep)).await;
-        par.push(t.elapsed());
-        assert_eq!(r.connected.len(), PARALLEL_SERVERS, "{r:?}");
-        assert_eq!(
-            m.tools().tools.len(),
-            PARALLEL_SERVERS * switchboard_tests::FIXED_TOOLS.len()
-        );
-        m.shutdown().await;
+/// `n` fixture servers (`--init-delay-ms 50`) for repetition `rep`.
+fn slow_servers(bin: &Path, n: usize, rep: usize) -> Vec<Wanted> {
+    (0..n)
+        .map(|i| fixture(bin, &format!("p{rep}-s{i}"), &["--init-delay-ms", "50"]))
+        .collect()
+}
 
-        // Sequential: one start call per server, on one manager.
+/// The floor: `n` bare rmcp clients (`TokioChildProcess`, no manager, no
+/// config work) started with `join_all`, each through `initialize` and
+/// `tools/list` like a managed server. Returns the time until all listed.
+async fn raw_parallel(bin: &Path, n: usize) -> Duration {
+    let t = Instant::now();
+    let clients = futures::future::join_all((0..n).map(|i| async move {
+        let mut cmd = tokio::process::Command::new(bin);
+        cmd.args(["--name", &format!("raw{i}"), "--init-delay-ms", "50"]);
+        let client =
+            ().serve(TokioChildProcess::new(cmd).expect("spawn fixture"))
+                .await
+                .expect("raw client connects");
+        let tools = client.list_all_tools().await.expect("raw tools/list");
+        assert_eq!(tools.len(), switchboard_tests::FIXED_TOOLS.len());
+        client
+    }))
+    .await;
+    let elapsed = t.elapsed();
+    futures::future::join_all(clients.into_iter().map(|c| c.cancel())).await;
+    elapsed
+}
+
+/// One `Manager::start` with `n` servers; the time until it returned.
+async fn managed_parallel(bin: &Path, home: &Path, n: usize, rep: usize) -> Duration {
+    let m = Manager::new(opts(home, None));
+    let t = Instant::now();
+    let r = m.start(slow_servers(bin, n, rep)).await;
+    let elapsed = t.elapsed();
+    assert_eq!(r.connected.len(), n, "{r:?}");
+    assert_eq!(
+        m.tools().tools.len(),
+        n * switchboard_tests::FIXED_TOOLS.len()
+    );
+    m.shutdown().await;
+    elapsed
+}
+
+/// Each of `n` servers alone, in a fresh manager; the slowest and the median.
+async fn singles(bin: &Path, home: &Path, n: usize, rep: usize) -> (Duration, Duration) {
+    let mut times = vec![];
+    for w in slow_servers(bin, n, rep) {
         let m = Manager::new(opts(home, None));
         let t = Instant::now();
-        for w in servers(rep) {
-            let r = m.start(vec![w]).await;
-            assert_eq!(r.connected.len(), 1, "{r:?}");
+        let r = m.start(vec![w]).await;
+        times.push(t.elapsed());
+        assert_eq!(r.connected.len(), 1, "{r:?}");
+        m.shutdown().await;
+    }
+    (*times.iter().max().unwrap(), median(&times))
+}
+
+async fn parallel_start(bin: &Path, home: &Path, n: usize, goal: f64, sequential: bool) {
+    let (mut par, mut raw) = (vec![], vec![]);
+    // Alternating which goes first, so drift hits both alike.
+    for rep in 0..PARALLEL_REPS {
+        if rep % 2 == 0 {
+            par.push(managed_parallel(bin, home, n, rep).await);
+            raw.push(raw_parallel(bin, n).await);
+        } else {
+            raw.push(raw_parallel(bin, n).await);
+            par.push(managed_parallel(bin, home, n, rep).await);
         }
-        seq.push(t.elapsed());
-        m.shutdown().await;
-
-        // Each server alone, in a fresh manager; the slowest of the 20 counts.
-        let mut singles = vec![];
-        for w in servers(rep) {
+    }
+    let (mut seq, mut slowest, mut single_median) = (vec![], vec![], vec![]);
+    for rep in 0..START_REPS {
+        if sequential {
+            // One start call per server, on one manager.
             let m = Manager::new(opts(home, None));
             let t = Instant::now();
-            let r = m.start(vec![w]).await;
-            singles.push(t.elapsed());
-            assert_eq!(r.connected.len(), 1, "{r:?}");
+            for w in slow_servers(bin, n, rep) {
+                let r = m.start(vec![w]).await;
+                assert_eq!(r.connected.len(), 1, "{r:?}");
+            }
+            seq.push(t.elapsed());
             m.shutdown().await;
         }
-        slowest.push(*singles.iter().max().unwrap());
-        single_median.push(median(&singles));
+        let (max, med) = singles(bin, home, n, rep).await;
+        slowest.push(max);
+        single_median.push(med);
     }
-    let (p, s, w, one) = (
+    let (p, r, w, one) = (
         median(&par),
-        median(&seq),
+        median(&raw),
         median(&slowest),
         median(&single_median),
     );
-    println!("## Startup: {PARALLEL_SERVERS} fixture servers, --init-delay-ms 50 (median of {START_REPS} reps)\n");
-    println!("| mode | median ms | min ms | max ms |");
-    println!("|---|---:|---:|---:|");
+    println!("## Startup: {n} fixture servers, --init-delay-ms 50 ({PARALLEL_REPS} reps parallel, {START_REPS} reps single)\n");
+    println!("| mode | median ms | p90 ms | min ms | max ms |");
+    println!("|---|---:|---:|---:|---:|");
     let row = |label: &str, v: &[Duration]| {
         let mut s = v.to_vec();
         s.sort();
         println!(
-            "| {label} | {:.1} | {:.1} | {:.1} |",
+            "| {label} | {:.1} | {:.1} | {:.1} | {:.1} |",
             ms(median(v)),
+            ms(pct(v, 0.9)),
             ms(s[0]),
             ms(s[s.len() - 1])
         );
     };
+    row(&format!("parallel (one `start` with {n})"), &par);
     row(
-        &format!("parallel (one `start` with {PARALLEL_SERVERS})"),
-        &par,
+        &format!("raw rmcp: {n} `TokioChildProcess` clients, `join_all`, initialize + tools/list"),
+        &raw,
     );
+    if sequential {
+        row(&format!("sequential ({n} `start` calls)"), &seq);
+    }
     row(
-        &format!("sequential ({PARALLEL_SERVERS} `start` calls)"),
-        &seq,
-    );
-    row(
-        "slowest single server alone (max of 20 fresh managers)",
+        &format!("slowest single server alone (max of {n} fresh managers)"),
         &slowest,
     );
-    row("typical single server alone (median of 20)", &single_median);
-    println!();
-    println!("| ratio | value | goal |");
-    println!("|---|---:|---|");
-    println!(
-        "| parallel / slowest single | {:.2} | <= 1.3 |",
-        ms(p) / ms(w)
+    row(
+        &format!("typical single server alone (median of {n})"),
+        &single_median,
     );
-    println!("| parallel / typical single | {:.2} | |", ms(p) / ms(one));
-    println!("| sequential / parallel | {:.1}x | |", ms(s) / ms(p));
+    println!();
+    println!("| ratio | median | p90 | goal |");
+    println!("|---|---:|---:|---|");
+    println!(
+        "| parallel / slowest single | {:.2} | {:.2} | <= {goal} |",
+        ms(p) / ms(w),
+        ms(pct(&par, 0.9)) / ms(w)
+    );
+    println!(
+        "| raw rmcp / slowest single | {:.2} | {:.2} | (the floor) |",
+        ms(r) / ms(w),
+        ms(pct(&raw, 0.9)) / ms(w)
+    );
+    println!(
+        "| parallel / raw rmcp | {:.2} | {:.2} | |",
+        ms(p) / ms(r),
+        ms(pct(&par, 0.9)) / ms(pct(&raw, 0.9))
+    );
+    println!("| parallel / typical single | {:.2} | | |", ms(p) / ms(one));
+    record(
+        "Engine",
+        &format!("Start {n} servers in parallel / slowest single start"),
+        ms(p) / ms(w),
+        Some(ms(pct(&par, 0.9)) / ms(w)),
+        "×",
+        Goal::Max(goal),
+        &format!(
+            "{:.0} ms vs {:.0} ms; bare rmcp clients: {:.2}× (the machine's floor)",
+            ms(p),
+            ms(w),
+            ms(r) / ms(w)
+        ),
+    );
+    record(
+        "Engine",
+        &format!("Start {n} servers: Switchboard / bare rmcp clients"),
+        ms(p) / ms(r),
+        Some(ms(pct(&par, 0.9)) / ms(pct(&raw, 0.9))),
+        "×",
+        Goal::None,
+        "same run, alternating",
+    );
+    if sequential {
+        println!(
+            "| sequential / parallel | {:.1}x | | |",
+            ms(median(&seq)) / ms(p)
+        );
+    }
     println!();
 }
 
@@ -281,6 +385,15 @@ async fn hung_with_cache(bin: &Path, home: &Path) {
     let mut s = times.clone();
     s.sort();
     println!("| warm cache: `start` returns, hung server's tools deferred | {:.1} | {:.1} | {:.1} | <= 300 |", ms(median(&times)), ms(pct(&times, 0.95)), ms(s[0]));
+    record(
+        "Engine",
+        "Hung server with cached tools: `start` returns (others' tools listed)",
+        ms(median(&times)),
+        Some(ms(pct(&times, 0.9))),
+        "ms",
+        Goal::Max(300.0),
+        "1 hung + 4 normal servers, gate 250 ms",
+    );
     println!(
         "| no cache (1 run): `start` waits for the timeout | {:.1} | | | |",
         ms(cold)
@@ -390,6 +503,15 @@ async fn call_overhead(bin: &Path, home: &Path) {
         "| manager / bare (median per call) | {:.3} | <= 1.1 |",
         us(mm) / us(mb)
     );
+    record(
+        "Engine",
+        "Tool call through the manager / bare rmcp client",
+        us(mm) / us(mb),
+        Some(us(pct(&tm, 0.9)) / us(pct(&tb, 0.9))),
+        "×",
+        Goal::Max(1.1),
+        &format!("{:.0} µs vs {:.0} µs per `echo` call", us(mm), us(mb)),
+    );
     println!();
 }
 
@@ -427,6 +549,15 @@ fn naming() {
     let n = assign_names(&tools);
     let unique: std::collections::HashSet<&String> = n.names.iter().collect();
     assert_eq!(unique.len(), NAMING_TOOLS);
+    record(
+        "Engine",
+        &format!("Naming {NAMING_TOOLS} tools (`assign_names`)"),
+        ms(median(&times)),
+        Some(ms(pct(&times, 0.9))),
+        "ms",
+        Goal::None,
+        &format!("{NAMING_SERVERS} servers"),
+    );
     println!("## Naming: `assign_names` over {NAMING_TOOLS} tools from {NAMING_SERVERS} servers ({NAMING_RUNS} runs)\n");
     println!("| median ms | p95 ms | min ms | collision groups |");
     println!("|---:|---:|---:|---:|");

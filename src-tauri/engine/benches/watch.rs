@@ -217,6 +217,17 @@ fn main() {
             let ok = if r.reconciled < Duration::from_millis(150) { "< 150 ms ✓" } else { "< 150 ms ✗" };
             println!("| {} | {:.1} | {:.1} | {ok} |", r.what, ms(r.first), ms(r.reconciled));
         }
+        if let Some(r) = rows.first() {
+            switchboard_tests::bench::record(
+                "Engine",
+                "External save of a config file → servers reconciled",
+                ms(r.reconciled),
+                None,
+                "ms",
+                switchboard_tests::bench::Goal::Max(150.0),
+                &format!("{}; median of {REPS}", r.what),
+            );
+        }
 
         println!("\n### Burst of {BURST} atomic saves (median of {BURST_REPS})\n");
         println!("| setting | first save → Reconciled (ms) | last save → Reconciled (ms) | extra reconciles |");

@@ -189,46 +189,78 @@ pub async fn approve(
 /// Trust on first use for `server` (see the module docs); `next` names
 /// servers whose next connect is approved. Returns whether it pinned.
 pub async fn first_use(m: &Manager, server: &str, next: Option<&ApproveNext>) -> bool {
-    let (Some(cell), Some(def)) = (m.trust(), m.server_def(server)) else {
-        return false;
+    first_use_of(m, &[server.to_string()], next).await > 0
+}
+
+/// Trust on first use for each of `servers` at once: one review and one
+/// write of the pins file for all of them (two hundred servers connecting
+/// together cost one write, not two hundred, each longer than the last).
+/// Returns how many servers it pinned.
+pub async fn first_use_of(m: &Manager, servers: &[String], next: Option<&ApproveNext>) -> usize {
+    let Some(cell) = m.trust() else {
+        return 0;
     };
-    let identity = pins::identity(&def);
     let basis = cell.basis();
-    let asked = next.is_some_and(|n| {
-        let mut n = n.lock().unwrap();
-        match n.get(server) {
-            Some(id) if *id == identity => {
-                n.remove(server);
-                true
-            }
-            _ => false,
-        }
-    });
-    if basis.problem.is_some() || (!asked && basis.pins.knows_name(server)) {
-        return false;
+    if basis.problem.is_some() {
+        return 0;
     }
-    let all = inputs(m, Some(&[server.to_string()])).await;
-    let Some(me) = all.iter().find(|s| s.server == server && !s.deferred) else {
-        return false;
-    };
-    let review = tool_trust::review(&all, &basis, false);
-    let Some(r) = review.server(server) else {
-        return false;
-    };
-    let mut items: Vec<Item> = me.tools.iter().map(Item::tool).collect();
-    items.extend(me.extra.iter().flatten().cloned());
-    let clean: Vec<Item> = items
-        .into_iter()
-        .filter(|i| {
-            let high = r
-                .items
-                .iter()
-                .find(|x| x.kind == i.kind && x.name == i.name)
-                .is_some_and(|x| x.findings.iter().any(|f| f.severity == Severity::High));
-            !high
-        })
-        .collect();
-    cell.approve(server, &identity, &clean, true).is_ok()
+    let mut candidates: Vec<(String, String)> = vec![];
+    for server in servers {
+        let Some(def) = m.server_def(server) else {
+            continue;
+        };
+        if candidates.iter().any(|(s, _)| s == server) {
+            continue;
+        }
+        let identity = pins::identity(&def);
+        let asked = next.is_some_and(|n| {
+            let mut n = n.lock().unwrap();
+            match n.get(server) {
+                Some(id) if *id == identity => {
+                    n.remove(server);
+                    true
+                }
+                _ => false,
+            }
+        });
+        if asked || !basis.pins.knows_name(server) {
+            candidates.push((server.clone(), identity));
+        }
+    }
+    if candidates.is_empty() {
+        return 0;
+    }
+    let names: Vec<String> = candidates.iter().map(|(s, _)| s.clone()).collect();
+    let all = inputs(m, Some(&names)).await;
+    let review = tool_trust::review_with(&all, &basis, false, &cell.memo);
+    let mut approvals: Vec<(String, String, Vec<Item>)> = vec![];
+    for (server, identity) in candidates {
+        let (Some(me), Some(r)) = (
+            all.iter().find(|s| s.server == server && !s.deferred),
+            review.server(&server),
+        ) else {
+            continue;
+        };
+        let high: std::collections::HashSet<(ItemKind, &str)> = r
+            .items
+            .iter()
+            .filter(|x| x.findings.iter().any(|f| f.severity == Severity::High))
+            .map(|x| (x.kind, x.name.as_str()))
+            .collect();
+        let clean: Vec<Item> = me
+            .tools
+            .iter()
+            .map(Item::tool)
+            .chain(me.extra.iter().flatten().cloned())
+            .filter(|i| !high.contains(&(i.kind, i.name.as_str())))
+            .collect();
+        approvals.push((server, identity, clean));
+    }
+    let n = approvals.len();
+    match cell.approve_all(&approvals, true) {
+        Ok(()) => n,
+        Err(_) => 0,
+    }
 }
 
 /// Trust on first use for every connected server now, then for each
@@ -246,18 +278,38 @@ pub fn keep(
     })
 }
 
+/// The servers connected now.
+pub fn connected(m: &Manager) -> Vec<String> {
+    m.server_names()
+        .into_iter()
+        .filter(|s| m.status(s) == Some(ServerStatus::Connected))
+        .collect()
+}
+
 async fn keeping(
     m: Manager,
     events: &mut tokio::sync::broadcast::Receiver<EngineEvent>,
     next: ApproveNext,
 ) {
+    use tokio::sync::broadcast::error::{RecvError, TryRecvError};
     // Approvals made anywhere (this process, the CLI) reach the UI as an event.
     let mut basis = m.trust().map(|c| c.subscribe());
-    for s in m.server_names() {
-        if m.status(&s) == Some(ServerStatus::Connected) {
-            first_use(&m, &s, Some(&next)).await;
-        }
-    }
+    first_use_of(&m, &connected(&m), Some(&next)).await;
+    // The server an event says is ready for trust on first use; `None` for
+    // any other event.
+    let ready = |ev: &EngineEvent| match ev {
+        // Tools are published just before the status turns connected.
+        EngineEvent::Status {
+            server,
+            status: ServerStatus::Connected,
+        } => Some(server.clone()),
+        EngineEvent::Tools {
+            server,
+            deferred: false,
+            ..
+        } if m.status(server) == Some(ServerStatus::Connected) => Some(server.clone()),
+        _ => None,
+    };
     loop {
         let ev = tokio::select! {
             ev = events.recv() => ev,
@@ -269,23 +321,29 @@ async fn keeping(
                 continue;
             }
         };
+        // Servers that connect together are taken together: this event and
+        // every one already queued behind it. Events missed because the
+        // queue overflowed are made up for by looking at every server.
+        let mut batch = vec![];
+        let mut missed = false;
         match ev {
-            // Tools are published just before the status turns connected.
-            Ok(EngineEvent::Status {
-                server,
-                status: ServerStatus::Connected,
-            }) => {
-                first_use(&m, &server, Some(&next)).await;
+            Ok(ev) => batch.extend(ready(&ev)),
+            Err(RecvError::Lagged(_)) => missed = true,
+            Err(RecvError::Closed) => return,
+        }
+        loop {
+            match events.try_recv() {
+                Ok(ev) => batch.extend(ready(&ev)),
+                Err(TryRecvError::Lagged(_)) => missed = true,
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Closed) => return,
             }
-            Ok(EngineEvent::Tools {
-                server,
-                deferred: false,
-                ..
-            }) if m.status(&server) == Some(ServerStatus::Connected) => {
-                first_use(&m, &server, Some(&next)).await;
-            }
-            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
+        if missed {
+            batch = connected(&m);
+        }
+        if !batch.is_empty() {
+            first_use_of(&m, &batch, Some(&next)).await;
         }
     }
 }

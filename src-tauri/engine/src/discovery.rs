@@ -14,7 +14,7 @@ use crate::config::vars::{expand, Expansion, VarContext};
 use crate::config::{ServerDef, Transport};
 use crate::host::Host;
 use crate::settings::Settings;
-use crate::sources::read::{escape_pointer, parse, LocatedDoc};
+use crate::sources::read::{escape_pointer, parse_parts, LocatedDoc};
 use crate::sources::{apply_priority, default_order, Client, Container, Level, SourceSpec};
 use crate::trust::{self, ClaudeApprovals};
 use crate::writer::atomic::{content_hash, ContentHash};
@@ -286,7 +286,9 @@ fn unreadable(message: String) -> ParseError {
     }
 }
 
-fn read_file(path: &Path, format: Format) -> FileRead {
+/// Read `path`; of a JSON(C) file only the values at `wanted` are parsed
+/// (see `parse_parts`).
+fn read_file(path: &Path, format: Format, wanted: &[Vec<PathSeg>]) -> FileRead {
     let modified = |m: &std::fs::Metadata| {
         m.modified()
             .ok()
@@ -337,7 +339,8 @@ fn read_file(path: &Path, format: Format) -> FileRead {
                 ))),
                 Ok(text) => {
                     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-                    parse(format, text).map_err(|f| ParseError {
+                    let wanted: Vec<&[PathSeg]> = wanted.iter().map(Vec::as_slice).collect();
+                    parse_parts(format, text, &wanted).map_err(|f| ParseError {
                         message: match f.line {
                             Some(l) => {
                                 format!("{}:{l}: cannot parse: {}", path.display(), f.message)
@@ -546,6 +549,16 @@ fn discover_inner(
     previous: Option<&Discovery>,
 ) -> Discovery {
     let specs = ordered_sources(host, settings, opts);
+    // What discovery reads of each file: the servers of every source in it,
+    // and Gemini's `mcp.excluded` (see `gemini_disabled`).
+    let mut wanted: HashMap<(PathBuf, Format), Vec<Vec<PathSeg>>> = HashMap::new();
+    for spec in &specs {
+        let parts = wanted.entry((spec.path.clone(), spec.format)).or_default();
+        parts.push(spec.container.path().to_vec());
+        if spec.client == Client::Gemini {
+            parts.push(vec![PathSeg::Key("mcp".into())]);
+        }
+    }
     let mut files: HashMap<(PathBuf, Format), FileRead> = HashMap::new();
     let mut out = Discovery::default();
     let mut by_name: IndexMap<String, Vec<Definition>> = IndexMap::new();
@@ -553,7 +566,10 @@ fn discover_inner(
     for (priority, spec) in specs.iter().enumerate() {
         let file = files
             .entry((spec.path.clone(), spec.format))
-            .or_insert_with(|| read_file(&spec.path, spec.format));
+            .or_insert_with(|| {
+                let parts = &wanted[&(spec.path.clone(), spec.format)];
+                read_file(&spec.path, spec.format, parts)
+            });
         let mut info = SourceInfo {
             id: spec.id.clone(),
             client: spec.client,

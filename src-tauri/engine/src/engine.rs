@@ -238,9 +238,20 @@ impl Engine {
         // Settings edited elsewhere (priority, projects) become ours too.
         let me = Arc::downgrade(self);
         tokio::spawn(async move {
-            while let Ok(ev) = sync.recv().await {
+            use tokio::sync::broadcast::error::RecvError;
+            loop {
+                let reread = match sync.recv().await {
+                    Ok(crate::events::EngineEvent::DiscoveryChanged { .. }) => true,
+                    Ok(_) => false,
+                    // Events were missed: one of them may have been a change.
+                    Err(RecvError::Lagged(_)) => true,
+                    Err(RecvError::Closed) => break,
+                };
                 let Some(engine) = me.upgrade() else { break };
-                if let crate::events::EngineEvent::DiscoveryChanged { .. } = ev {
+                if reread {
+                    // Between an edit's write and its keeping the settings it
+                    // wrote, a read here would put the older file back.
+                    let _g = engine.edits.lock().await;
                     let (settings, _) = Settings::load(&engine.host);
                     engine.keep_settings(settings);
                 }

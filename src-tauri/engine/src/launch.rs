@@ -282,3 +282,19 @@ fn query_login_shell(shell: &Path, timeout: Duration) -> Option<String> {
 fn query_login_shell(_shell: &Path, _timeout: Duration) -> Option<String> {
     None
 }
+
+/// Environment variables this process set for itself (the desktop app's
+/// webview settings) that the programs it starts must not inherit.
+static OWN_VARS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Marks `names` as set for this process only: MCP servers started from
+/// here get the environment without them (unless their definition sets them).
+pub fn keep_to_this_process(names: &[&str]) {
+    let mut own = OWN_VARS.lock().unwrap_or_else(|e| e.into_inner());
+    own.extend(names.iter().map(|n| n.to_string()));
+}
+
+/// The variables [`keep_to_this_process`] named.
+pub fn own_vars() -> Vec<String> {
+    OWN_VARS.lock().unwrap_or_else(|e| e.into_inner()).clone()
+}

@@ -23,7 +23,9 @@ use sha2::{Digest, Sha256};
 
 use crate::config::ServerDef;
 use crate::host::Host;
+use crate::sources::read::parse_parts;
 use crate::sources::{Client, Level, SourceSpec};
+use crate::writer::doc::{Format, PathSeg};
 
 /// What a trusted folder's server ran when the user trusted (or approved) it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -282,6 +284,24 @@ pub fn approval_files(host: &Host, project: &Path) -> Vec<PathBuf> {
     ]
 }
 
+/// `projects[<project>]` of `~/.claude.json`, read without the rest of
+/// what can be several MB (see `parse_parts`).
+fn project_in_claude_json(claude: &Path, project: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(claude).ok()?;
+    let folder = project.to_string_lossy().into_owned();
+    let path = [
+        PathSeg::Key("projects".into()),
+        PathSeg::Key(folder.clone()),
+    ];
+    let doc = parse_parts(
+        Format::Json,
+        text.strip_prefix('\u{feff}').unwrap_or(&text),
+        &[&path],
+    )
+    .ok()?;
+    doc.value.get("projects")?.get(&folder).cloned()
+}
+
 fn read_json(path: &Path) -> Option<Value> {
     let text = std::fs::read_to_string(path).ok()?;
     serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text)).ok()
@@ -309,11 +329,7 @@ impl ClaudeApprovals {
     pub fn read(host: &Host, project: &Path) -> ClaudeApprovals {
         let mut out = ClaudeApprovals::default();
         let claude = host.home_join(".claude.json");
-        let in_claude = read_json(&claude).and_then(|v| {
-            v.get("projects")?
-                .get(project.to_string_lossy().as_ref())
-                .cloned()
-        });
+        let in_claude = project_in_claude_json(&claude, project);
         let mut add = |v: &Value, from: &Path| {
             let list = |k: &str| {
                 v.get(k)

@@ -3,16 +3,16 @@
 //!
 //! How it works:
 //!
-//! * [`ConfigWatcher`] owns one `notify-debouncer-full` debouncer and watches
+//! * [`ConfigWatcher`] owns one `notify` watcher and watches
 //!   the **parent folders** of every source file, non-recursively — never the
 //!   files themselves, since an atomic save (rename over the file) would end
 //!   a watch on the file's inode. A folder that does not exist yet is covered
 //!   by watching its nearest existing ancestor; when folders appear (or a
 //!   watched folder is deleted and recreated, i.e. has a new inode) the set is
 //!   re-armed. A symlinked config also gets its target's folder watched.
-//! * [`Live`] runs one task: each debounced batch that touches a tracked file
+//! * [`Live`] runs one task: each event that touches a tracked file
 //!   (or a folder on the way to one) starts a settle window; once no further
-//!   relevant batch arrived for [`WatchOptions::settle`], it compares the
+//!   relevant event arrived for [`WatchOptions::settle`], it compares the
 //!   **content hash** of every tracked file with the last discovery's
 //!   (`SourceInfo::hash`). Nothing changed (a touch, a save with the same
 //!   bytes, a write already picked up by [`Live::refresh`]) → nothing happens
@@ -45,10 +45,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use notify::{EventKind, RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{
-    new_debouncer, DebounceEventResult, DebouncedEvent, Debouncer, RecommendedCache,
-};
+use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use serde::Serialize;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
@@ -59,8 +56,12 @@ use crate::manager::{Manager, Wanted};
 use crate::settings::{settings_path, Settings};
 use crate::writer::{content_hash, ContentHash};
 
-/// The debouncer's timeout: raw events are held this long before a batch.
+/// Extra wait after the first relevant event of a burst, before the settle window.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(25);
+/// Events waiting for the watch task at most. When it is full, events are
+/// dropped and the next check counts as relevant: it hashes every tracked
+/// file anyway, so nothing is missed.
+const EVENT_QUEUE: usize = 1024;
 /// Quiet time after the last relevant batch before acting on a burst.
 pub const DEFAULT_SETTLE: Duration = Duration::from_millis(40);
 /// A change storm that never goes quiet is still acted on this often.
@@ -75,7 +76,8 @@ pub const GEMINI_ENABLEMENT_SOURCE: &str = "gemini-enablement";
 
 #[derive(Debug, Clone)]
 pub struct WatchOptions {
-    /// notify-debouncer-full timeout (25 ms by default).
+    /// Extra wait after the first relevant event of a burst, before the
+    /// settle window starts (25 ms by default).
     pub debounce: Duration,
     /// How long no further relevant batch must arrive before a burst is
     /// acted on (40 ms by default). Bursts whose saves are closer together
@@ -110,10 +112,12 @@ pub enum WatchError {
     Notify(#[from] notify::Error),
 }
 
-/// What the debouncer hands to the watch task.
+/// What the file watcher hands to the watch task. There is no timer in
+/// between (a debouncer's ticking thread would wake an idle app ~160 times
+/// a second): the watch task's settle window gathers a burst.
 pub enum WatchBatch {
-    Events(Vec<DebouncedEvent>),
-    Errors(Vec<notify::Error>),
+    Event(notify::Event),
+    Error(notify::Error),
 }
 
 /// Identity of a watched folder, to notice it was deleted and recreated.
@@ -144,9 +148,11 @@ fn nearest_existing_dir(p: &Path) -> Option<PathBuf> {
     None
 }
 
-/// One debouncer watching the parent folders of a set of files.
+/// One watcher on the parent folders of a set of files.
 pub struct ConfigWatcher {
-    debouncer: Debouncer<RecommendedWatcher, RecommendedCache>,
+    watcher: RecommendedWatcher,
+    /// Set when an event did not fit in the queue.
+    overflowed: Arc<std::sync::atomic::AtomicBool>,
     /// The files as given (source paths, settings, Gemini enablement).
     base: Vec<PathBuf>,
     /// Files whose events matter: `base` plus symlink targets.
@@ -159,19 +165,22 @@ pub struct ConfigWatcher {
 }
 
 impl ConfigWatcher {
-    /// A watcher with no folders yet; batches go to `tx`.
-    pub fn new(
-        debounce: Duration,
-        tx: mpsc::UnboundedSender<WatchBatch>,
-    ) -> Result<ConfigWatcher, WatchError> {
-        let debouncer = new_debouncer(debounce, None, move |r: DebounceEventResult| {
-            let _ = tx.send(match r {
-                Ok(ev) => WatchBatch::Events(ev),
-                Err(e) => WatchBatch::Errors(e),
-            });
+    /// A watcher with no folders yet; events go to `tx`.
+    pub fn new(tx: mpsc::Sender<WatchBatch>) -> Result<ConfigWatcher, WatchError> {
+        let overflowed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = overflowed.clone();
+        let watcher = notify::recommended_watcher(move |r: notify::Result<notify::Event>| {
+            let b = match r {
+                Ok(ev) => WatchBatch::Event(ev),
+                Err(e) => WatchBatch::Error(e),
+            };
+            if tx.try_send(b).is_err() {
+                flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
         })?;
         Ok(ConfigWatcher {
-            debouncer,
+            watcher,
+            overflowed,
             base: vec![],
             files: HashSet::new(),
             folders: BTreeSet::new(),
@@ -225,14 +234,14 @@ impl ConfigWatcher {
             .collect();
         for p in stale {
             // A deleted folder's watch is already gone: errors do not matter.
-            let _ = self.debouncer.unwatch(&p);
+            let _ = self.watcher.unwatch(&p);
             self.armed.remove(&p);
         }
         for (p, id) in want {
             if self.armed.contains_key(&p) {
                 continue;
             }
-            match self.debouncer.watch(&p, RecursiveMode::NonRecursive) {
+            match self.watcher.watch(&p, RecursiveMode::NonRecursive) {
                 Ok(()) => {
                     self.armed.insert(p, id);
                 }
@@ -261,12 +270,8 @@ impl ConfigWatcher {
         if ev.need_rescan() {
             return true;
         }
-        match ev.kind {
-            EventKind::Access(notify::event::AccessKind::Close(
-                notify::event::AccessMode::Write,
-            )) => {}
-            EventKind::Access(_) => return false,
-            _ => {}
+        if !crate::file_watch::is_change(ev) {
+            return false;
         }
         ev.paths
             .iter()
@@ -300,12 +305,28 @@ fn tracked_files(host: &Host, d: &Discovery) -> Vec<PathBuf> {
 
 /// Hashes as of discovery `d`: the sources' from `d`, the others read now.
 fn baseline_of(host: &Host, d: &Discovery) -> HashMap<PathBuf, Option<ContentHash>> {
+    baseline_after(host, d, &HashMap::new())
+}
+
+/// [`baseline_of`] for a discovery made after the files were hashed as
+/// `hashed_before`: the settings and approval files keep those hashes (the
+/// discovery read them later, so a save in between shows as a change next
+/// time); only files tracked for the first time are read now.
+fn baseline_after(
+    host: &Host,
+    d: &Discovery,
+    hashed_before: &HashMap<PathBuf, Option<ContentHash>>,
+) -> HashMap<PathBuf, Option<ContentHash>> {
     let mut b = HashMap::new();
     for s in &d.sources {
         b.entry(s.path.clone()).or_insert(s.hash);
     }
     for p in tracked_files(host, d) {
-        b.entry(p).or_insert_with_key(|p| file_hash(p));
+        b.entry(p)
+            .or_insert_with_key(|p| match hashed_before.get(p) {
+                Some(h) => *h,
+                None => file_hash(p),
+            });
     }
     b
 }
@@ -323,7 +344,7 @@ fn warning_count(d: &Discovery) -> usize {
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
 pub struct WatchStats {
-    /// Debounced batches received from notify.
+    /// Events received from notify.
     pub batches: u64,
     /// Batches that touched a tracked file or folder.
     pub relevant_batches: u64,
@@ -369,17 +390,22 @@ impl State {
     /// Count a batch; true when it concerns a tracked file or folder.
     fn take(&mut self, b: WatchBatch) -> bool {
         self.shared.stats.lock().unwrap().batches += 1;
-        let relevant = match b {
-            WatchBatch::Events(evs) => evs.iter().any(|e| self.watcher.is_relevant(e)),
-            WatchBatch::Errors(errs) => {
-                self.shared
-                    .errors
-                    .lock()
-                    .unwrap()
-                    .extend(errs.iter().map(|e| format!("file watcher: {e}")));
-                true
-            }
-        };
+        let overflowed = self
+            .watcher
+            .overflowed
+            .swap(false, std::sync::atomic::Ordering::Relaxed);
+        let relevant = overflowed
+            || match b {
+                WatchBatch::Event(ev) => self.watcher.is_relevant(&ev),
+                WatchBatch::Error(e) => {
+                    self.shared
+                        .errors
+                        .lock()
+                        .unwrap()
+                        .push(format!("file watcher: {e}"));
+                    true
+                }
+            };
         if relevant {
             self.shared.stats.lock().unwrap().relevant_batches += 1;
         }
@@ -392,10 +418,17 @@ impl State {
         self.shared.stats.lock().unwrap().checks += 1;
         self.watcher.rearm();
         self.publish_watch_state();
-        let mut changed: Vec<PathBuf> = self
+        // Hashed before anything is read: a file saved while this check
+        // reads it keeps its older hash in the baseline, so the next check
+        // sees that save instead of taking it as already read.
+        let now: HashMap<PathBuf, Option<ContentHash>> = self
             .baseline
+            .keys()
+            .map(|p| (p.clone(), file_hash(p)))
+            .collect();
+        let mut changed: Vec<PathBuf> = now
             .iter()
-            .filter(|(p, h)| file_hash(p) != **h)
+            .filter(|(p, h)| self.baseline.get(*p) != Some(*h))
             .map(|(p, _)| p.clone())
             .collect();
         if changed.is_empty() {
@@ -449,7 +482,7 @@ impl State {
                 });
             }
         }
-        self.baseline = baseline_of(&self.host, &d);
+        self.baseline = baseline_after(&self.host, &d, &now);
         self.watcher.set_files(tracked_files(&self.host, &d));
         self.publish_watch_state();
         let _ = self.shared.events.send(EngineEvent::DiscoveryChanged {
@@ -466,7 +499,7 @@ impl State {
 
 async fn run(
     mut st: State,
-    mut rx: mpsc::UnboundedReceiver<WatchBatch>,
+    mut rx: mpsc::Receiver<WatchBatch>,
     mut cmds: mpsc::UnboundedReceiver<Cmd>,
 ) {
     loop {
@@ -478,7 +511,7 @@ async fn run(
                 }
                 // Settle: absorb the rest of the burst into this one check.
                 let start = tokio::time::Instant::now();
-                let mut deadline = start + st.opts.settle;
+                let mut deadline = start + st.opts.debounce + st.opts.settle;
                 loop {
                     match tokio::time::timeout_at(deadline.min(start + MAX_SETTLE), rx.recv()).await {
                         Ok(Some(b)) => {
@@ -521,8 +554,8 @@ impl Live {
         initial: Discovery,
         opts: WatchOptions,
     ) -> Result<Live, WatchError> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let mut watcher = ConfigWatcher::new(opts.debounce, tx)?;
+        let (tx, rx) = mpsc::channel(EVENT_QUEUE);
+        let mut watcher = ConfigWatcher::new(tx)?;
         watcher.set_files(tracked_files(&host, &initial));
         let (events, _) = broadcast::channel(1024);
         let initial = Arc::new(initial);

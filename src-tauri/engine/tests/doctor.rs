@@ -184,27 +184,35 @@ async fn text_on_stdout_is_not_mcp() {
     );
 }
 
+/// The two tests of HTTP servers run one at a time: in a full run, with both
+/// at once, the refused server was now and then diagnosed with the other
+/// one's 401.
+static HTTP_ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test]
 async fn a_port_where_nothing_listens() {
-    // Bound but not listening: connections are refused, and no other test
-    // can take the port while this socket holds it.
+    let _one = HTTP_ONE_AT_A_TIME.lock().await;
+    // Bound but not listening: connections are refused. On 127.0.0.2, which
+    // no other test listens on: a listener another test binds to port 0 on
+    // 127.0.0.1 (with SO_REUSEADDR, as tokio's are) can be given this port.
     let held = tokio::net::TcpSocket::new_v4().unwrap();
-    held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    held.bind("127.0.0.2:0".parse().unwrap()).unwrap();
     let port = held.local_addr().unwrap().port();
     let def = ServerDef::remote(
         "refused",
         Transport::Http,
-        &format!("http://127.0.0.1:{port}/mcp"),
+        &format!("http://127.0.0.2:{port}/mcp"),
     );
     let st = settle(def).await;
     let d = st.diagnosis.unwrap();
     assert_eq!(d.class, FailureClass::ConnectionRefused, "{d:?}");
-    assert_eq!(d.summary, format!("nothing listens at 127.0.0.1:{port}"));
+    assert_eq!(d.summary, format!("nothing listens at 127.0.0.2:{port}"));
     drop(held);
 }
 
 #[tokio::test]
 async fn a_server_that_answers_401() {
+    let _one = HTTP_ONE_AT_A_TIME.lock().await;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();

@@ -378,15 +378,17 @@ fn at_most_200_entries_are_kept_and_the_oldest_go_first() {
 fn at_most_20_mb_are_kept_and_the_newest_always_stays() {
     let f = fixture_home();
     let own = spec(&f, "switchboard");
-    // A 3 MB file (a key Switchboard does not know, kept as it is): each
-    // entry holds it twice, so the 20 MB bound keeps three of five.
+    // A 3 MB file (a key Switchboard does not know, kept as it is) where each
+    // edit replaces a 3 MB argument: a large file's entry keeps only what
+    // changed, here 3 MB before and 3 MB after, so the 20 MB bound keeps
+    // three of five.
     let mut doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&own.path).unwrap()).unwrap();
     doc["notes"] = serde_json::Value::String("x".repeat(3 << 20));
     std::fs::write(&own.path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
     for i in 0..5 {
         edit(&f, "switchboard", "github", |d| {
-            d.args.push(format!("--n={i}"))
+            d.args = vec![format!("{i}{}", "y".repeat(3 << 20))]
         });
     }
     let history = History::for_host(&f.host);
@@ -398,4 +400,63 @@ fn at_most_20_mb_are_kept_and_the_newest_always_stays() {
         .map(|e| e.metadata().unwrap().len())
         .sum();
     assert!(bytes <= 20 << 20, "{bytes} bytes kept");
+}
+
+/// A file of several hundred KB takes the path where the new content's hash
+/// and secret values are worked out beside the write (while the disk syncs):
+/// the entry's hash is still the file's, the diff still masks the secret, and
+/// undo still gives the bytes back.
+#[test]
+fn a_large_file_is_recorded_with_its_hash_and_masked_diff_and_undone() {
+    let f = fixture_home();
+    let own = spec(&f, "switchboard");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&own.path).unwrap()).unwrap();
+    let history_like: Vec<String> = (0..6000)
+        .map(|i| format!("prompt {i}: a line of history that makes the file large"))
+        .collect();
+    doc["history"] = serde_json::json!(history_like);
+    std::fs::write(
+        &own.path,
+        serde_json::to_string_pretty(&doc).unwrap() + "\n",
+    )
+    .unwrap();
+    let before = std::fs::read(&own.path).unwrap();
+    assert!(before.len() > 256 * 1024, "{} bytes", before.len());
+
+    edit(&f, "switchboard", "github", |d| {
+        d.env.insert(
+            "GITHUB_PERSONAL_ACCESS_TOKEN".into(),
+            "ghp_large_file_secret_456".into(),
+        );
+    });
+    let after = std::fs::read(&own.path).unwrap();
+    let history = History::for_host(&f.host);
+    let e = &history.list()[0];
+    assert_eq!(e.state, UndoState::Ready);
+    let hex = |b: &[u8]| {
+        switchboard_engine::writer::content_hash(b)
+            .0
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect::<String>()
+    };
+    assert_eq!(e.files[0].after_hash.as_deref(), Some(hex(&after).as_str()));
+    assert_eq!(
+        e.files[0].before_hash.as_deref(),
+        Some(hex(&before).as_str())
+    );
+    let shown: String = e.files[0]
+        .diff
+        .iter()
+        .map(|l| format!("{}\n", l.text))
+        .collect();
+    assert!(!shown.contains("ghp_large_file_secret_456"), "{shown}");
+    assert!(
+        shown.contains("\"GITHUB_PERSONAL_ACCESS_TOKEN\": \"•••\""),
+        "{shown}"
+    );
+
+    history.undo(None).unwrap();
+    assert_eq!(std::fs::read(&own.path).unwrap(), before);
 }

@@ -26,6 +26,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "host",
             "events",
             "error_code",
+            "file_watch",
+            "memory",
             "redact",
             "naming",
             "ports",

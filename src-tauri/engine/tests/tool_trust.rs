@@ -484,3 +484,42 @@ async fn a_changed_prompt_is_refused_by_a_one_server_gateway_until_approved() {
     client.cancel().await.unwrap();
     engine.shutdown().await;
 }
+
+/// Servers that connect together are trusted on first use together (one
+/// review, one write of the pins file for all of them): every one of them
+/// ends up approved, and the file holds each one's pins.
+#[tokio::test]
+async fn servers_starting_together_are_all_approved_on_first_use() {
+    let fixture = switchboard_tests::fixture_server_path();
+    let names: Vec<String> = (0..6).map(|i| format!("fx{i}")).collect();
+    let servers: serde_json::Map<String, Value> = names
+        .iter()
+        .map(|n| {
+            (
+                n.clone(),
+                json!({ "command": fixture, "args": ["--name", n] }),
+            )
+        })
+        .collect();
+    let s = setup(Value::Object(servers));
+    let engine = engine(&s.host).await;
+    review_until(&engine, "every server's echo approved on first use", |r| {
+        names
+            .iter()
+            .all(|n| pin(r, n, "echo") == Some(PinState::Approved))
+    })
+    .await;
+    let pins_file = switchboard_engine::tool_trust::pins::pins_path(&s.host);
+    let pins: Value = serde_json::from_str(&std::fs::read_to_string(&pins_file).unwrap()).unwrap();
+    for n in &names {
+        let ids = pins["servers"][n]
+            .as_object()
+            .unwrap_or_else(|| panic!("{n} has pins: {pins}"));
+        let items = ids.values().next().unwrap()["items"].as_object().unwrap();
+        assert!(
+            items.contains_key("tool:echo"),
+            "{n}'s echo is pinned: {items:?}"
+        );
+    }
+    engine.shutdown().await;
+}

@@ -694,3 +694,66 @@ fn switchboard_watch_json_prints_events_and_shuts_down_cleanly() {
         }
     }
 }
+
+/// A settings save that lands while a check is reading the files (after the
+/// settings were read, before the check ends) is seen by the next check. The
+/// check used to hash the settings file after its discovery, so it took that
+/// save as already read: the new source priority on disk never reached the
+/// server list, and saving the same priority again wrote nothing new.
+#[tokio::test]
+async fn a_settings_save_during_a_check_is_not_lost() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let env = Env::new();
+    write_new(&env.own(), &config(&[("x", &[])]));
+    write_new(&env.cursor(), &config(&[("x", &["--tools", "2"])]));
+    let d = discover(&env.host, &Settings::load(&env.host).0, &Default::default());
+    assert_eq!(d.server("x").unwrap().winner.source, "switchboard");
+    let m = manager(&env);
+    // The settings as the watcher reads them; armed, another program saves
+    // a new priority right after the read.
+    let armed = Arc::new(AtomicBool::new(false));
+    let provider: switchboard_engine::watch::SettingsProvider = {
+        let (host, armed) = (env.host.clone(), armed.clone());
+        Arc::new(move || {
+            let read = Settings::load(&host).0;
+            if armed.swap(false, Ordering::SeqCst) {
+                let mut next = read.clone();
+                next.priority = vec!["cursor-user".into(), "switchboard".into()];
+                next.save(&host).unwrap();
+            }
+            read
+        })
+    };
+    let live = Live::start(
+        env.host.clone(),
+        provider,
+        m.clone(),
+        d,
+        WatchOptions::default(),
+    )
+    .await
+    .unwrap();
+
+    // A first save (same winner) starts a check; during it, the second lands.
+    armed.store(true, Ordering::SeqCst);
+    let mut s = Settings::load(&env.host).0;
+    s.priority = vec!["switchboard".into(), "cursor-user".into()];
+    s.save(&env.host).unwrap();
+    let end = tokio::time::Instant::now() + WAIT;
+    loop {
+        live.refresh().await;
+        let winner = live.discovery().server("x").unwrap().winner.source.clone();
+        if !armed.load(Ordering::SeqCst) && winner == "cursor-user" {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < end,
+            "the priority saved during a check never reached discovery: x is still won by {winner}; settings.json says {:?}",
+            Settings::load(&env.host).0.priority
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    live.stop().await;
+    m.shutdown().await;
+}

@@ -5,6 +5,7 @@
 //
 // Everything is time-boxed: a WebDriver session whose app crashes or cannot
 // start hangs instead of failing.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -33,6 +34,25 @@ export const E2E = {
 };
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The process has exited (a zombie waiting for its parent counts as exited). */
+export function processGone(pid) {
+  try {
+    return /^\d+ \(.*\) [ZX]/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/** Polls `fn` every 100 ms without WebDriver (for a hidden window or a lost session); fails naming `what`. */
+export async function until(fn, what, timeout = 15_000) {
+  const end = Date.now() + timeout;
+  while (Date.now() < end) {
+    if (await fn()) return;
+    await sleep(100);
+  }
+  if (!(await fn())) throw new Error(`timed out after ${timeout} ms: ${typeof what === 'function' ? what() : what}`);
+}
 
 /** Rejects with `what timed out after N ms` unless `promise` settles first. */
 export async function timeBox(promise, ms, what) {
@@ -94,16 +114,23 @@ export function environOf(pid) {
 }
 
 let sessionCount = 0;
+/** Each session's app pid (for screenshots of its window). */
+const appPids = new WeakMap();
 
 /**
  * Starts the app in a new WebDriver session with a fresh fixture home.
  * Returns { browser, fx, pid, log, close() }. `close()` ends the session,
  * makes sure the app and its servers are gone, and throws if anything stayed.
  */
-export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 30_000, extraServers = {}, prepare, appArgs = [] } = {}) {
+export async function startApp(
+  label,
+  { startTimeoutMs = 60_000, uiTimeoutMs = 30_000, extraServers = {}, prepare, appArgs = [], makeHome, binary } = {},
+) {
   const n = ++sessionCount;
   const dir = path.join(E2E.runDir, 'sessions', `${label}-${n}`);
-  const fx = makeFixtureHome(dir, path.join(E2E.binDir, 'fixture-server'));
+  fs.mkdirSync(dir, { recursive: true });
+  // `makeHome(dir, fixtureServer)`: a home of the caller's own (the benchmarks'), shaped like makeFixtureHome's result.
+  const fx = (makeHome ?? makeFixtureHome)(dir, path.join(E2E.binDir, 'fixture-server'));
   // `prepare(fx)`: changes to this session's copy of the fixture files, made before the app reads them.
   if (prepare) await prepare(fx);
   if (Object.keys(extraServers).length) {
@@ -141,7 +168,12 @@ export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 3
       'wdio:enforceWebDriverClassic': true,
       'webkitgtk:browserOptions': {
         binary: E2E.launcher,
-        args: ['--e2e-home', fx.home, '--e2e-system-root', fx.system, '--e2e-log', log, '--e2e-pidfile', pidfile, ...appArgs],
+        args: [
+          '--e2e-home', fx.home, '--e2e-system-root', fx.system, '--e2e-log', log, '--e2e-pidfile', pidfile,
+          // `binary`: another program than the app under test (the benchmarks' bare window).
+          ...(binary ? ['--e2e-app', binary] : []),
+          ...appArgs,
+        ],
       },
     },
   });
@@ -155,6 +187,7 @@ export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 3
     throw new Error(`${e.message}\n--- app log (${log}) ---\n${tail(log)}`);
   }
 
+  appPids.set(browser, appPid());
   const app = {
     browser,
     fx,
@@ -168,7 +201,8 @@ export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 3
 
   try {
     // The Svelte app mounts into #app; wait until it rendered something.
-    await browser.waitUntil(
+    // (Another binary's page has no #app: the session is ready as it is.)
+    if (!binary) await browser.waitUntil(
       () => browser.execute(() => (document.getElementById('app')?.children.length ?? 0) > 0),
       { timeout: uiTimeoutMs, interval: 200, timeoutMsg: `the UI did not render into #app within ${uiTimeoutMs} ms` },
     );
@@ -180,7 +214,7 @@ export async function startApp(label, { startTimeoutMs = 60_000, uiTimeoutMs = 3
 }
 
 /** A TCP port free on loopback right now. */
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
@@ -252,20 +286,53 @@ async function where(browser) {
 
 /**
  * Waits (default 8 s) for the element with this data-testid and returns it;
- * fails naming the testid when it never shows up.
+ * fails naming the testid when it never shows up. In a long list that renders
+ * only the rows in view (the Servers table past 60 rows), a row that is not
+ * in the page is scrolled into view first, as a user would scroll to it.
  */
 export async function byTestId(browser, testId, { timeout = 8_000, within, displayed = false } = {}) {
   const root = within ?? browser;
-  const el = await root.$(sel(testId));
-  try {
-    if (displayed) await el.waitForDisplayed({ timeout });
-    else await el.waitForExist({ timeout });
-  } catch {
-    throw new Error(
-      `missing data-testid="${testId}" (waited ${timeout} ms on view ${await where(browser)}${within ? ', inside its parent' : ''}). ${README}.`,
-    );
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const el = await root.$(sel(testId));
+    if ((await el.isExisting()) && (!displayed || (await el.isDisplayed()))) return el;
+    const revealed = !within && (await revealInWindowedList(browser, sel(testId)));
+    if (!revealed && Date.now() >= deadline) {
+      throw new Error(
+        `missing data-testid="${testId}" (waited ${timeout} ms on view ${await where(browser)}${within ? ', inside its parent' : ''}). ${README}.`,
+      );
+    }
+    if (!revealed) await sleep(100);
   }
-  return el;
+}
+
+/**
+ * Scrolls a windowed list (`tbody.windowed`) page by page until an element
+ * matching `selector` is rendered, and centres it. False when the page has no
+ * windowed list or the element is not in it.
+ */
+async function revealInWindowedList(browser, selector) {
+  return browser.executeAsync((selector, done) => {
+    const body = document.querySelector('tbody.windowed');
+    let view = body;
+    while (view && !/auto|scroll/.test(getComputedStyle(view).overflowY)) view = view.parentElement;
+    if (!view) return done(false);
+    const frames = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    (async () => {
+      const step = Math.max(100, view.clientHeight - 100);
+      for (let top = 0; top <= view.scrollHeight; top += step) {
+        view.scrollTop = top;
+        await frames();
+        const found = document.querySelector(selector);
+        if (found) {
+          found.scrollIntoView({ block: 'center' });
+          await frames();
+          return done(Boolean(document.querySelector(selector)));
+        }
+      }
+      done(false);
+    })();
+  }, selector);
 }
 
 export async function exists(browser, testId) {
@@ -348,7 +415,20 @@ export async function clickUntil(browser, el, effect, what, { tries = 3, wait = 
     } catch {}
   }
   if (await effect()) return;
-  throw new Error(`${tries} clicks and still not: ${what}`);
+  // What a person would have seen: the window, what lies at the middle of
+  // the element (an overlay takes the click), and any notice the app showed.
+  const shot = `click-failed-${String(what).replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`;
+  await screenshot(browser, shot).catch(() => {});
+  const seen = await browser
+    .execute((target) => {
+      const r = target.getBoundingClientRect();
+      const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+      const describe = (e) => (e ? `<${e.tagName.toLowerCase()}${e.dataset?.testid ? ` data-testid="${e.dataset.testid}"` : ''}${e.className ? ` class="${e.className}"` : ''}>` : 'nothing');
+      const notices = [...document.querySelectorAll('[role="status"], [role="alert"]')].map((n) => n.textContent.trim()).filter(Boolean);
+      return `element at (${Math.round(r.left)}, ${Math.round(r.top)}) ${Math.round(r.width)}x${Math.round(r.height)}, disabled=${target.disabled}; at its middle: ${describe(at)}${at && at !== target && !target.contains(at) ? ' (not the element)' : ''}; notices: ${notices.join(' | ') || 'none'}`;
+    }, el)
+    .catch((e) => `(could not inspect the page: ${e.message})`);
+  throw new Error(`${tries} clicks and still not: ${what}\n${seen}\nscreenshot: artifacts/${shot}.png`);
 }
 
 export async function fill(el, value) {
@@ -357,11 +437,60 @@ export async function fill(el, value) {
   if (value !== '') await el.setValue(value);
 }
 
+/**
+ * Photographs the app's window into artifacts/NAME.png. The picture is taken
+ * from the X display (xdotool finds the window, ImageMagick's `import` reads
+ * it), not through WebDriver: WebKitGTK's own snapshot waits for a frame that
+ * a page drawn without GPU compositing (as the app ships) does not always
+ * produce, and hangs. The page first runs two animation frames, so what the
+ * DOM holds has been painted.
+ */
 export async function screenshot(browser, name) {
   fs.mkdirSync(E2E.artifacts, { recursive: true });
   const file = path.join(E2E.artifacts, `${name}.png`);
-  await timeBox(browser.saveScreenshot(file), 15_000, `screenshot ${name}`);
+  await timeBox(
+    browser.executeAsync((done) => requestAnimationFrame(() => requestAnimationFrame(() => done()))),
+    15_000,
+    `painting before screenshot ${name}`,
+  );
+  await captureWindow(appPids.get(browser), file);
   return file;
+}
+
+/** Writes a PNG of app `pid`'s window (or the screen) as the X display shows it now; `crop` e.g. '230x600+0+0'. */
+export async function captureWindow(pid, file, { crop } = {}) {
+  const window = await appWindow(pid);
+  await run('import', ['-window', window, ...(crop ? ['-crop', crop] : []), file], 15_000, `screenshot ${path.basename(file)}`);
+  return file;
+}
+
+/** How many pixels of two same-sized PNGs differ (ImageMagick `compare`). */
+export async function pixelsDiffering(a, b) {
+  // `compare` exits 1 when the pictures differ and prints the count on stderr.
+  return new Promise((resolve, reject) => {
+    execFile('compare', ['-metric', 'AE', a, b, 'null:'], { timeout: 15_000 }, (err, _stdout, stderr) => {
+      const n = Number(String(stderr).trim().split(/\s/)[0]);
+      if (Number.isFinite(n)) resolve(n);
+      else reject(new Error(`compare ${a} ${b}: ${stderr || err?.message}`));
+    });
+  });
+}
+
+/** The X window id of the app's main window ("Switchboard", on screen), or the whole screen. */
+async function appWindow(pid) {
+  if (!pid) return 'root';
+  const found = await run('xdotool', ['search', '--onlyvisible', '--pid', String(pid), '--name', '^Switchboard$'], 10_000, 'xdotool search', { allowFailure: true });
+  return found.split('\n').find((id) => /^\d+$/.test(id.trim()))?.trim() ?? 'root';
+}
+
+/** Runs a program; rejects with its stderr (unless `allowFailure`) or when it takes longer than `ms`. */
+function run(cmd, args, ms, what, { allowFailure = false } = {}) {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: ms }, (err, stdout, stderr) => {
+      if (err && !allowFailure) reject(new Error(`${what}: ${cmd} ${args.join(' ')} failed: ${err.killed ? `no result within ${ms} ms` : stderr || err.message}`));
+      else resolve(String(stdout));
+    });
+  });
 }
 
 /** Waits until `fn()` is truthy; `what` names the condition in the failure. */
@@ -398,6 +527,15 @@ export async function screenshotDark(b, name) {
   } finally {
     await b.execute(() => document.getElementById('e2e-dark')?.remove());
   }
+}
+
+/** Empties a view's search box (input[type="search"]) the way typing would. */
+export async function clearSearch(browser) {
+  await browser.execute(() => {
+    const el = document.querySelector('input[type="search"]');
+    el.value = '';
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  });
 }
 
 export async function eventually(browser, fn, what, timeout = 10_000) {

@@ -4,11 +4,9 @@
 //! reaches every running gateway within a fraction of a second.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use notify::Watcher;
 use tokio::sync::watch;
 
 use crate::host::Host;
@@ -94,7 +92,7 @@ pub fn follow(host: &Host) -> watch::Receiver<Arc<Switches>> {
     let (settings, _) = Settings::load(host);
     let (tx, rx) = watch::channel(Arc::new(Switches::from_settings(&settings)));
     let wake = Arc::new(tokio::sync::Notify::new());
-    let watcher = watch_folder(&path, wake.clone());
+    let watcher = crate::file_watch::watch_file(&path, wake.clone());
     tokio::spawn(async move {
         // Held for as long as anyone listens.
         let _watcher = watcher;
@@ -120,32 +118,6 @@ pub fn follow(host: &Host) -> watch::Receiver<Arc<Switches>> {
         }
     });
     rx
-}
-
-/// Watch the folder of `file` (a watch on the file itself goes deaf after
-/// the first atomic save: the rename replaces the file it watched); wake on
-/// any event naming it.
-fn watch_folder(
-    file: &std::path::Path,
-    wake: Arc<tokio::sync::Notify>,
-) -> Option<notify::RecommendedWatcher> {
-    let dir: PathBuf = file.parent()?.to_path_buf();
-    std::fs::create_dir_all(&dir).ok()?;
-    let name = file.file_name()?.to_os_string();
-    let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-        if let Ok(ev) = ev {
-            if ev
-                .paths
-                .iter()
-                .any(|p| p.file_name() == Some(name.as_os_str()))
-            {
-                wake.notify_one();
-            }
-        }
-    })
-    .ok()?;
-    w.watch(&dir, notify::RecursiveMode::NonRecursive).ok()?;
-    Some(w)
 }
 
 #[cfg(test)]

@@ -99,6 +99,9 @@ pub async fn open(
         Transport::Stdio => {
             let mut cmd = CommandWrap::with_new(&launch.program, |c| {
                 c.args(&def.args);
+                for k in crate::launch::own_vars() {
+                    c.env_remove(k);
+                }
                 for (k, v) in &launch.env {
                     c.env(k, v);
                 }

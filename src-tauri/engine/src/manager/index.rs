@@ -1,6 +1,7 @@
 //! The tool index: every server's tools under unique names.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use rmcp::model::Tool;
@@ -31,14 +32,32 @@ struct Part {
 
 /// Every server's offered tools, and the index built from them. It never
 /// takes a server's lock, so a transition (which holds one) can update it.
+///
+/// A change only marks the index stale; the next read builds it. Naming
+/// looks at every tool of every server, so building on each change made
+/// n servers connecting together cost n full builds (quadratic: a second
+/// of naming for 100 servers on two cores); now a burst costs one build,
+/// done by whoever asks first.
 #[derive(Default)]
 pub(super) struct Index {
     parts: Mutex<HashMap<String, Part>>,
+    /// Set (with `parts` locked) when `parts` changed after the last build.
+    stale: AtomicBool,
     built: RwLock<Arc<ToolIndex>>,
 }
 
 impl Index {
+    /// The index over every server's tools as they are now: a change made
+    /// before this call (a transition, then its `Tools` event) is in it.
     pub(super) fn current(&self) -> Arc<ToolIndex> {
+        if self.stale.load(Ordering::Acquire) {
+            let parts = self.parts.lock().unwrap();
+            // Another reader may have built it while this one waited.
+            if self.stale.load(Ordering::Acquire) {
+                self.rebuild(&parts);
+                self.stale.store(false, Ordering::Release);
+            }
+        }
         self.built.read().unwrap().clone()
     }
 
@@ -74,7 +93,7 @@ impl Index {
                 }
             }
         }
-        self.rebuild(&parts);
+        self.stale.store(true, Ordering::Release);
     }
 
     /// `server` left the registry.
@@ -83,8 +102,8 @@ impl Index {
     }
 
     /// Names over every server's tools, in registry order. Runs with the
-    /// parts locked: two servers connecting at once never overwrite each
-    /// other's index with one made from an older snapshot.
+    /// parts locked: two readers never overwrite each other's index with one
+    /// made from an older snapshot.
     fn rebuild(&self, parts: &HashMap<String, Part>) {
         let mut servers: Vec<(&String, &Part)> = parts.iter().collect();
         servers.sort_by_key(|(_, p)| p.seq);
@@ -122,7 +141,7 @@ impl Index {
         *self.built.write().unwrap() = Arc::new(index);
         if big {
             // The old index of thousands of entries was just freed.
-            release_freed_memory();
+            crate::memory::release_freed();
         }
     }
 }
@@ -208,17 +227,5 @@ impl Manager {
         let slot = self.slot(server)?;
         let rt = slot.rt.lock().unwrap();
         Some(rt.phase.offer().map(|(t, _)| t.clone()).unwrap_or_default())
-    }
-}
-
-/// A big tool list leaves megabytes of freed parser buffers behind (the
-/// pages as received, before descriptions were cut); glibc keeps such memory
-/// unless asked to give it back (measured: 76 → 69 MiB peak with a server of
-/// 10,000 tools in pages of 1,000 beside twenty small ones).
-pub(super) fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free heap pages to the OS.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }

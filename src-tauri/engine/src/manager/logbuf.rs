@@ -36,7 +36,9 @@ impl Default for LogBuffer {
 impl LogBuffer {
     pub fn new(capacity: usize) -> Self {
         LogBuffer {
-            lines: Mutex::new(VecDeque::with_capacity(capacity.min(256))),
+            // Grows with use: most servers log a few lines, and two hundred
+            // buffers made room for 256 lines each up front (14 KB apiece).
+            lines: Mutex::new(VecDeque::new()),
             capacity,
             dropped: Default::default(),
         }

@@ -125,6 +125,8 @@ struct Shared {
     /// Set once a [`Manager::start`] passed its startup gate (cached tools of
     /// servers still starting are offered from then on).
     gate_passed: watch::Sender<bool>,
+    /// Gives the memory of replaced tool lists back after a burst of them.
+    trim: crate::memory::QuietTrim,
 }
 
 #[derive(Clone)]
@@ -161,6 +163,7 @@ impl Manager {
                 closing: CancellationToken::new(),
                 keepalive_started: Default::default(),
                 gate_passed: watch::channel(false).0,
+                trim: Default::default(),
             }),
         }
     }

@@ -2,8 +2,8 @@
 //! killed with SIGKILL. Three layers, each covering what the one before
 //! cannot:
 //!
-//! 1. Parent-death signal (Linux): every stdio server is forked from one
-//!    thread that lives as long as the process (the keeper) with
+//! 1. Parent-death signal (Linux): every stdio server is forked from one of
+//!    a few threads that live as long as the process (the keepers) with
 //!    `PR_SET_PDEATHSIG(SIGKILL)`, so the kernel kills each group leader the
 //!    moment Switchboard dies.
 //! 2. Watchdog (Unix): a small `sh` in its own process group, deaf to
@@ -21,9 +21,14 @@
 //! Groups are listed from the moment they are spawned until they are seen
 //! dead (checked every second while any are listed, and at shutdown): a
 //! living group's id cannot be reused, so a listed id always names our group.
+//! The watchdog hears of each group at once; the record is rewritten once
+//! per burst of starts (when no other start is queued), before the last
+//! start of the burst returns, so twenty servers starting together cost one
+//! write, not twenty growing ones.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -161,19 +166,30 @@ struct Ledger {
     watchdog: Option<Watchdog>,
     /// This process's record file, once a records folder is configured.
     record: Option<PathBuf>,
+    /// Groups were adopted since the record was last written.
+    unsaved: bool,
 }
 
 static LEDGER: Mutex<Ledger> = Mutex::new(Ledger {
     groups: vec![],
     watchdog: None,
     record: None,
+    unsaved: false,
 });
 
 impl Ledger {
+    /// List a new group; the record follows with `save_unsaved` at the end
+    /// of the burst of starts (see `spawn_on_keeper`).
     fn adopt(&mut self, g: ProcessId) {
         self.groups.push(g);
         self.tell(&format!("+{}\n", g.pid));
-        self.save();
+        self.unsaved = true;
+    }
+
+    fn save_unsaved(&mut self) {
+        if self.unsaved {
+            self.save();
+        }
     }
 
     /// Forget groups that are gone; true when any were.
@@ -210,7 +226,8 @@ impl Ledger {
     }
 
     /// The record file holds exactly the listed groups; none listed, no file.
-    fn save(&self) {
+    fn save(&mut self) {
+        self.unsaved = false;
         let Some(path) = &self.record else { return };
         if self.groups.is_empty() {
             let _ = std::fs::remove_file(path);
@@ -277,61 +294,134 @@ impl Watchdog {
 
 type Job = Box<dyn FnOnce() + Send>;
 
-/// The keeper: one thread that forks every server and otherwise checks once
-/// a second which listed groups are gone. Linux sends the parent-death
+/// How many keeper threads fork servers. A fork returns only once the child
+/// has exec'd, so with one thread every start waited for all before it;
+/// a few let starts overlap, also on two cores.
+const KEEPERS: usize = 4;
+
+/// Starts handed to the keepers and not yet done (see `spawn_on_keeper`).
+static QUEUED: AtomicUsize = AtomicUsize::new(0);
+
+/// Checks in a row that found every listed group alive (see `keep`).
+static QUIET_CHECKS: AtomicUsize = AtomicUsize::new(0);
+
+/// The keepers: a few threads that fork every server and otherwise check
+/// which listed groups are gone: every second after a server started or a
+/// group ended, then less and less often (up to about once a minute) while
+/// none ends, so an idle Switchboard does not wake each second. Ending a
+/// group ([`poke_keeper`]) brings the one-second checks back. Linux sends the parent-death
 /// signal when the *thread* that forked a child exits; tokio forks on
 /// whatever thread polls the spawn (a blocking-pool thread ends after 10 s
 /// idle, `block_in_place` retires workers, a runtime can be shut down while
-/// the manager lives on), so forking here, on a thread that never ends,
-/// makes the signal mean "Switchboard died" and nothing else.
+/// the manager lives on), so forking here, on threads that never end,
+/// makes the signal mean "Switchboard died" and nothing else. They share one
+/// queue: whichever is free takes the next start.
 fn keeper() -> Option<&'static Mutex<std::sync::mpsc::Sender<Job>>> {
     static KEEPER: OnceLock<Option<Mutex<std::sync::mpsc::Sender<Job>>>> = OnceLock::new();
     KEEPER
         .get_or_init(|| {
             let (tx, rx) = std::sync::mpsc::channel::<Job>();
-            std::thread::Builder::new()
-                .name("switchboard-process-keeper".into())
-                .spawn(move || loop {
-                    let listed = !LEDGER
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .groups
-                        .is_empty();
-                    let wait = if listed {
-                        Duration::from_secs(1)
-                    } else {
-                        Duration::from_secs(3600)
-                    };
-                    match rx.recv_timeout(wait) {
-                        Ok(job) => {
-                            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-                        }
-                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                            LEDGER
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .forget_dead();
-                        }
-                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
-                    }
+            let rx = std::sync::Arc::new(Mutex::new(rx));
+            let started = (0..KEEPERS)
+                .filter(|i| {
+                    let rx = rx.clone();
+                    std::thread::Builder::new()
+                        .name(format!("switchboard-process-keeper-{i}"))
+                        .spawn(move || keep(&rx))
+                        .is_ok()
                 })
-                .ok()
-                .map(|_| Mutex::new(tx))
+                .count();
+            (started > 0).then(|| Mutex::new(tx))
         })
         .as_ref()
 }
 
+/// A group was just ended: the keepers go back to checking every second
+/// until the ledger has let go of it.
+pub fn poke_keeper() {
+    if let Some(k) = keeper() {
+        let _ = k
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(Box::new(|| {}));
+    }
+}
+
+/// One keeper's life: take the next start from the shared queue (the queue's
+/// lock is held only while waiting for one), or check the listed groups
+/// while any are listed: a second after a start or an end, doubling while
+/// nothing ends, up to 64 s. Only the keeper holding the queue waits
+/// with a timeout; it chooses it after taking the queue, and a burst of
+/// starts ends by waking it (see `spawn_on_keeper`), so a wait chosen while
+/// nothing was listed never outlasts the first group listed.
+fn keep(rx: &Mutex<std::sync::mpsc::Receiver<Job>>) {
+    loop {
+        let next = {
+            let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
+            let listed = !LEDGER
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .groups
+                .is_empty();
+            let wait = if listed {
+                Duration::from_secs(1 << QUIET_CHECKS.load(Ordering::SeqCst).min(6))
+            } else {
+                Duration::from_secs(3600)
+            };
+            rx.recv_timeout(wait)
+        };
+        match next {
+            Ok(job) => {
+                QUIET_CHECKS.store(0, Ordering::SeqCst);
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                let ended = LEDGER
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .forget_dead();
+                if ended {
+                    QUIET_CHECKS.store(0, Ordering::SeqCst);
+                } else {
+                    QUIET_CHECKS.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+    }
+}
+
 /// Run `spawn` (which starts a server through a `CommandWrap` carrying
-/// [`DiesWithSwitchboard`]) on the keeper thread, inside the caller's tokio
-/// runtime so the child's pipes belong to it.
+/// [`DiesWithSwitchboard`]) on a keeper thread, inside the caller's tokio
+/// runtime so the child's pipes belong to it. The last start of a burst
+/// (none other queued) writes the record of every group adopted so far
+/// before it returns.
 pub async fn spawn_on_keeper<T: Send + 'static>(
     spawn: impl FnOnce() -> std::io::Result<T> + Send + 'static,
 ) -> std::io::Result<T> {
     let handle = tokio::runtime::Handle::current();
     let (tx, rx) = tokio::sync::oneshot::channel();
+    QUEUED.fetch_add(1, Ordering::SeqCst);
     let job: Job = Box::new(move || {
         let _runtime = handle.enter();
-        let _ = tx.send(spawn());
+        let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(spawn));
+        if QUEUED.fetch_sub(1, Ordering::SeqCst) == 1 {
+            LEDGER
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .save_unsaved();
+            // The keeper waiting for the next start may have chosen its wait
+            // while nothing was listed: an empty job makes it choose again.
+            if let Some(k) = keeper() {
+                let _ = k
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .send(Box::new(|| {}));
+            }
+        }
+        if let Ok(started) = started {
+            let _ = tx.send(started);
+        }
     });
     let job = match keeper() {
         Some(k) => match k.lock().unwrap_or_else(|e| e.into_inner()).send(job) {

@@ -145,6 +145,7 @@ pub fn kill_group(pgid: Option<u32>) {
     #[cfg(unix)]
     if let Some(g) = pgid.and_then(nix_pid) {
         let _ = killpg(g, Signal::SIGKILL);
+        super::orphans::poke_keeper();
     }
     #[cfg(not(unix))]
     let _ = pgid;
@@ -214,6 +215,8 @@ pub fn group_alive(pgid: u32) -> bool {
 pub async fn terminate_group(pgid: u32, grace: Duration) {
     #[cfg(unix)]
     {
+        // However it ends, the ledger should let go of the group soon.
+        super::orphans::poke_keeper();
         let wait = |d: Duration| async move {
             let until = tokio::time::Instant::now() + d;
             while tokio::time::Instant::now() < until {

@@ -21,7 +21,6 @@ use super::connection::{
     self, group_alive, kill_group, subscribe_request, terminate_group, ConnectError, Signals,
     SwitchboardClient,
 };
-use super::index::release_freed_memory;
 use super::pages;
 use super::state::{Live, Phase};
 use super::supervisor::Outcome;
@@ -129,13 +128,13 @@ impl Manager {
         if let Some(w) = &tools.warning {
             self.warn(slot, w);
         }
-        let tools = tools.items;
+        let tools = Arc::new(tools.items);
         if tools.len() >= 1000 {
-            release_freed_memory();
+            crate::memory::release_freed();
         }
         let live = Live {
             peer: peer.clone(),
-            tools: Arc::new(tools.clone()),
+            tools: tools.clone(),
             pgid,
             transport_used: opened.transport_used,
             protocol: peer.peer_info().map(|i| i.protocol_version.to_string()),
@@ -155,7 +154,8 @@ impl Manager {
         // after the last; a new default interval moves the next one.
         let mut defaults = self.shared.defaults.subscribe();
         let mut last_ping = tokio::time::Instant::now();
-        let mut next_ping = last_ping + defaults.borrow_and_update().health_interval;
+        let every = defaults.borrow_and_update().health_interval;
+        let mut next_ping = ping_slot(last_ping + every, every);
         let mut missed_pings = 0u32;
         let mut ping_supported = true;
         // `tools/list_changed`, however often it comes: one re-list
@@ -200,12 +200,12 @@ impl Manager {
                 _ = stop.cancelled() => break None,
                 Ok(()) = defaults.changed() => {
                     let every = defaults.borrow_and_update().health_interval;
-                    next_ping = (last_ping + every).max(tokio::time::Instant::now());
+                    next_ping = ping_slot((last_ping + every).max(tokio::time::Instant::now()), every);
                 }
                 _ = tokio::time::sleep_until(next_ping), if ping_supported => {
                     last_ping = next_ping;
                     let every = defaults.borrow().health_interval;
-                    next_ping = (last_ping + every).max(tokio::time::Instant::now());
+                    next_ping = ping_slot((last_ping + every).max(tokio::time::Instant::now()), every);
                     let ping = peer.send_request(ClientRequest::PingRequest(Default::default()));
                     match tokio::time::timeout(self.shared.opts.ping_timeout, ping).await {
                         Ok(Ok(_)) => missed_pings = 0,
@@ -226,12 +226,13 @@ impl Manager {
                             if let Some(w) = &l.warning {
                                 self.warn(slot, w);
                             }
-                            let tools = Arc::new(l.items.clone());
+                            let tools = Arc::new(l.items);
+                            let shared = tools.clone();
                             self.advance(slot, run, |rt| {
                                 let live = rt.phase.live()?;
-                                Some(Phase::Connected(Box::new(Live { tools, ..live.clone() })))
+                                Some(Phase::Connected(Box::new(Live { tools: shared, ..live.clone() })))
                             });
-                            self.shared.cache.put(&slot.name, &slot.hash, &l.items).await;
+                            self.shared.cache.put(&slot.name, &slot.hash, &tools).await;
                         }
                         Ok(Err(e)) => { slot.log.now("warning", &format!("re-listing tools after tools/list_changed failed: {e}")); }
                         Err(_) => { slot.log.now("warning", &format!("re-listing tools after tools/list_changed timed out after {timeout:?}; keeping the previous list")); }
@@ -327,5 +328,52 @@ impl Manager {
                 }
             }
         }
+    }
+}
+
+/// Health pings of all servers are sent together: `due` is moved to the next
+/// multiple of the health interval, counted from one process-wide start, so
+/// an idle Switchboard with twenty servers wakes once per interval, not
+/// twenty times. (The first ping after a connect thus comes after one to two
+/// intervals.) Never earlier than `due`.
+fn ping_slot(due: tokio::time::Instant, every: Duration) -> tokio::time::Instant {
+    static EPOCH: std::sync::OnceLock<tokio::time::Instant> = std::sync::OnceLock::new();
+    let epoch = *EPOCH.get_or_init(tokio::time::Instant::now);
+    let every_ms = every.as_millis().max(1);
+    let since_ms = due.saturating_duration_since(epoch).as_millis();
+    let slots = since_ms.div_ceil(every_ms);
+    let slot =
+        epoch + Duration::from_millis(u64::try_from(slots * every_ms).unwrap_or(u64::MAX / 2));
+    slot.max(due)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ping_slot;
+    use std::time::Duration;
+    use tokio::time::Instant;
+
+    #[test]
+    fn pings_due_within_one_interval_share_a_slot_never_early() {
+        let every = Duration::from_secs(15);
+        let now = Instant::now();
+        // Servers that connected at different moments.
+        let slots: Vec<Instant> = [0, 700, 4_000, 9_999]
+            .iter()
+            .map(|ms| ping_slot(now + every + Duration::from_millis(*ms), every))
+            .collect();
+        for (due_ms, slot) in [0, 700, 4_000, 9_999].iter().zip(&slots) {
+            assert!(
+                *slot >= now + every + Duration::from_millis(*due_ms),
+                "a ping came early"
+            );
+            assert!(*slot <= now + every * 2 + Duration::from_millis(*due_ms));
+        }
+        // At most two distinct slots for dues 10 s apart with a 15 s interval,
+        // one interval apart; a slot's own next is exactly one interval on.
+        let mut distinct = slots.clone();
+        distinct.dedup();
+        assert!(distinct.len() <= 2, "{distinct:?}");
+        assert_eq!(ping_slot(slots[0] + every, every), slots[0] + every);
     }
 }

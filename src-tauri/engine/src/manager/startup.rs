@@ -87,12 +87,12 @@ impl Manager {
 
     /// Offer a still pending server's cached tools (deferred); not once it
     /// has a live session: a live list always wins.
-    fn offer_cached(&self, slot: &Slot, tools: Vec<Tool>) -> bool {
+    fn offer_cached(&self, slot: &Slot, tools: Arc<Vec<Tool>>) -> bool {
         let mut rt = slot.rt.lock().unwrap();
         let next = match &rt.phase {
             _ if !rt.current => return false,
             Phase::Connecting { .. } => Phase::Connecting {
-                cached: Some(Arc::new(tools)),
+                cached: Some(tools),
             },
             Phase::Restarting {
                 attempt, of, why, ..
@@ -100,7 +100,7 @@ impl Manager {
                 attempt: *attempt,
                 of: *of,
                 why: why.clone(),
-                cached: Some(Arc::new(tools)),
+                cached: Some(tools),
             },
             _ => return false,
         };

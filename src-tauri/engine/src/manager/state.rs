@@ -309,9 +309,9 @@ pub struct ServerState {
 impl Manager {
     /// The one place a server's phase changes (`rt` is its locked runtime).
     /// Texts are masked with the server's secrets; when the tools it offers
-    /// changed, the index is rebuilt and `Tools` published first (whoever
-    /// sees "connected" finds its tools); when the status changed, it is
-    /// logged and `Status` published; waiters are woken.
+    /// changed, the index is updated (named on its next read) and `Tools`
+    /// published first (whoever sees "connected" finds its tools); when the
+    /// status changed, it is logged and `Status` published; waiters are woken.
     pub(super) fn transition(&self, slot: &Slot, rt: &mut Runtime, next: Phase) {
         let next = next.masked(&slot.log.redactor);
         let before = rt
@@ -323,6 +323,7 @@ impl Manager {
         let offer = rt.phase.offer();
         if offer.map(|(t, deferred)| (Arc::as_ptr(t), deferred)) != before {
             self.shared.index.set(&slot.name, slot.seq, offer);
+            self.shared.trim.poke(&self.shared.closing);
             let _ = self.shared.events.send(EngineEvent::Tools {
                 server: slot.name.clone(),
                 count: offer.map_or(0, |(t, _)| t.len()),

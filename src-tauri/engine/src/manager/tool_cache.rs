@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
@@ -16,7 +18,8 @@ use crate::writer::{write_private, Expected};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Entry {
     hash: String,
-    tools: Vec<Tool>,
+    /// The same list the server's phase holds (not a copy of it).
+    tools: Arc<Vec<Tool>>,
 }
 
 /// Hash of a definition as written in its file (raw `${VAR}`, `!cmd`).
@@ -29,6 +32,11 @@ pub fn config_hash(def: &ServerDef) -> String {
 pub struct ToolCache {
     path: Option<PathBuf>,
     entries: tokio::sync::Mutex<Option<HashMap<String, Entry>>>,
+    /// Bumped (with `entries` locked) on every change of the entries.
+    changes: AtomicU64,
+    /// Held while the file is written; holds the `changes` count the file
+    /// was last written at.
+    written: tokio::sync::Mutex<u64>,
 }
 
 impl ToolCache {
@@ -37,6 +45,8 @@ impl ToolCache {
         ToolCache {
             path,
             entries: tokio::sync::Mutex::new(None),
+            changes: AtomicU64::new(0),
+            written: tokio::sync::Mutex::new(0),
         }
     }
 
@@ -56,7 +66,7 @@ impl ToolCache {
         g
     }
 
-    pub async fn get(&self, name: &str, hash: &str) -> Option<Vec<Tool>> {
+    pub async fn get(&self, name: &str, hash: &str) -> Option<Arc<Vec<Tool>>> {
         let g = self.loaded().await;
         g.as_ref()?
             .get(name)
@@ -64,34 +74,51 @@ impl ToolCache {
             .map(|e| e.tools.clone())
     }
 
-    pub async fn put(&self, name: &str, hash: &str, tools: &[Tool]) {
+    /// Remember `tools` for `name` and write the file; returns once the
+    /// file holds them. Servers that connect together share writes: a put
+    /// whose change a later write already carried writes nothing, and one
+    /// waiting for a write in progress then writes every change made
+    /// meanwhile (twenty servers cost two writes of the file, not twenty,
+    /// each longer than the one before).
+    pub async fn put(&self, name: &str, hash: &str, tools: &Arc<Vec<Tool>>) {
         // Without a file there is nothing to read back: keeping a copy of
         // every server's tools in memory would only cost memory.
-        if self.path.is_none() {
+        let Some(path) = &self.path else {
+            return;
+        };
+        let mine = {
+            let mut g = self.loaded().await;
+            let map = g.as_mut().expect("loaded");
+            if map.get(name).is_some_and(|e| {
+                e.hash == hash && (Arc::ptr_eq(&e.tools, tools) || e.tools == *tools)
+            }) {
+                return;
+            }
+            map.insert(
+                name.to_string(),
+                Entry {
+                    hash: hash.to_string(),
+                    tools: tools.clone(),
+                },
+            );
+            self.changes.fetch_add(1, Ordering::SeqCst) + 1
+        };
+        let mut written = self.written.lock().await;
+        if *written >= mine {
             return;
         }
-        let mut g = self.loaded().await;
-        let map = g.as_mut().expect("loaded");
-        if map
-            .get(name)
-            .is_some_and(|e| e.hash == hash && e.tools == tools)
-        {
-            return;
-        }
-        map.insert(
-            name.to_string(),
-            Entry {
-                hash: hash.to_string(),
-                tools: tools.to_vec(),
-            },
-        );
-        if let Some(p) = &self.path {
-            let bytes = serde_json::to_vec(&map).expect("cache serializes");
-            let p = p.clone();
-            // A failed cache write only costs the next start its head start.
-            // Private like Switchboard's other files: it lists what each server offers.
-            let _ =
-                tokio::task::spawn_blocking(move || write_private(&p, &bytes, Expected::Any)).await;
-        }
+        let (bytes, at) = {
+            let g = self.entries.lock().await;
+            let map = g.as_ref().expect("loaded");
+            (
+                serde_json::to_vec(map).expect("cache serializes"),
+                self.changes.load(Ordering::SeqCst),
+            )
+        };
+        let p = path.clone();
+        // A failed cache write only costs the next start its head start.
+        // Private like Switchboard's other files: it lists what each server offers.
+        let _ = tokio::task::spawn_blocking(move || write_private(&p, &bytes, Expected::Any)).await;
+        *written = at;
     }
 }

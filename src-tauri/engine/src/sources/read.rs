@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use jsonc_parser::ast;
 use serde_json::{Map, Value};
 
-use crate::writer::doc::Format;
+use crate::writer::doc::{scan, Format, PathSeg};
 
 /// A parsed document: its value, and the 1-based line of every object key,
 /// keyed by JSON pointer (`/mcpServers/github/args`).
@@ -82,6 +82,107 @@ pub fn parse(format: Format, text: &str) -> Result<LocatedDoc, ParseFailure> {
         Format::Toml => parse_toml(text),
         Format::Yaml => parse_yaml(text),
     }
+}
+
+/// `parse`, but of a JSON(C) document only the values at `wanted` (and the
+/// objects leading to them) are read into `value` and `lines`, with the same
+/// values and lines the whole document would give them; the rest of the
+/// text is only checked. A several-MB `~/.claude.json` is read at the cost
+/// of one quick pass and its servers. Text the quick pass is unsure of,
+/// TOML and YAML are read whole by `parse`, which also words every error.
+pub fn parse_parts(
+    format: Format,
+    text: &str,
+    wanted: &[&[PathSeg]],
+) -> Result<LocatedDoc, ParseFailure> {
+    parts(format, text, wanted, true)
+}
+
+/// `parse_parts` of text known to parse (what was just read and checked,
+/// or just written): the text after the last wanted value is not read.
+pub fn parse_parts_of_checked(
+    format: Format,
+    text: &str,
+    wanted: &[&[PathSeg]],
+) -> Result<LocatedDoc, ParseFailure> {
+    parts(format, text, wanted, false)
+}
+
+fn parts(
+    format: Format,
+    text: &str,
+    wanted: &[&[PathSeg]],
+    check: bool,
+) -> Result<LocatedDoc, ParseFailure> {
+    match format {
+        Format::Json | Format::Jsonc => match json_parts(format, text, wanted, check) {
+            Some(doc) => Ok(doc),
+            None => parse(format, text),
+        },
+        Format::Toml | Format::Yaml => parse(format, text),
+    }
+}
+
+fn json_parts(
+    format: Format,
+    text: &str,
+    wanted: &[&[PathSeg]],
+    check: bool,
+) -> Option<LocatedDoc> {
+    // Keys only: a document whose root is not an object has none of them,
+    // and reads as `{}` here, as everywhere it is looked into by key.
+    let keys_only = |w: &&[PathSeg]| w.iter().all(|s| matches!(s, PathSeg::Key(_)));
+    if wanted.iter().any(|w| w.is_empty()) || !wanted.iter().all(keys_only) {
+        return None; // the whole document, or an array element, is wanted
+    }
+    let found = match check {
+        true => scan::locate(text, format == Format::Jsonc, wanted),
+        false => scan::locate_first(text, format == Format::Jsonc, wanted),
+    }
+    .ok()?;
+    let line_at =
+        |offset: usize| memchr::memchr_iter(b'\n', &text.as_bytes()[..offset]).count() + 1;
+    let mut doc = LocatedDoc {
+        value: Value::Object(Map::new()),
+        lines: HashMap::new(),
+    };
+    for (path, found) in wanted.iter().zip(&found) {
+        let Some(found) = found else { continue };
+        let mut pointer = String::new();
+        for (seg, key_at) in path.iter().zip(&found.keys) {
+            pointer.push('/');
+            if let PathSeg::Key(k) = seg {
+                pointer.push_str(&escape_pointer(k));
+                doc.lines.insert(pointer.clone(), line_at(*key_at));
+            }
+        }
+        let part = parse_json(format, &text[found.value.clone()]).ok()?;
+        let base = line_at(found.value.start) - 1;
+        doc.lines.extend(
+            part.lines
+                .into_iter()
+                .map(|(p, line)| (format!("{pointer}{p}"), base + line)),
+        );
+        put(&mut doc.value, path, part.value)?;
+    }
+    Some(doc)
+}
+
+/// Set the value at `path` (keys only) in `root`, adding the objects on the way.
+fn put(root: &mut Value, path: &[PathSeg], value: Value) -> Option<()> {
+    let (PathSeg::Key(last), parents) = path.split_last()? else {
+        return None;
+    };
+    let mut at = root;
+    for seg in parents {
+        let PathSeg::Key(k) = seg else { return None };
+        at = at
+            .as_object_mut()?
+            .entry(k.clone())
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
+    at.as_object_mut()?.insert(last.clone(), value);
+    Some(())
 }
 
 fn parse_json(format: Format, text: &str) -> Result<LocatedDoc, ParseFailure> {

@@ -294,21 +294,28 @@ fn tool_names(inputs: &[ServerInput]) -> HashMap<String, Vec<(String, String)>> 
 
 /// What the review needs of one item that depends on nothing else, made
 /// once per tool list (see [`ScanMemo`]).
+///
+/// The item's definition is not kept: a memo holds facts of every tool of
+/// every server, and the tool list it was made from already holds what the
+/// definition is made of (a diff makes it again, see [`review_server`]).
 pub struct ItemFacts {
-    pub item: Item,
+    pub kind: ItemKind,
+    pub name: String,
     key: String,
     hash: String,
     /// Findings of the rules that read only this item's texts.
     local: Vec<Finding>,
     /// Per text (where), the words that could name a tool (normalized,
-    /// five characters or more, each once), for the cross-server rule.
-    words: Vec<(String, Vec<String>)>,
+    /// five characters or more, each once), for the cross-server rule;
+    /// joined by spaces (no word holds one): one allocation per text, not
+    /// per word, for the 10,000 tools a memo may hold.
+    words: Vec<(String, Box<str>)>,
     desc_len: usize,
 }
 
 impl ItemFacts {
-    pub fn of(item: Item) -> ItemFacts {
-        let texts = item_texts(&item);
+    pub fn of(item: &Item) -> ItemFacts {
+        let texts = item_texts(item);
         let local = texts
             .iter()
             .flat_map(|(at, t)| scan::check_text(t, at))
@@ -316,13 +323,11 @@ impl ItemFacts {
         let words = texts
             .into_iter()
             .filter_map(|(at, t)| {
-                let mut w: Vec<String> = scan::words(&scan::normalize(&t))
-                    .filter(|w| w.len() >= 5)
-                    .map(String::from)
-                    .collect();
+                let normalized = scan::normalize(&t);
+                let mut w: Vec<&str> = scan::words(&normalized).filter(|w| w.len() >= 5).collect();
                 w.sort_unstable();
                 w.dedup();
-                (!w.is_empty()).then_some((at, w))
+                (!w.is_empty()).then(|| (at, w.join(" ").into_boxed_str()))
             })
             .collect();
         let desc_len = item.description().map(|d| d.chars().count()).unwrap_or(0);
@@ -332,7 +337,8 @@ impl ItemFacts {
             local,
             words,
             desc_len,
-            item,
+            kind: item.kind,
+            name: item.name.clone(),
         }
     }
 }
@@ -354,8 +360,12 @@ impl ScanMemo {
                 return facts.clone();
             }
         }
-        let facts: Arc<Vec<ItemFacts>> =
-            Arc::new(tools.iter().map(|t| ItemFacts::of(Item::tool(t))).collect());
+        let facts: Arc<Vec<ItemFacts>> = Arc::new(
+            tools
+                .iter()
+                .map(|t| ItemFacts::of(&Item::tool(t)))
+                .collect(),
+        );
         self.tools
             .lock()
             .unwrap()
@@ -472,26 +482,26 @@ fn review_server(
     let mode = basis.mode(&s.server);
     let pins = basis.pins.get(&s.server, &s.identity);
     let own: HashSet<String> = s.tools.iter().map(|t| t.name.to_lowercase()).collect();
-    let extra: Vec<ItemFacts> = s
-        .extra
-        .iter()
-        .flatten()
-        .cloned()
-        .map(ItemFacts::of)
-        .collect();
+    let extra: Vec<ItemFacts> = s.extra.iter().flatten().map(ItemFacts::of).collect();
     let all = || tool_facts.iter().chain(extra.iter());
+    // The definition of the `i`th item of `all()`, made again for a diff.
+    let definition = |i: usize| match i.checked_sub(tool_facts.len()) {
+        None => Item::tool(&s.tools[i]).definition,
+        Some(j) => s
+            .extra
+            .as_ref()
+            .map(|e| e[j].definition.clone())
+            .unwrap_or_default(),
+    };
     let mut reviews = Vec::with_capacity(tool_facts.len() + extra.len());
-    for f in all() {
-        let item = &f.item;
+    for (i, f) in all().enumerate() {
         let mut findings = f.local.clone();
         for (at, words) in &f.words {
-            if let Some((server, tool)) =
-                names_other(words.iter().map(String::as_str), &s.server, &own, names)
-            {
+            if let Some((server, tool)) = names_other(words.split(' '), &s.server, &own, names) {
                 findings.push(scan::cross_server(at, &tool, &server));
             }
         }
-        if item.kind == ItemKind::Tool && f.desc_len >= threshold {
+        if f.kind == ItemKind::Tool && f.desc_len >= threshold {
             findings.push(scan::long_description(f.desc_len, threshold));
         }
         findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
@@ -499,7 +509,7 @@ fn review_server(
         let high = findings.iter().any(|f| f.severity == Severity::High);
         let changes = match (diffs, pin, old) {
             (true, PinState::Changed, Some(old)) => {
-                Some(changes(&old.definition, &item.definition))
+                Some(changes(&old.definition.value(), &definition(i)))
             }
             _ => None,
         };
@@ -507,8 +517,8 @@ fn review_server(
         // server it names connected later): held until the user approves.
         let held = held(mode, effective(pin, old), high);
         reviews.push(ItemReview {
-            kind: item.kind,
-            name: item.name.clone(),
+            kind: f.kind,
+            name: f.name.clone(),
             pin,
             held,
             findings,
@@ -677,18 +687,21 @@ impl TrustCell {
     /// Read both files again; subscribers hear of it when anything changed.
     pub fn reload(&self) {
         let previous = self.basis();
-        let next = load(&self.pins_path, &self.settings_path, Some(&previous));
+        self.publish(load(&self.pins_path, &self.settings_path, Some(&previous)));
+    }
+
+    fn publish(&self, next: TrustBasis) {
         self.tx.send_if_modified(|cur| {
             if **cur == next {
                 return false;
             }
-            *cur = Arc::new(next.clone());
+            *cur = Arc::new(next);
             true
         });
     }
 
-    /// Pin `items` of `server` under `identity`, then reload; `automatic`:
-    /// by trust on first use rather than by the user.
+    /// Pin `items` of `server` under `identity`; `automatic`: by trust on
+    /// first use rather than by the user.
     pub fn approve(
         &self,
         server: &str,
@@ -696,18 +709,44 @@ impl TrustCell {
         items: &[Item],
         automatic: bool,
     ) -> Result<(), PinError> {
-        pins::update(&self.pins_path, |p| {
-            p.approve(server, identity, items, crate::events::now_ms(), automatic)
-        })?;
-        self.reload();
+        self.change_pins(|p| p.approve(server, identity, items, crate::events::now_ms(), automatic))
+    }
+
+    /// [`TrustCell::approve`] for several servers (server, identity, items)
+    /// in one write of the pins file.
+    pub fn approve_all(
+        &self,
+        approvals: &[(String, String, Vec<Item>)],
+        automatic: bool,
+    ) -> Result<(), PinError> {
+        if approvals.is_empty() {
+            return Ok(());
+        }
+        let at = crate::events::now_ms();
+        self.change_pins(|p| {
+            for (server, identity, items) in approvals {
+                p.approve(server, identity, items, at, automatic);
+            }
+        })
+    }
+
+    /// Apply `change` to the pins file, then publish the pins as written
+    /// (the file is not read again; the settings' modes stay as they are,
+    /// their own watcher follows that file).
+    fn change_pins(&self, change: impl Fn(&mut PinFile)) -> Result<(), PinError> {
+        let pins = pins::update(&self.pins_path, change)?;
+        let previous = self.basis();
+        self.publish(TrustBasis {
+            pins,
+            modes: previous.modes.clone(),
+            problem: None,
+        });
         Ok(())
     }
 
     /// Accept that approved items are gone (their pins are dropped).
     pub fn forget(&self, server: &str, identity: &str, keys: &[String]) -> Result<(), PinError> {
-        pins::update(&self.pins_path, |p| p.forget(server, identity, keys))?;
-        self.reload();
-        Ok(())
+        self.change_pins(|p| p.forget(server, identity, keys))
     }
 
     /// Follow the pins file and the settings file (once; needs a tokio
@@ -719,7 +758,7 @@ impl TrustCell {
         let wake = Arc::new(tokio::sync::Notify::new());
         let watchers: Vec<_> = [&self.pins_path, &self.settings_path]
             .into_iter()
-            .filter_map(|p| watch_folder(p, wake.clone()))
+            .filter_map(|p| crate::file_watch::watch_file(p, wake.clone()))
             .collect();
         let me: Weak<TrustCell> = Arc::downgrade(self);
         let stop = self.stop.clone();
@@ -758,32 +797,6 @@ fn load(
         modes,
         problem,
     }
-}
-
-/// Watch the folder of `file` (a watch on the file itself goes deaf after
-/// the first atomic save); wake on any event naming it.
-fn watch_folder(
-    file: &std::path::Path,
-    wake: Arc<tokio::sync::Notify>,
-) -> Option<notify::RecommendedWatcher> {
-    use notify::Watcher;
-    let dir = file.parent()?.to_path_buf();
-    std::fs::create_dir_all(&dir).ok()?;
-    let name = file.file_name()?.to_os_string();
-    let mut w = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-        if let Ok(ev) = ev {
-            if ev
-                .paths
-                .iter()
-                .any(|p| p.file_name() == Some(name.as_os_str()))
-            {
-                wake.notify_one();
-            }
-        }
-    })
-    .ok()?;
-    w.watch(&dir, notify::RecursiveMode::NonRecursive).ok()?;
-    Some(w)
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use sha2::Digest;
 
@@ -174,12 +175,52 @@ pub fn identity(def: &ServerDef) -> String {
     hex::encode(&sha2::Sha256::digest(serde_json::to_vec(&what).unwrap_or_default())[..16])
 }
 
+/// A canonical definition kept as its compact JSON text. The pins hold
+/// every item of every server a machine approved (10,000 tools with 200
+/// servers); as text each is one allocation, a fraction of its parsed
+/// size, and it is parsed only to show what changed. In the file it is
+/// JSON like any other value (on one line).
+#[derive(Debug, Clone)]
+pub struct Definition(Box<RawValue>);
+
+impl Definition {
+    pub fn of(v: &Value) -> Definition {
+        Definition(RawValue::from_string(v.to_string()).expect("a JSON value prints as JSON"))
+    }
+
+    /// The definition, parsed.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
+    }
+}
+
+impl PartialEq for Definition {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl Serialize for Definition {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Definition {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Through a `Value`: the pins file's struct has a flattened part, so
+        // its fields arrive buffered, which a raw value cannot be read from.
+        // This also makes any indented definition compact.
+        Ok(Definition::of(&Value::deserialize(d)?))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Pin {
     pub hash: String,
     /// The approved definition (canonical), to show what changed since.
-    pub definition: Value,
+    pub definition: Definition,
     /// Approved by trust on first use, not by the user: such an approval
     /// never covers a high finding, even one that appears later (a tool
     /// naming another server's tool once that server connects).
@@ -237,7 +278,7 @@ impl PinFile {
                 i.key(),
                 Pin {
                     hash: i.hash(),
-                    definition: i.definition.clone(),
+                    definition: Definition::of(&i.definition),
                     automatic,
                 },
             );
@@ -359,6 +400,34 @@ mod tests {
         assert_eq!(a.hash(), Item::tool(&reordered).hash());
         assert_ne!(a.hash(), Item::tool(&tool("Echo it!")).hash());
         assert_eq!(a.key(), "tool:echo");
+    }
+
+    #[test]
+    fn definitions_are_kept_compact_and_older_indented_files_still_read() {
+        let item = Item::tool(&tool("Echo it"));
+        let mut file = PinFile::default();
+        file.approve("fx", "id1", std::slice::from_ref(&item), 1, false);
+        let text = serde_json::to_string_pretty(&file).unwrap();
+        let pin = &file.get("fx", "id1").unwrap().items["tool:echo"];
+        assert_eq!(pin.definition.value(), item.definition);
+        // On one line in the file, as JSON (not a string).
+        let compact = serde_json::to_string(&item.definition).unwrap();
+        assert!(
+            text.contains(&format!("\"definition\": {compact}")),
+            "{text}"
+        );
+        // A file whose definitions are indented (as files were written
+        // before) reads as the same pins.
+        let mut old: Value = serde_json::from_str(&text).unwrap();
+        let indented = old["servers"]["fx"]["id1"]["items"]["tool:echo"]["definition"].clone();
+        old["servers"]["fx"]["id1"]["items"]["tool:echo"]["definition"] = indented;
+        let old_text = serde_json::to_string_pretty(&old).unwrap();
+        assert!(
+            !old_text.contains(&compact),
+            "the old file is indented: {old_text}"
+        );
+        let read: PinFile = serde_json::from_str(&old_text).unwrap();
+        assert_eq!(read, file);
     }
 
     #[test]

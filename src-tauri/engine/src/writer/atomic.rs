@@ -59,7 +59,26 @@ const MAX_SYMLINK_HOPS: usize = 40;
 
 /// Write `contents` to `path` atomically, following symlinks to the real file.
 pub fn write_atomic(path: &Path, contents: &[u8], expected: Expected) -> Result<(), WriteError> {
-    write_file(path, contents, expected, NewFile::Ordinary)
+    write_file(path, contents, expected, NewFile::Ordinary, None)
+}
+
+/// `write_atomic` (`private`: `write_private`) by a caller that holds the
+/// bytes it read, whose hash `expected` is: the file is compared with them
+/// instead of being hashed again (a several-MB file costs a memcmp, not a
+/// SHA-256).
+pub(crate) fn write_over(
+    path: &Path,
+    contents: &[u8],
+    expected: Expected,
+    read: &[u8],
+    private: bool,
+) -> Result<(), WriteError> {
+    let new_file = if private {
+        NewFile::Private
+    } else {
+        NewFile::Ordinary
+    };
+    write_file(path, contents, expected, new_file, Some(read))
 }
 
 /// `write_atomic` for Switchboard's own files (settings, its server file,
@@ -67,8 +86,12 @@ pub fn write_atomic(path: &Path, contents: &[u8], expected: Expected) -> Result<
 /// they hold parked definitions and may hold secrets. Existing files keep
 /// their mode, as everywhere.
 pub fn write_private(path: &Path, contents: &[u8], expected: Expected) -> Result<(), WriteError> {
-    write_file(path, contents, expected, NewFile::Private)
+    write_file(path, contents, expected, NewFile::Private, None)
 }
+
+/// From this size on, what the history needs of the new content (its hash,
+/// its secret values) is worked out on another thread while the disk syncs.
+const PREPARE_ASIDE_FROM: usize = 256 * 1024;
 
 /// Permissions of what a write creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +108,7 @@ fn write_file(
     contents: &[u8],
     expected: Expected,
     new_file: NewFile,
+    read: Option<&[u8]>,
 ) -> Result<(), WriteError> {
     let target = resolve_symlinks(path).map_err(|source| WriteError::Io {
         path: path.to_path_buf(),
@@ -113,11 +137,17 @@ fn write_file(
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(io_err(e)),
     };
+    let current_hash = match (expected, &current) {
+        // Still the bytes the caller read (and hashed as `hash`).
+        (Expected::Hash(hash), Some(bytes)) if read == Some(&bytes[..]) => Some(hash),
+        (Expected::Hash(_), Some(bytes)) => Some(content_hash(bytes)),
+        _ => None,
+    };
     let unchanged = match (expected, &current) {
         (Expected::Any, _) => true,
         (Expected::Absent, current) => current.is_none(),
         (Expected::Hash(_), None) => false,
-        (Expected::Hash(hash), Some(bytes)) => content_hash(bytes) == hash,
+        (Expected::Hash(hash), Some(_)) => current_hash == Some(hash),
     };
     if !unchanged {
         return Err(WriteError::Conflict { path: target });
@@ -152,24 +182,47 @@ fn write_file(
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
-    // Dropping `temp` on any early return below deletes the temp file.
-    let mut temp = builder.tempfile_in(&dir).map_err(io_err)?;
-    temp.write_all(contents).map_err(io_err)?;
-    temp.flush().map_err(io_err)?;
-    if let Some(meta) = &original {
-        copy_owner_and_mode(temp.as_file(), meta).map_err(io_err)?;
-    }
-    temp.as_file().sync_all().map_err(io_err)?;
+    std::thread::scope(|aside| {
+        // A large content's hash and secret values, which the history entry
+        // needs, are worked out beside the write: syncing several MB keeps
+        // the disk busy for longer than both take.
+        let prepared = (contents.len() >= PREPARE_ASIDE_FROM && super::history::recording_open())
+            .then(|| {
+                aside.spawn(|| {
+                    let hash = content_hash(contents);
+                    if let Ok(text) = std::str::from_utf8(contents) {
+                        super::diff::remember_secret_values(path, text, hash);
+                    }
+                    hash
+                })
+            });
+        let written = (|| {
+            // Dropping `temp` on any early return below deletes the temp file.
+            let mut temp = builder.tempfile_in(&dir).map_err(io_err)?;
+            temp.write_all(contents).map_err(io_err)?;
+            temp.flush().map_err(io_err)?;
+            if let Some(meta) = &original {
+                copy_owner_and_mode(temp.as_file(), meta).map_err(io_err)?;
+            }
+            temp.as_file().sync_all().map_err(io_err)?;
 
-    if let Some(error) = take_injected_failure() {
-        return Err(io_err(error));
-    }
+            if let Some(error) = take_injected_failure() {
+                return Err(io_err(error));
+            }
 
-    temp.persist(&target).map_err(|e| io_err(e.error))?;
-    sync_dir(&dir);
-    // Recorded here, where every write passes, so none escapes the history.
-    super::history::note_write(path, current, Some(contents));
-    Ok(())
+            temp.persist(&target).map_err(|e| io_err(e.error))?;
+            sync_dir(&dir);
+            Ok(())
+        })();
+        // Joined on every path: whatever happened beside the write, it
+        // neither fails the write nor outlives it (the history works the
+        // hash out itself when there is none).
+        let after_hash = prepared.and_then(|p| p.join().ok());
+        written?;
+        // Recorded here, where every write passes, so none escapes the history.
+        super::history::note_write(path, current, current_hash, Some(contents), after_hash);
+        Ok(())
+    })
 }
 
 /// How long a write waits for another Switchboard process's write in the
@@ -311,4 +364,36 @@ fn take_injected_failure() -> Option<io::Error> {
     INJECTED_FAILURE
         .with(|flag| flag.replace(false))
         .then(|| io::Error::other("injected failure before rename"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `write_over` trusts the bytes it was given only while the file still
+    /// holds them: a file another program changed after the read is refused,
+    /// and left as that program wrote it.
+    #[test]
+    fn write_over_refuses_a_file_changed_since_it_was_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mcp.json");
+        let read = b"{\"mcpServers\": {}}\n".to_vec();
+        std::fs::write(&path, &read).unwrap();
+        let expected = Expected::Hash(content_hash(&read));
+
+        std::fs::write(&path, b"{\"mcpServers\": {\"theirs\": {}}}\n").unwrap();
+        let refused = write_over(&path, b"{\"mine\": 1}\n", expected, &read, false);
+        assert!(
+            matches!(refused, Err(WriteError::Conflict { .. })),
+            "{refused:?}"
+        );
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            b"{\"mcpServers\": {\"theirs\": {}}}\n"
+        );
+
+        std::fs::write(&path, &read).unwrap();
+        write_over(&path, b"{\"mine\": 1}\n", expected, &read, false).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"mine\": 1}\n");
+    }
 }

@@ -2,14 +2,16 @@
 //! view and `switchboard history` show them: the changed lines with a few
 //! lines of context, long unchanged stretches folded, secret values masked.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::redact::Redactor;
 use crate::sources::read::parse;
-use crate::writer::doc::Format;
+use crate::writer::atomic::ContentHash;
+use crate::writer::doc::{scan, Format};
 
 /// Unchanged lines shown around each change.
 const CONTEXT: usize = 3;
@@ -71,11 +73,23 @@ enum Op {
 /// The diff of `before` → `after` (either may be empty: a created or deleted
 /// file), with every secret value found in either replaced by `•••`.
 pub fn file_diff(path: &Path, before: Option<&str>, after: Option<&str>) -> Vec<DiffLine> {
+    file_diff_hashed(path, before.map(|t| (t, None)), after.map(|t| (t, None)))
+}
+
+/// `file_diff` of contents whose hashes may be known: the secret values of
+/// a large content are remembered by its hash, as the content after one
+/// edit is the content before the next.
+pub fn file_diff_hashed(
+    path: &Path,
+    before: Option<(&str, Option<ContentHash>)>,
+    after: Option<(&str, Option<ContentHash>)>,
+) -> Vec<DiffLine> {
     let redactor = Redactor::default();
     let mut secrets = vec![];
-    for text in [before, after].into_iter().flatten() {
-        secrets.extend(secret_values(path, text));
+    for (text, hash) in [before, after].into_iter().flatten() {
+        secrets.extend(remembered_secret_values(path, text, hash));
     }
+    let (before, after) = (before.map(|b| b.0), after.map(|a| a.0));
     redactor.set(secrets);
     let mut lines = line_diff(before.unwrap_or(""), after.unwrap_or(""));
     if !redactor.is_empty() {
@@ -86,8 +100,127 @@ pub fn file_diff(path: &Path, before: Option<&str>, after: Option<&str>) -> Vec<
     lines
 }
 
+/// Unchanged lines kept on each side of the changes when the rest is only
+/// counted: enough for the context and for a fold of at least two lines.
+const KEEP: usize = CONTEXT + 2;
+
 /// A line diff: changed lines with `CONTEXT` lines around them.
+///
+/// The lines of the common head and tail beyond `KEEP` lines of the changes
+/// are not split or compared one by one, only counted, so the diff of one
+/// edit in a several-MB file costs a pass of byte comparisons.
 pub fn line_diff(before: &str, after: &str) -> Vec<DiffLine> {
+    let (a, b) = (before.as_bytes(), after.as_bytes());
+    let head = common_prefix(a, b);
+    if head == a.len() && head == b.len() {
+        return vec![];
+    }
+    let tail = common_suffix(&a[head..], &b[head..]);
+    // back from the first changed line, `KEEP` whole lines
+    let mut cut = before[..head].rfind('\n').map_or(0, |i| i + 1);
+    for _ in 0..KEEP {
+        if cut == 0 {
+            break;
+        }
+        cut = before[..cut - 1].rfind('\n').map_or(0, |i| i + 1);
+    }
+    // forward from the end of the last changed line, `KEEP` whole lines
+    let mut end = a.len() - tail;
+    for _ in 0..=KEEP {
+        match memchr::memchr(b'\n', &a[end..]) {
+            Some(i) if end + i < a.len() => end += i + 1,
+            _ => {
+                end = a.len();
+                break;
+            }
+        }
+    }
+    let dropped_head = memchr::memchr_iter(b'\n', &a[..cut]).count();
+    let dropped_tail = line_count(&before[end..]);
+    let end_b = b.len() - (a.len() - end);
+    let mut out = lines_of_diff(&before[cut..end], &after[cut..end_b]);
+    for l in &mut out {
+        l.old = l.old.map(|n| n + dropped_head);
+        l.new = l.new.map(|n| n + dropped_head);
+    }
+    if dropped_head > 0 {
+        if let Some(first) = out.first_mut().filter(|l| l.kind == LineKind::Skipped) {
+            *first = DiffLine::skipped(skipped_count(first) + dropped_head);
+        }
+    }
+    if dropped_tail > 0 {
+        if let Some(last) = out.last_mut().filter(|l| l.kind == LineKind::Skipped) {
+            *last = DiffLine::skipped(skipped_count(last) + dropped_tail);
+        }
+    }
+    cap_shown(&mut out);
+    out
+}
+
+/// `text.lines().count()`, counted with memchr: the tail of a several-MB
+/// file is counted at memory speed.
+fn line_count(text: &str) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
+/// At most `MAX_SHOWN` lines, then one saying how many more there are.
+fn cap_shown(out: &mut Vec<DiffLine>) {
+    if out.len() > MAX_SHOWN {
+        let rest = out.len() - MAX_SHOWN;
+        out.truncate(MAX_SHOWN);
+        out.push(DiffLine {
+            kind: LineKind::Skipped,
+            text: format!("{rest} more lines of this change not shown"),
+            old: None,
+            new: None,
+        });
+    }
+}
+
+/// How many lines a fold line stands for.
+fn skipped_count(line: &DiffLine) -> usize {
+    line.text
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Length of the common start of `a` and `b`, compared a block at a time.
+pub fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 4096;
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + BLOCK <= n && a[i..i + BLOCK] == b[i..i + BLOCK] {
+        i += BLOCK;
+    }
+    i + a[i..n]
+        .iter()
+        .zip(&b[i..n])
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// Length of the common end of `a` and `b`.
+pub fn common_suffix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 4096;
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[a.len() - n..], &b[b.len() - n..]);
+    let mut i = 0;
+    while i + BLOCK <= n && a[n - i - BLOCK..n - i] == b[n - i - BLOCK..n - i] {
+        i += BLOCK;
+    }
+    i + a[..n - i]
+        .iter()
+        .rev()
+        .zip(b[..n - i].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+/// The line diff of two texts, every line compared.
+fn lines_of_diff(before: &str, after: &str) -> Vec<DiffLine> {
     let a: Vec<&str> = before.lines().collect();
     let b: Vec<&str> = after.lines().collect();
     let ops = diff_ops(&a, &b);
@@ -145,16 +278,6 @@ pub fn line_diff(before: &str, after: &str) -> Vec<DiffLine> {
     }
     if skipped > 0 && !out.is_empty() {
         out.push(DiffLine::skipped(skipped));
-    }
-    if out.len() > MAX_SHOWN {
-        let rest = out.len() - MAX_SHOWN;
-        out.truncate(MAX_SHOWN);
-        out.push(DiffLine {
-            kind: LineKind::Skipped,
-            text: format!("{rest} more lines of this change not shown"),
-            old: None,
-            new: None,
-        });
     }
     out
 }
@@ -230,6 +353,45 @@ fn sort_runs(ops: &mut [Op]) {
     }
 }
 
+/// Contents from this size on have their secret values remembered.
+const REMEMBER_FROM: usize = 64 * 1024;
+/// How many contents' secret values are remembered.
+const REMEMBERED: usize = 4;
+
+type Remembered = Vec<(ContentHash, PathBuf, Vec<String>)>;
+static SECRETS: Mutex<Remembered> = Mutex::new(Vec::new());
+
+/// Works out and remembers the secret values of a large content about to be
+/// recorded in the history (see `write_atomic`, which does it while the disk
+/// syncs), so the history entry's diff finds them ready.
+pub(crate) fn remember_secret_values(path: &Path, text: &str, hash: ContentHash) {
+    if text.len() >= REMEMBER_FROM {
+        remembered_secret_values(path, text, Some(hash));
+    }
+}
+
+/// `secret_values`, remembered for a large content with a known hash.
+fn remembered_secret_values(path: &Path, text: &str, hash: Option<ContentHash>) -> Vec<String> {
+    let Some(hash) = hash.filter(|_| text.len() >= REMEMBER_FROM) else {
+        return secret_values(path, text);
+    };
+    let known = |m: &Remembered| {
+        m.iter()
+            .find(|(h, p, _)| *h == hash && p == path)
+            .map(|e| e.2.clone())
+    };
+    if let Some(found) = known(&SECRETS.lock().unwrap_or_else(|p| p.into_inner())) {
+        return found;
+    }
+    let found = secret_values(path, text);
+    let mut memo = SECRETS.lock().unwrap_or_else(|p| p.into_inner());
+    if memo.len() >= REMEMBERED {
+        memo.remove(0);
+    }
+    memo.push((hash, path.to_path_buf(), found.clone()));
+    found
+}
+
 /// Keys whose values (at any depth) are environment variables or headers.
 const SECRET_CONTAINERS: &[&str] = &[
     "env",
@@ -263,11 +425,23 @@ pub fn secret_values(path: &Path, text: &str) -> Vec<String> {
         "yaml" | "yml" => Format::Yaml,
         _ => Format::Jsonc,
     };
-    let Ok(doc) = parse(format, text.strip_prefix('\u{feff}').unwrap_or(text)) else {
-        return vec![];
-    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = vec![];
-    collect(&doc.value, false, &mut out);
+    // JSON(C) in one quick pass over the text: a several-MB file is not
+    // parsed whole twice (before and after) for each edit.
+    let quick = match format {
+        Format::Jsonc => scan::secret_strings(text, true, &is_container, &is_secret).ok(),
+        _ => None,
+    };
+    match quick {
+        Some(found) => out = found,
+        None => {
+            let Ok(doc) = parse(format, text) else {
+                return vec![];
+            };
+            collect(&doc.value, false, &mut out);
+        }
+    }
     // The same value as it is written inside a JSON or TOML string.
     let escaped: Vec<String> = out
         .iter()
@@ -279,23 +453,42 @@ pub fn secret_values(path: &Path, text: &str) -> Vec<String> {
     out
 }
 
+fn is_container(key: &str) -> bool {
+    SECRET_CONTAINERS
+        .iter()
+        .any(|c| key.eq_ignore_ascii_case(c))
+}
+
+/// A string value is a secret inside an env or headers container, or as the
+/// value of a token-like key (`bearer_token_env_var` names a variable; it
+/// holds no secret). Case-insensitive, without allocating: it is asked of
+/// every key of a several-MB file.
+fn is_secret(inside: bool, key: Option<&str>) -> bool {
+    inside
+        || key.is_some_and(|k| {
+            let k = k.as_bytes();
+            let has = |w: &str| {
+                k.windows(w.len())
+                    .any(|s| s.eq_ignore_ascii_case(w.as_bytes()))
+            };
+            let names_a_variable =
+                k.len() >= 7 && k[k.len() - 7..].eq_ignore_ascii_case(b"env_var");
+            SECRET_WORDS.iter().any(|w| has(w)) && !names_a_variable
+        })
+}
+
 fn collect(v: &Value, inside: bool, out: &mut Vec<String>) {
     match v {
         Value::String(s) if inside => out.push(s.clone()),
         Value::Object(map) => {
             for (k, child) in map {
-                let key = k.to_ascii_lowercase();
-                let container = SECRET_CONTAINERS.contains(&key.as_str());
                 if let Value::String(s) = child {
-                    // `bearer_token_env_var` names a variable; it holds no secret.
-                    let names_a_variable = key.ends_with("env_var");
-                    if inside || (SECRET_WORDS.iter().any(|w| key.contains(w)) && !names_a_variable)
-                    {
+                    if is_secret(inside, Some(k)) {
                         out.push(s.clone());
                     }
                     continue;
                 }
-                collect(child, inside || container, out);
+                collect(child, inside || is_container(k), out);
             }
         }
         Value::Array(items) => items.iter().for_each(|i| collect(i, inside, out)),
@@ -320,6 +513,46 @@ mod tests {
                 format!("{sign}{}", l.text)
             })
             .collect()
+    }
+
+    /// `line_diff` without its shortcut: every line compared.
+    fn every_line(before: &str, after: &str) -> Vec<DiffLine> {
+        let mut out = lines_of_diff(before, after);
+        cap_shown(&mut out);
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, ..Default::default() })]
+
+        /// Counting the far common lines instead of comparing them gives the same diff.
+        #[test]
+        fn the_shortcut_diff_is_the_full_diff(
+            head in 0usize..30,
+            tail in 0usize..30,
+            a in proptest::collection::vec("[ab]{0,2}(\r?\n)?", 0..8),
+            b in proptest::collection::vec("[ab]{0,2}(\r?\n)?", 0..8),
+            last_newline in proptest::bool::ANY,
+        ) {
+            let h: String = (0..head).map(|i| format!("head {i}\n")).collect();
+            let t: String = (0..tail).map(|i| format!("tail {i}\n")).collect();
+            let t = if last_newline { t } else { t.trim_end_matches('\n').to_string() };
+            let before = format!("{h}{}{t}", a.concat());
+            let after = format!("{h}{}{t}", b.concat());
+            proptest::prop_assert_eq!(line_diff(&before, &after), every_line(&before, &after));
+        }
+    }
+
+    #[test]
+    fn a_long_change_is_cut_the_same_way() {
+        let before: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let after = before
+            .replace("line 5\n", "five\n")
+            .replace("line 1990\n", "x\n");
+        let after = after.replace("line 7", "seven");
+        assert_eq!(line_diff(&before, &after), every_line(&before, &after));
+        let far: String = (0..2000).map(|i| format!("other {i}\n")).collect();
+        assert_eq!(line_diff(&before, &far), every_line(&before, &far));
     }
 
     #[test]

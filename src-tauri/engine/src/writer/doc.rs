@@ -87,6 +87,23 @@ pub fn apply_edits(format: Format, text: &str, edits: &[DocEdit]) -> Result<Stri
     Ok(format!("{bom}{edited}"))
 }
 
+/// `apply_edits` without the shortcut for large JSON(C) files (the edit
+/// made on the document's skeleton): the whole document goes through the
+/// syntax tree. Tests hold the two to the same result.
+#[doc(hidden)]
+pub fn apply_edits_whole_document(format: Format, text: &str, edits: &[DocEdit]) -> Result<String> {
+    match format {
+        Format::Json | Format::Jsonc => {
+            let (bom, body) = match text.strip_prefix('\u{feff}') {
+                Some(rest) => ("\u{feff}", rest),
+                None => ("", text),
+            };
+            Ok(format!("{bom}{}", jsonc::apply_whole(body, edits)?))
+        }
+        _ => apply_edits(format, text, edits),
+    }
+}
+
 /// `mcpServers."my.server".args[1]`: how a path reads in error messages.
 pub fn display_path(path: &[PathSeg]) -> String {
     let mut out = String::new();
@@ -134,6 +151,7 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, before[line_start..].chars().count() + 1)
 }
 
+pub mod scan;
 mod yaml;
 
 mod jsonc {
@@ -154,7 +172,7 @@ mod jsonc {
     use jsonc_parser::ParseOptions;
     use serde_json::Value;
 
-    use super::{path_error, DocEdit, DocError, PathSeg, Result};
+    use super::{path_error, scan, DocEdit, DocError, PathSeg, Result};
 
     /// Why an edit stopped before finishing.
     enum Step {
@@ -176,6 +194,73 @@ mod jsonc {
     const MAX_RETRIES: usize = 100_000;
 
     pub(super) fn apply(text: &str, edits: &[DocEdit]) -> Result<String> {
+        match in_skeleton(text, edits) {
+            Some(edited) => Ok(edited),
+            None => apply_whole(text, edits),
+        }
+    }
+
+    /// The edits made on the document's skeleton (see `scan::skeleton`): a
+    /// several-MB `~/.claude.json` is edited at the cost of its few KB of
+    /// servers. The syntax tree takes its layout choices (indentation, line
+    /// ends, trailing commas) from the edited object, its ancestors and the
+    /// lines they start on, all of which the skeleton keeps as they are, so
+    /// the edited object comes out as it would from the whole document; it
+    /// is then put back between the untouched bytes before and after it.
+    /// `None` where that does not hold or cannot be shown (mixed line ends,
+    /// an error to report with the whole document's lines, anything the scan
+    /// is unsure of): the caller edits the whole document.
+    fn in_skeleton(text: &str, edits: &[DocEdit]) -> Option<String> {
+        if !uniform_line_ends(text) {
+            return None;
+        }
+        let mut parents = edits.iter().map(|e| {
+            let path = edit_path(e);
+            Some(&path[..path.len().checked_sub(1)?])
+        });
+        let mut common = parents.next()??;
+        for p in parents {
+            let p = p?;
+            let same = common.iter().zip(p).take_while(|(a, b)| a == b).count();
+            common = &common[..same];
+        }
+        let skeleton = scan::skeleton(text, true, common).ok()?;
+        if text.contains('\n') && !skeleton.text.contains('\n') {
+            return None;
+        }
+        let edited = apply_whole(&skeleton.text, edits).ok()?;
+        let head = &skeleton.text[..skeleton.kept_in_skeleton.start];
+        let tail = &skeleton.text[skeleton.kept_in_skeleton.end..];
+        if edited.len() < head.len() + tail.len()
+            || !edited.starts_with(head)
+            || !edited.ends_with(tail)
+        {
+            return None;
+        }
+        let kept = &edited[head.len()..edited.len() - tail.len()];
+        Some(
+            [
+                &text[..skeleton.kept.start],
+                kept,
+                &text[skeleton.kept.end..],
+            ]
+            .concat(),
+        )
+    }
+
+    /// Every line end is `\n`, or every one is `\r\n` (the syntax tree writes
+    /// new lines with the first kind it finds, which could otherwise be
+    /// another in the skeleton than in the whole document).
+    fn uniform_line_ends(text: &str) -> bool {
+        let crs = memchr::memchr_iter(b'\r', text.as_bytes()).count();
+        crs == 0 || {
+            let crlfs = memchr::memmem::find_iter(text.as_bytes(), b"\r\n").count();
+            crs == crlfs && crlfs == memchr::memchr_iter(b'\n', text.as_bytes()).count()
+        }
+    }
+
+    /// The edits applied to the whole document's syntax tree.
+    pub(super) fn apply_whole(text: &str, edits: &[DocEdit]) -> Result<String> {
         let options = ParseOptions::default();
         // Parsing a large file (a 1 MB ~/.claude.json) is most of an edit's
         // cost: the first parse both checks the file and serves the first edit.

@@ -14,16 +14,13 @@ use crate::discovery::{entries, gemini_enablement_path, value_at};
 use crate::host::Host;
 use crate::settings::{ParkedEntry, Settings, SettingsError};
 use crate::sources::dialect::{EnableFlag, EntryEdit, Unstorable};
-use crate::sources::read::parse;
+use crate::sources::read::parse_parts;
 use crate::sources::{Client, Container, Level, SourceSpec};
-use crate::writer::atomic::WriteError;
+use crate::writer::atomic::{write_over, WriteError};
 use crate::writer::doc::DocError;
 use crate::writer::history::{Label, Recording};
 use crate::writer::summary;
-use crate::writer::{
-    apply_edits, content_hash, write_atomic, write_private, ContentHash, DocEdit, Expected, Format,
-    PathSeg,
-};
+use crate::writer::{apply_edits, content_hash, ContentHash, DocEdit, Expected, Format, PathSeg};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EditError {
@@ -156,7 +153,9 @@ struct Loaded {
     private: bool,
 }
 
-fn load(path: &Path, format: Format) -> Result<Loaded> {
+/// Read `path` for editing; of a JSON(C) file only the values at `wanted`
+/// are parsed into `value` (the rest is checked), see `parse_parts`.
+fn load(path: &Path, format: Format, wanted: &[&[PathSeg]]) -> Result<Loaded> {
     let (text, hash) = match std::fs::read(path) {
         Ok(bytes) => {
             let h = content_hash(&bytes);
@@ -175,12 +174,16 @@ fn load(path: &Path, format: Format) -> Result<Loaded> {
             .into())
         }
     };
-    let value = parse(format, text.strip_prefix('\u{feff}').unwrap_or(&text))
-        .map_err(|f| EditError::Unparsable {
-            path: path.into(),
-            message: f.message,
-        })?
-        .value;
+    let value = parse_parts(
+        format,
+        text.strip_prefix('\u{feff}').unwrap_or(&text),
+        wanted,
+    )
+    .map_err(|f| EditError::Unparsable {
+        path: path.into(),
+        message: f.message,
+    })?
+    .value;
     Ok(Loaded {
         path: path.into(),
         format,
@@ -218,10 +221,13 @@ impl Loaded {
             Some(h) => Expected::Hash(h),
             None => Expected::Absent,
         };
-        match self.private {
-            true => write_private(&self.path, new_text.as_bytes(), expected)?,
-            false => write_atomic(&self.path, new_text.as_bytes(), expected)?,
-        }
+        write_over(
+            &self.path,
+            new_text.as_bytes(),
+            expected,
+            self.text.as_bytes(),
+            self.private,
+        )?;
         Ok(())
     }
 }
@@ -297,7 +303,7 @@ impl<'a> Writer<'a> {
         }
         let file = Loaded {
             private: spec.client == Client::Switchboard,
-            ..load(&spec.path, spec.format)?
+            ..load(&spec.path, spec.format, &[spec.container.path()])?
         };
         let parked_idx = |s: &Settings, name: &str| {
             s.parked
@@ -519,7 +525,8 @@ impl<'a> Writer<'a> {
         file.commit(&edits, seen)?;
         match enable {
             Some(on) if !in_entry => {
-                self.set_enabled(spec, load(&spec.path, spec.format)?, &new_name, on, None)
+                let file = load(&spec.path, spec.format, &[spec.container.path()])?;
+                self.set_enabled(spec, file, &new_name, on, None)
             }
             _ => Ok(()),
         }
@@ -620,7 +627,7 @@ impl<'a> Writer<'a> {
     fn external_enable(&mut self, spec: &SourceSpec, name: &str, enabled: bool) -> Result<()> {
         match spec.dialect.enable_flag() {
             EnableFlag::GeminiEnablementFile => {
-                let ef = load(&gemini_enablement_path(self.host), Format::Json)?;
+                let ef = load(&gemini_enablement_path(self.host), Format::Json, &[&[]])?;
                 let present = ef.value.get(name).is_some();
                 let edits = match (enabled, present) {
                     (true, true) => vec![DocEdit::Remove {
@@ -634,7 +641,7 @@ impl<'a> Writer<'a> {
                 };
                 ef.commit(&edits, None)?;
                 if enabled {
-                    let main = load(&spec.path, spec.format)?;
+                    let main = load(&spec.path, spec.format, &[&[key("mcp")]])?;
                     if let Some(Value::Array(ex)) =
                         main.value.get("mcp").and_then(|m| m.get("excluded"))
                     {
@@ -656,8 +663,8 @@ impl<'a> Writer<'a> {
                 let Some(project) = &spec.project else {
                     return Ok(());
                 };
-                let claude = load(&self.host.home_join(".claude.json"), Format::Json)?;
                 let base = vec![key("projects"), key(&project.to_string_lossy())];
+                let claude = load(&self.host.home_join(".claude.json"), Format::Json, &[&base])?;
                 let list = |k: &str| -> Vec<String> {
                     let mut p = base.clone();
                     p.push(key(k));
@@ -741,7 +748,7 @@ pub fn read_def(settings: &Settings, spec: &SourceSpec, name: &str) -> Result<Se
         def.enabled = false;
         return Ok(def);
     }
-    let file = load(&spec.path, spec.format)?;
+    let file = load(&spec.path, spec.format, &[spec.container.path()])?;
     let mut sink = vec![];
     let found = entries(spec, &file.value, &mut sink)
         .into_iter()

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::Host;
 use crate::writer::atomic::{content_hash, write_atomic, ContentHash, Expected, WriteError};
-use crate::writer::diff::{file_diff, DiffLine};
+use crate::writer::diff::{common_prefix, common_suffix, file_diff_hashed, DiffLine};
 
 pub const MAX_ENTRIES: usize = 200;
 pub const MAX_BYTES: u64 = 20 * 1024 * 1024;
@@ -230,22 +230,37 @@ impl History {
                     id,
                     dir: self.dir.clone(),
                 })?;
-            let before = stored
-                .before
-                .as_ref()
-                .map(Bytes::to_vec)
-                .transpose()
-                .map_err(|_| UndoError::Damaged {
-                    id,
-                    dir: self.dir.clone(),
-                })?;
             let now = read_optional(&file.path).map_err(|source| WriteError::Io {
                 path: file.path.clone(),
                 source,
             })?;
-            if now == before {
+            let now_hash = now.as_ref().map(|b| hex::encode(content_hash(b).0));
+            if now_hash == file.before_hash {
                 continue; // this file is already as it was
             }
+            // A large file's content before is kept as what the write
+            // changed, to be applied to the content it wrote; any other
+            // content is refused below, by the write's hash check.
+            let written = match now_hash == file.after_hash {
+                true => now.as_deref(),
+                false => None,
+            };
+            let before = match (&stored.before, written) {
+                (Some(Bytes::Splice { .. }), None) => {
+                    return Err(WriteError::Conflict {
+                        path: file.path.clone(),
+                    }
+                    .into())
+                }
+                (before, written) => before
+                    .as_ref()
+                    .map(|b| b.to_vec(written))
+                    .transpose()
+                    .map_err(|_| UndoError::Damaged {
+                        id,
+                        dir: self.dir.clone(),
+                    })?,
+            };
             let expected = match &file.after_hash {
                 Some(h) => Expected::Hash(parse_hash(h).ok_or_else(|| UndoError::Damaged {
                     id,
@@ -284,15 +299,27 @@ impl History {
         let files = writes
             .iter()
             .map(|w| {
-                let text = |b: &Option<Vec<u8>>| {
-                    b.as_ref().map(|b| String::from_utf8_lossy(b).into_owned())
-                };
-                let (before, after) = (text(&w.before), text(&w.after));
+                let before_hash = w
+                    .before
+                    .as_deref()
+                    .map(|b| w.before_hash.unwrap_or_else(|| content_hash(b)));
+                let after_hash = w
+                    .after
+                    .as_deref()
+                    .map(|a| w.after_hash.unwrap_or_else(|| content_hash(a)));
+                let (before, after) = (
+                    w.before.as_deref().map(text_of),
+                    w.after.as_deref().map(text_of),
+                );
                 FileChange {
                     path: w.path.clone(),
-                    before_hash: w.before.as_ref().map(|b| hex::encode(content_hash(b).0)),
-                    after_hash: w.after.as_ref().map(|b| hex::encode(content_hash(b).0)),
-                    diff: file_diff(&w.path, before.as_deref(), after.as_deref()),
+                    before_hash: before_hash.map(|h| hex::encode(h.0)),
+                    after_hash: after_hash.map(|h| hex::encode(h.0)),
+                    diff: file_diff_hashed(
+                        &w.path,
+                        before.as_deref().map(|b| (b, before_hash)),
+                        after.as_deref().map(|a| (a, after_hash)),
+                    ),
                 }
             })
             .collect();
@@ -301,8 +328,14 @@ impl History {
                 .iter()
                 .map(|w| StoredFile {
                     path: w.path.clone(),
-                    before: w.before.as_deref().map(Bytes::of),
-                    after: w.after.as_deref().map(Bytes::of),
+                    before: w
+                        .before
+                        .as_deref()
+                        .map(|b| Bytes::stored(b, w.after.as_deref())),
+                    after: w
+                        .after
+                        .as_deref()
+                        .map(|a| Bytes::stored(a, w.before.as_deref())),
                 })
                 .collect(),
         };
@@ -312,8 +345,11 @@ impl History {
             .prefix(".entry.")
             .suffix(".tmp")
             .tempfile_in(&self.dir)?;
-        serde_json::to_writer(&mut temp, &content)?;
-        temp.flush()?;
+        {
+            let mut out = io::BufWriter::new(&mut temp);
+            serde_json::to_writer(&mut out, &content)?;
+            out.flush()?;
+        }
         temp.as_file().sync_all()?;
         // The content file claims the id: two processes recording at once
         // (the app and the CLI) get different ones.
@@ -420,6 +456,15 @@ impl History {
     }
 }
 
+/// Bytes as text for a diff: borrowed when they are UTF-8, which
+/// `str::from_utf8` checks several times faster than `from_utf8_lossy` walks.
+fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
 /// Whether `entry` can be undone, and the first file that decides it:
 /// any file that is neither as written nor as before makes it `Changed`.
 fn state_of(
@@ -486,7 +531,7 @@ pub(crate) fn remove_checked(path: &Path, expected: Expected) -> Result<(), Writ
     }
     if let Some(before) = now {
         std::fs::remove_file(path).map_err(io_err)?;
-        note_write(path, Some(before), None);
+        note_write(path, Some(before), None, None, None);
     }
     Ok(())
 }
@@ -503,13 +548,32 @@ struct StoredFile {
     after: Option<Bytes>,
 }
 
-/// File content: text as it is, anything else in hex.
+/// Content from this size on is stored as what one write changed (a
+/// `Splice`), not whole: a several-MB `~/.claude.json` would otherwise put
+/// twice its size into every entry, and the history's bounds would keep
+/// only a few edits of it.
+const SPLICE_FROM: usize = 256 * 1024;
+
+/// File content: text as it is, anything else in hex; large content as a
+/// splice of the content on the other side of the same write.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 enum Bytes {
     Text(String),
     Hex(String),
+    /// The other content, with its bytes from `start` up to the last `end`
+    /// bytes replaced by `middle`. The content before a write is rebuilt
+    /// from the file as the write left it, which undo checks by its hash.
+    Splice {
+        start: usize,
+        end: usize,
+        middle: Box<Bytes>,
+    },
 }
+
+/// What a `Splice` does not fit (the stored entry is damaged).
+#[derive(Debug)]
+struct BadBytes;
 
 impl Bytes {
     fn of(b: &[u8]) -> Bytes {
@@ -519,10 +583,33 @@ impl Bytes {
         }
     }
 
-    fn to_vec(&self) -> Result<Vec<u8>, hex::FromHexError> {
+    /// `this` as stored next to `other`, the content on the other side of the write.
+    fn stored(this: &[u8], other: Option<&[u8]>) -> Bytes {
+        let Some(other) = other.filter(|_| this.len() >= SPLICE_FROM) else {
+            return Bytes::of(this);
+        };
+        let start = common_prefix(this, other);
+        let end = common_suffix(&this[start..], &other[start..]);
+        Bytes::Splice {
+            start,
+            end,
+            middle: Box::new(Bytes::of(&this[start..this.len() - end])),
+        }
+    }
+
+    /// The bytes; a splice needs `other`, the content it was taken against.
+    fn to_vec(&self, other: Option<&[u8]>) -> Result<Vec<u8>, BadBytes> {
         match self {
             Bytes::Text(t) => Ok(t.as_bytes().to_vec()),
-            Bytes::Hex(h) => hex::decode(h),
+            Bytes::Hex(h) => hex::decode(h).map_err(|_| BadBytes),
+            Bytes::Splice { start, end, middle } => {
+                let other = other.ok_or(BadBytes)?;
+                if start.checked_add(*end).is_none_or(|n| n > other.len()) {
+                    return Err(BadBytes);
+                }
+                let middle = middle.to_vec(None)?;
+                Ok([&other[..*start], &middle[..], &other[other.len() - end..]].concat())
+            }
         }
     }
 }
@@ -536,6 +623,10 @@ pub struct FileWrite {
     pub path: PathBuf,
     pub before: Option<Vec<u8>>,
     pub after: Option<Vec<u8>>,
+    /// The hash of `before`, when the write worked it out already.
+    before_hash: Option<ContentHash>,
+    /// The hash of `after`, when the write worked it out already.
+    after_hash: Option<ContentHash>,
 }
 
 /// Works out an action's summary from what it wrote.
@@ -652,16 +743,27 @@ impl Drop for Recording {
 /// Called by `write_atomic` after each successful write: the open
 /// recording on this thread (if any) keeps the content before and after.
 /// Several writes to one file in one action count as one change.
-pub(crate) fn note_write(path: &Path, before: Option<Vec<u8>>, after: Option<&[u8]>) {
+pub(crate) fn note_write(
+    path: &Path,
+    before: Option<Vec<u8>>,
+    before_hash: Option<ContentHash>,
+    after: Option<&[u8]>,
+    after_hash: Option<ContentHash>,
+) {
     OPEN.with(|open| {
         let mut open = open.borrow_mut();
         let Some(journal) = open.as_mut() else { return };
         match journal.writes.iter_mut().find(|w| w.path == path) {
-            Some(w) => w.after = after.map(<[u8]>::to_vec),
+            Some(w) => {
+                w.after = after.map(<[u8]>::to_vec);
+                w.after_hash = after_hash;
+            }
             None => journal.writes.push(FileWrite {
                 path: path.to_path_buf(),
                 before,
                 after: after.map(<[u8]>::to_vec),
+                before_hash,
+                after_hash,
             }),
         }
     });

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::discovery::entries;
-use crate::sources::read::parse;
+use crate::sources::read::parse_parts_of_checked;
 use crate::sources::SourceSpec;
 use crate::writer::edit::ServerEdit;
 use crate::writer::history::{FileWrite, Label};
@@ -72,9 +72,13 @@ fn changed_keys(spec: &SourceSpec, name: &str, writes: &[FileWrite]) -> Vec<Stri
     let doc = |bytes: &Option<Vec<u8>>| -> Option<Value> {
         let text = std::str::from_utf8(bytes.as_deref()?).ok()?;
         Some(
-            parse(spec.format, text.strip_prefix('\u{feff}').unwrap_or(text))
-                .ok()?
-                .value,
+            parse_parts_of_checked(
+                spec.format,
+                text.strip_prefix('\u{feff}').unwrap_or(text),
+                &[spec.container.path()],
+            )
+            .ok()?
+            .value,
         )
     };
     let (Some(before), Some(after)) = (doc(&w.before), doc(&w.after)) else {

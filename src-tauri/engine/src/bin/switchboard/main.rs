@@ -387,6 +387,7 @@ mod serve;
 mod token;
 
 fn main() -> ExitCode {
+    switchboard_engine::memory::one_arena();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -375,11 +375,8 @@ async fn work(m: &Manager, d: &Discovery, cmd: Command) -> anyhow::Result<()> {
 
 /// Trust on first use for every connected server (as the app does).
 async fn first_use(m: &Manager) {
-    for s in m.server_names() {
-        if m.status(&s) == Some(switchboard_engine::events::ServerStatus::Connected) {
-            switchboard_engine::approvals::first_use(m, &s, None).await;
-        }
-    }
+    use switchboard_engine::approvals::{connected, first_use_of};
+    first_use_of(m, &connected(m), None).await;
 }
 
 fn severity(s: Severity) -> &'static str {

@@ -225,7 +225,12 @@ async fn cached_index(opts: &ManagerOptions, wanted: &[Wanted]) -> Index {
     let mut refs = vec![];
     for w in wanted {
         let hash = switchboard_engine::manager::tool_cache::config_hash(&w.def);
-        for t in cache.get(&w.def.name, &hash).await.unwrap_or_default() {
+        for t in cache
+            .get(&w.def.name, &hash)
+            .await
+            .unwrap_or_default()
+            .iter()
+        {
             refs.push(switchboard_engine::naming::ToolRef::new(
                 w.def.name.clone(),
                 t.name.to_string(),
