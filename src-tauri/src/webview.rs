@@ -6,25 +6,48 @@ use switchboard_engine::launch::keep_to_this_process;
 const NO_COMPOSITING: &str = "WEBKIT_DISABLE_COMPOSITING_MODE";
 /// Set (to anything) to keep WebKitGTK's GPU compositing.
 pub const KEEP_COMPOSITING: &str = "SWITCHBOARD_GPU_COMPOSITING";
+/// WebKitGTK's switch for its system memory-pressure monitor.
+const NO_PRESSURE_MONITOR: &str = "WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR";
+/// Set (to anything) to keep WebKitGTK's system memory-pressure monitor.
+pub const KEEP_PRESSURE_MONITOR: &str = "SWITCHBOARD_WEBKIT_MEMORY_MONITOR";
 
-/// Draws the page without GPU compositing, unless the user chose otherwise.
-/// Switchboard's page is lists and forms with a few short transitions:
-/// nothing that compositing layers make smoother. Without them the web
-/// process holds ~85 MB less (measured with 20 servers under Xvfb,
-/// `.ci/bench`), and the window does not go blank on GPU drivers that
-/// WebKitGTK's compositor handles badly.
+/// The WebKitGTK switches Switchboard turns on, each with the variable that
+/// keeps WebKitGTK's default instead.
 ///
-/// WebKitGTK reads this only from the environment, when the first webview
+/// - No GPU compositing. Switchboard's page is lists and forms with a few
+///   short transitions: nothing that compositing layers make smoother.
+///   Without them the web process holds ~85 MB less (measured with 20
+///   servers under Xvfb, `.ci/bench`), and the window does not go blank on
+///   GPU drivers that WebKitGTK's compositor handles badly.
+/// - No memory-pressure handling. Otherwise WebKitGTK's app process wakes
+///   every 1 to 5 s, for ever, to read `/proc/meminfo` and the cgroup's
+///   memory files one byte per system call (~800 calls a look), and the web
+///   process reads its own `/proc/self/smaps` every 30 s (~10 ms each): with
+///   20 idle servers that was ~30 of the ~60 ms of CPU the whole app used in
+///   a minute (measured with the scheduler's per-thread counters,
+///   `tests/e2e/app.bench.mjs`). What it buys: under system-wide memory
+///   pressure, or past WebKitGTK's limit for a page, the page drops caches
+///   or its process is ended. Switchboard's page is lists and forms (~140 MB
+///   with 200 servers) with no images or media to drop; should the system's
+///   out-of-memory killer end it anyway, the page comes back
+///   ([`reload_when_page_dies`]).
+const SWITCHES: [(&str, &str); 2] = [
+    (NO_COMPOSITING, KEEP_COMPOSITING),
+    (NO_PRESSURE_MONITOR, KEEP_PRESSURE_MONITOR),
+];
+
+/// Sets WebKitGTK's switches ([`SWITCHES`]) unless the user chose otherwise
+/// (set the switch or its keep-variable themselves).
+///
+/// WebKitGTK reads them only from the environment, when the first webview
 /// is made: call it first thing in `main`, while no other thread exists.
-/// The MCP servers and other programs Switchboard starts do not inherit it.
+/// The MCP servers and other programs Switchboard starts do not inherit them.
 pub fn prepare_process() {
     #[cfg(target_os = "linux")]
-    {
-        if std::env::var_os(NO_COMPOSITING).is_none()
-            && std::env::var_os(KEEP_COMPOSITING).is_none()
-        {
-            std::env::set_var(NO_COMPOSITING, "1");
-            keep_to_this_process(&[NO_COMPOSITING]);
+    for (switch, keep) in SWITCHES {
+        if std::env::var_os(switch).is_none() && std::env::var_os(keep).is_none() {
+            std::env::set_var(switch, "1");
+            keep_to_this_process(&[switch]);
         }
     }
 }

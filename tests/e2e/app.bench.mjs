@@ -19,7 +19,7 @@
 //    keystroke in their search boxes to the list updated and laid out.
 import { test, after } from 'node:test';
 import { startApp, gotoView, sleep } from './lib/app.mjs';
-import { benchHome, cpuSeconds, memoryTable, processTree, record, round, settle, splitServers, startedAtMs, stats } from './lib/bench.mjs';
+import { benchHome, cpuMeter, memoryTable, processTree, record, round, settle, splitServers, startedAtMs, stats } from './lib/bench.mjs';
 
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 60);
 const COLD_RUNS = Number(process.env.BENCH_COLD_RUNS ?? 5);
@@ -47,10 +47,31 @@ function parts(app) {
 }
 
 const mib = (x) => `${round(x)} MiB`;
+
 /**
- * CPU seconds over a wall time, as % of one core. CPU time comes in clock
- * ticks (10 ms): 60 ms over 60 s is 0.1 %, which floating point would make
- * 0.10000000000000009 and judge over a 0.1 goal; rounded to a millionth.
+ * CPU of `procs()` over IDLE_S seconds of nothing happening, as % of one
+ * core, and what each process used (from the scheduler's exact per-thread
+ * counters, see `cpuMeter`).
+ */
+async function idleCpu(procs) {
+  const meter = cpuMeter(procs);
+  await sleep(IDLE_S * 1000);
+  const { total, perProcess, perThread } = meter.stop();
+  const top = (m, n) =>
+    [...m]
+      .filter(([, ns]) => ns >= 5e5)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([name, ns]) => `${name} ${round(ns / 1e6)} ms`)
+      .join(', ');
+  const used = `CPU time used: ${top(perProcess, 9) || 'none'}; busiest threads: ${top(perThread, 5) || 'none'}`;
+  console.log(`idle: ${top(perThread, 30)}`);
+  return { pct: percentOfCore(total / 1e9, IDLE_S), used };
+}
+
+/**
+ * CPU seconds over a wall time, as % of one core, rounded to a millionth (so
+ * floating point does not judge an exact 0.1 over a 0.1 goal).
  */
 const percentOfCore = (cpu, seconds) => Math.round(((cpu * 100) / seconds) * 1e6) / 1e6;
 function describe(table) {
@@ -98,13 +119,11 @@ test('the floor: a bare Tauri window', async () => {
   const procs = () => processTree(app.pid);
   await settle(procs);
   const mem = memoryTable(procs());
-  const a = cpuSeconds(procs());
-  await sleep(IDLE_S * 1000);
-  const idle = percentOfCore(cpuSeconds(procs()) - a, IDLE_S);
+  const idle = await idleCpu(procs);
   floor = mem.total.pss;
   console.log(`floor: ${describe(mem)}; RSS ${mib(mem.total.rss)}`);
   record({ group: 'App', figure: 'Bare Tauri window (floor): memory, all processes (PSS)', median: mem.total.pss, unit: 'MiB', note: describe(mem) });
-  record({ group: 'App', figure: 'Bare Tauri window (floor): CPU while idle', median: idle, unit: '% of a core', note: `${IDLE_S} s` });
+  record({ group: 'App', figure: 'Bare Tauri window (floor): CPU while idle', median: idle.pct, unit: '% of a core', note: `${IDLE_S} s; ${idle.used}` });
   await closeOpen();
 
   // The same window with the app's webview settings (src-tauri/src/webview.rs):
@@ -114,7 +133,9 @@ test('the floor: a bare Tauri window', async () => {
   await settle(tunedProcs);
   const tunedMem = memoryTable(tunedProcs());
   floorTuned = tunedMem.total.pss;
+  const tunedIdle = await idleCpu(tunedProcs);
   record({ group: 'App', figure: "Bare Tauri window with the app's webview settings: memory (PSS)", median: floorTuned, unit: 'MiB', note: describe(tunedMem) });
+  record({ group: 'App', figure: "Bare Tauri window with the app's webview settings: CPU while idle", median: tunedIdle.pct, unit: '% of a core', note: `${IDLE_S} s; ${tunedIdle.used}` });
   await closeOpen();
 });
 
@@ -193,25 +214,16 @@ test('cold start, memory and idle with 20 servers', async () => {
   await settle(() => parts(app).own);
   recordMemory(app, 20, 40);
 
-  const { own, servers } = parts(app);
-  const a = cpuSeconds(own);
-  const sa = cpuSeconds(servers);
-  const perProc = new Map(own.map((p) => [p.pid, cpuSeconds([p])]));
-  await sleep(IDLE_S * 1000);
-  const idle = percentOfCore(cpuSeconds(own) - a, IDLE_S);
-  const srvIdle = ((cpuSeconds(servers) - sa) * 100) / IDLE_S;
-  const busiest = own
-    .map((p) => ({ p, used: cpuSeconds([p]) - perProc.get(p.pid) }))
-    .filter((x) => x.used > 0)
-    .map((x) => `${x.p.name} ${round(x.used * 1000)} ms`)
-    .join(', ');
+  const srv = cpuMeter(() => parts(app).servers);
+  const idle = await idleCpu(() => parts(app).own);
+  const srvIdle = percentOfCore(srv.stop().total / 1e9, IDLE_S);
   record({
     group: 'App',
     figure: `CPU while idle with 20 servers, the app's processes (${IDLE_S} s)`,
-    median: idle,
+    median: idle.pct,
     unit: '% of a core',
     goal: { max: 0.1 },
-    note: `CPU time used: ${busiest || 'none'}; the 20 servers: ${round(srvIdle)} %`,
+    note: `${idle.used}; the 20 servers: ${round(srvIdle)} %`,
   });
   await closeOpen();
 });

@@ -104,6 +104,41 @@ fn the_keychain_backend_stores_reads_and_deletes_a_secret() {
     k.delete(&account).expect("deleting what is gone is fine");
 }
 
+/// The names of this process's threads.
+fn thread_names() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|n| n.trim().to_string())
+        .collect()
+}
+
+/// The keychain can be asked from an async task (its requests run on a
+/// thread of their own, so the D-Bus client's runtime never starts inside
+/// ours), and asking it leaves nothing behind that wakes while the app is
+/// idle: no `blocking` pool thread (it would wake twice a second for as long
+/// as the process lives) and no async-io reactor.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_keychain_asked_from_an_async_task_leaves_no_thread_that_wakes_when_idle() {
+    let k = Keychain;
+    let account = format!("test-async:{}", std::process::id());
+    // Straight on the runtime's thread, as a careless caller would.
+    k.set(&account, "s3cret").unwrap();
+    assert_eq!(k.get(&account).unwrap().as_deref(), Some("s3cret"));
+    k.delete(&account).unwrap();
+    let names = thread_names();
+    assert!(
+        names.iter().any(|n| n == "switchboard-key"),
+        "the keychain's own thread runs: {names:?}"
+    );
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("blocking-") || n == "async-io"),
+        "a thread that wakes while idle is left: {names:?}"
+    );
+}
+
 /// Issue 11: a record larger than one item may hold (Windows: 2,560 bytes)
 /// is split across items; here a 1,000-byte limit is forced on a 6 KB record.
 #[test]

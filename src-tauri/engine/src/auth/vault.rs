@@ -79,6 +79,11 @@ pub trait SecretBackend: Send + Sync {
 
 /// The platform keychain through the `keyring` crate: Secret Service on
 /// Linux, Keychain on macOS, Credential Manager on Windows.
+///
+/// Every request runs on one thread of its own ([`on_keychain_thread`]).
+/// On Linux the Secret Service client (zbus) runs each blocking request on
+/// a tokio runtime of its own, which refuses to start from a thread that
+/// drives async tasks; on that thread it never is, whoever asks.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Keychain;
 
@@ -92,11 +97,60 @@ impl Keychain {
 
     /// Whether a keychain can be used at all (for the UI's and CLI's status).
     pub fn status() -> Result<(), VaultError> {
-        keyring::Entry::store_status()
-            .as_ref()
-            .map(|_| ())
-            .map_err(|e| VaultError::Unavailable(e.to_string()))
+        on_keychain_thread(|| {
+            keyring::Entry::store_status()
+                .as_ref()
+                .map(|_| ())
+                .map_err(|e| VaultError::Unavailable(e.to_string()))
+        })
     }
+}
+
+type KeychainJob = Box<dyn FnOnce() + Send>;
+
+/// Runs `f` on the keychain's own thread (started at the first request; it
+/// waits for the next one without waking) and returns its result. Requests
+/// are answered one at a time, in order, as the keychain store would anyway.
+fn on_keychain_thread<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, VaultError> + Send + 'static,
+) -> Result<T, VaultError> {
+    static JOBS: std::sync::OnceLock<Option<Mutex<std::sync::mpsc::Sender<KeychainJob>>>> =
+        std::sync::OnceLock::new();
+    let jobs = JOBS.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<KeychainJob>();
+        std::thread::Builder::new()
+            .name("switchboard-keychain".into())
+            .spawn(move || {
+                for job in rx {
+                    job();
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(tx))
+    });
+    let Some(jobs) = jobs else {
+        return Err(VaultError::Unavailable(
+            "could not start the keychain's thread".into(),
+        ));
+    };
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let job: KeychainJob = Box::new(move || {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+            Err(VaultError::Keychain(
+                "the keychain request failed unexpectedly".into(),
+            ))
+        });
+        let _ = tx.send(r);
+    });
+    jobs.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send(job)
+        .map_err(|_| VaultError::Unavailable("the keychain's thread has ended".into()))?;
+    rx.recv().unwrap_or_else(|_| {
+        Err(VaultError::Unavailable(
+            "the keychain's thread has ended".into(),
+        ))
+    })
 }
 
 fn map_keyring(e: keyring::Error, account: &str) -> VaultError {
@@ -114,24 +168,29 @@ fn map_keyring(e: keyring::Error, account: &str) -> VaultError {
 
 impl SecretBackend for Keychain {
     fn get(&self, account: &str) -> Result<Option<String>, VaultError> {
-        match Self::entry(account)?.get_password() {
+        let account = account.to_string();
+        on_keychain_thread(move || match Self::entry(&account)?.get_password() {
             Ok(s) => Ok(Some(s)),
             Err(keyring::Error::NoEntry) => Ok(None),
-            Err(e) => Err(map_keyring(e, account)),
-        }
+            Err(e) => Err(map_keyring(e, &account)),
+        })
     }
 
     fn set(&self, account: &str, secret: &str) -> Result<(), VaultError> {
-        Self::entry(account)?
-            .set_password(secret)
-            .map_err(|e| map_keyring(e, account))
+        let (account, secret) = (account.to_string(), secret.to_string());
+        on_keychain_thread(move || {
+            Self::entry(&account)?
+                .set_password(&secret)
+                .map_err(|e| map_keyring(e, &account))
+        })
     }
 
     fn delete(&self, account: &str) -> Result<(), VaultError> {
-        match Self::entry(account)?.delete_credential() {
+        let account = account.to_string();
+        on_keychain_thread(move || match Self::entry(&account)?.delete_credential() {
             Ok(()) | Err(keyring::Error::NoEntry) => Ok(()),
-            Err(e) => Err(map_keyring(e, account)),
-        }
+            Err(e) => Err(map_keyring(e, &account)),
+        })
     }
 
     fn available(&self) -> Result<(), VaultError> {
