@@ -222,6 +222,7 @@ impl Engine {
         self.keep_trust();
         let opts = crate::watch::WatchOptions {
             discover: self.options(),
+            initial_settings: Some(self.settings()),
             ..Default::default()
         };
         let live = crate::watch::Live::start(

@@ -85,6 +85,12 @@ pub struct WatchOptions {
     pub settle: Duration,
     /// Passed to every re-discovery (`--project` folders).
     pub discover: DiscoverOptions,
+    /// The settings the initial discovery was made with, when the caller
+    /// read them earlier (the engine reads `settings.json` when it is made,
+    /// long before it starts watching). If the file says otherwise when the
+    /// watch starts, another program changed it in between, and the
+    /// catch-up check discovers again.
+    pub initial_settings: Option<Settings>,
 }
 
 impl Default for WatchOptions {
@@ -93,6 +99,7 @@ impl Default for WatchOptions {
             debounce: DEFAULT_DEBOUNCE,
             settle: DEFAULT_SETTLE,
             discover: DiscoverOptions::default(),
+            initial_settings: None,
         }
     }
 }
@@ -566,8 +573,17 @@ impl Live {
             errors: Mutex::new(vec![]),
             stats: Mutex::new(WatchStats::default()),
         });
+        let mut baseline = baseline_of(&host, &initial);
+        if let Some(read) = &opts.initial_settings {
+            if *read != settings() {
+                // Not the settings `initial` was made with: a hash that no
+                // content (nor a missing file) has, so the check below
+                // discovers again.
+                baseline.insert(settings_path(&host), Some(ContentHash([0; 32])));
+            }
+        }
         let mut st = State {
-            baseline: baseline_of(&host, &initial),
+            baseline,
             host,
             settings,
             manager,

@@ -757,3 +757,43 @@ async fn a_settings_save_during_a_check_is_not_lost() {
     live.stop().await;
     m.shutdown().await;
 }
+
+/// A priority another program saves after the settings were read for the
+/// first discovery, but before the watch starts (the app reads settings.json
+/// when its engine is made and watches only after the servers started), is
+/// seen when the watch starts. It used to be hashed as already read: the
+/// server list kept the old order until some other file changed.
+#[tokio::test]
+async fn a_settings_save_before_the_watch_starts_is_not_lost() {
+    let env = Env::new();
+    write_new(&env.own(), &config(&[("x", &[])]));
+    write_new(&env.cursor(), &config(&[("x", &["--tools", "2"])]));
+    let read = Settings::load(&env.host).0;
+    let d = discover(&env.host, &read, &Default::default());
+    assert_eq!(d.server("x").unwrap().winner.source, "switchboard");
+    let m = manager(&env);
+    // Another program moves Cursor first.
+    let mut other = read.clone();
+    other.priority = vec!["cursor-user".into(), "switchboard".into()];
+    other.save(&env.host).unwrap();
+
+    let live = Live::start(
+        env.host.clone(),
+        switchboard_engine::watch::settings_from_disk(&env.host),
+        m.clone(),
+        d,
+        WatchOptions {
+            initial_settings: Some(read),
+            ..WatchOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        live.discovery().server("x").unwrap().winner.source,
+        "cursor-user",
+        "the priority saved before the watch started reached discovery"
+    );
+    live.stop().await;
+    m.shutdown().await;
+}

@@ -80,10 +80,10 @@ pub trait SecretBackend: Send + Sync {
 /// The platform keychain through the `keyring` crate: Secret Service on
 /// Linux, Keychain on macOS, Credential Manager on Windows.
 ///
-/// Every request runs on one thread of its own ([`on_keychain_thread`]).
-/// On Linux the Secret Service client (zbus) runs each blocking request on
-/// a tokio runtime of its own, which refuses to start from a thread that
-/// drives async tasks; on that thread it never is, whoever asks.
+/// Every request runs on one thread of its own ([`on_keychain_thread`]):
+/// requests from async tasks never block one of the runtime's threads on
+/// D-Bus, and the keychain client's own runtime (zbus on Linux) is only
+/// ever driven from that thread, whoever asks.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Keychain;
 
