@@ -80,10 +80,12 @@ pub trait SecretBackend: Send + Sync {
 /// The platform keychain through the `keyring` crate: Secret Service on
 /// Linux, Keychain on macOS, Credential Manager on Windows.
 ///
-/// Every request runs on one thread of its own ([`on_keychain_thread`]):
-/// requests from async tasks never block one of the runtime's threads on
-/// D-Bus, and the keychain client's own runtime (zbus on Linux) is only
-/// ever driven from that thread, whoever asks.
+/// Every request runs on one thread of its own ([`on_keychain_thread`]); the
+/// caller waits for its answer. The keychain client (zbus on Linux) is thus
+/// only ever driven from that thread, whoever asks: what lets zbus run on a
+/// tokio runtime of its own, whose `block_on` refuses a thread that drives
+/// async tasks (tried to drop the `blocking` pool thread async-io brings,
+/// which wakes twice a second; taken back for now, see README Performance).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Keychain;
 
