@@ -115,9 +115,26 @@ pub fn line_diff(before: &str, after: &str) -> Vec<DiffLine> {
     if head == a.len() && head == b.len() {
         return vec![];
     }
-    let tail = common_suffix(&a[head..], &b[head..]);
+    let line_start = before[..head].rfind('\n').map_or(0, |i| i + 1);
+    // The line diff compares lines as `str::lines` splits them, so a line
+    // that differs only in the `\r` of its `\r\n` counts as unchanged: the
+    // unchanged lines at the start may reach past the first changed byte.
+    // Where they end, in `before` and in `after`:
+    let (mut same_a, mut same_b) = (line_start, line_start);
+    for (x, y) in before[line_start..]
+        .split_inclusive('\n')
+        .zip(after[line_start..].split_inclusive('\n'))
+    {
+        if x.lines().next() != y.lines().next() {
+            break;
+        }
+        same_a += x.len();
+        same_b += y.len();
+    }
+    // The common end is looked for after them, as the line diff does.
+    let tail = common_suffix(&a[same_a..], &b[same_b..]);
     // back from the first changed line, `KEEP` whole lines
-    let mut cut = before[..head].rfind('\n').map_or(0, |i| i + 1);
+    let mut cut = line_start;
     for _ in 0..KEEP {
         if cut == 0 {
             break;
@@ -530,8 +547,8 @@ mod tests {
         fn the_shortcut_diff_is_the_full_diff(
             head in 0usize..30,
             tail in 0usize..30,
-            a in proptest::collection::vec("[ab]{0,2}(\r?\n)?", 0..8),
-            b in proptest::collection::vec("[ab]{0,2}(\r?\n)?", 0..8),
+            a in proptest::collection::vec("[ab\r]{0,2}(\r?\n)?", 0..8),
+            b in proptest::collection::vec("[ab\r]{0,2}(\r?\n)?", 0..8),
             last_newline in proptest::bool::ANY,
         ) {
             let h: String = (0..head).map(|i| format!("head {i}\n")).collect();
@@ -541,6 +558,29 @@ mod tests {
             let after = format!("{h}{}{t}", b.concat());
             proptest::prop_assert_eq!(line_diff(&before, &after), every_line(&before, &after));
         }
+    }
+
+    /// Found by the property above: the first line's `\n` becomes `\r\n`
+    /// and one of three empty lines goes. The line diff removes the third,
+    /// after the first changed byte; the lines after it are still folded the
+    /// same way.
+    #[test]
+    fn a_line_ending_change_before_a_removal_is_cut_the_same_way() {
+        let tail = "tail 0\ntail 1\ntail 2\ntail 3\ntail 4";
+        let (before, after) = (format!("\n\n\n{tail}"), format!("\r\n\n{tail}"));
+        let diff = line_diff(&before, &after);
+        assert_eq!(diff, every_line(&before, &after));
+        assert_eq!(diff.last().unwrap().text, "2 unchanged lines");
+        let (before, after) = (
+            format!("x\r\ny\n\n\n{tail}\n"),
+            format!("x\ny\r\n\n{tail}\n"),
+        );
+        assert_eq!(line_diff(&before, &after), every_line(&before, &after));
+        // and the common end is looked for after the lines that stay
+        let (before, after) = (format!("\nb\r\n\n\n\r\n{tail}"), format!("\nb\n\r\n{tail}"));
+        let diff = line_diff(&before, &after);
+        assert_eq!(diff, every_line(&before, &after));
+        assert_eq!(diff.last().unwrap().text, "2 unchanged lines");
     }
 
     #[test]
