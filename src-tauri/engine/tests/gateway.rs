@@ -716,6 +716,98 @@ async fn http_gateway_needs_the_token_and_this_machine() {
     assert_eq!(missing.status(), 404);
 }
 
+/// The JSON-RPC messages of one streamable-HTTP response body (SSE or JSON), in order.
+fn messages_of(body: &str) -> Vec<Value> {
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        return vec![v];
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| serde_json::from_str(d.trim()).unwrap_or_else(|e| panic!("{d}: {e}")))
+        .collect()
+}
+
+/// Every progress notification the server sent before its result reaches
+/// the client before the result, on the call's own stream: read as the raw
+/// stream, in order, over several calls (the server sends them back to back
+/// and answers at once, the case where a late one was lost).
+#[tokio::test]
+async fn progress_sent_before_a_result_reaches_the_client_before_it() {
+    let home = Home::new(&[("fx", &["--progress-tool"]), ("other", &[])]);
+    let (_child, url) = home.http(&[]).await;
+    let http = reqwest::Client::new();
+    let bearer = format!("Bearer {TOKEN}");
+    let post = |session: Option<&str>, body: Value| {
+        let mut r = http
+            .post(&url)
+            .header("Authorization", &bearer)
+            .header("Accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(s) = session {
+            r = r
+                .header("Mcp-Session-Id", s)
+                .header("MCP-Protocol-Version", "2025-06-18");
+        }
+        r.timeout(T).send()
+    };
+    let init = post(
+        None,
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(init.status(), 200);
+    let session = init.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    init.text().await.unwrap();
+    let ok = post(
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await
+    .unwrap();
+    assert!(ok.status().is_success(), "{}", ok.status());
+    const STEPS: u64 = 40;
+    for call in 1..=10u64 {
+        let token = format!("call-{call}");
+        let body = post(
+            Some(&session),
+            json!({"jsonrpc": "2.0", "id": call, "method": "tools/call", "params": {
+                "name": aggregate_name("progress"), "arguments": {"steps": STEPS},
+                "_meta": {"progressToken": token}}}),
+        )
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+        let got = messages_of(&body);
+        let (last, progress) = got.split_last().expect("a response");
+        assert_eq!(last["id"], json!(call), "the result comes last: {body}");
+        assert_eq!(
+            last["result"]["content"][0]["text"],
+            json!(format!("done {STEPS}")),
+            "{body}"
+        );
+        let steps: Vec<u64> = progress
+            .iter()
+            .map(|m| {
+                assert_eq!(m["method"], "notifications/progress", "{m}");
+                assert_eq!(m["params"]["progressToken"], json!(token), "{m}");
+                m["params"]["progress"].as_f64().unwrap() as u64
+            })
+            .collect();
+        assert_eq!(
+            steps,
+            (1..=STEPS).collect::<Vec<_>>(),
+            "call {call}: {body}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn http_gateway_answers_like_the_server_itself() {
     let home = Home::new(&[("fx", &["--resources"]), ("other", &[])]);

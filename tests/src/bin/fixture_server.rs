@@ -135,6 +135,10 @@ struct Args {
     /// Adds a tool `huge` whose result is one text content of exactly BYTES bytes.
     #[arg(long, value_name = "BYTES")]
     huge_result: Option<usize>,
+    /// Adds a tool `progress` that sends `steps` notifications/progress to the
+    /// call's progress token, back to back, then answers at once.
+    #[arg(long)]
+    progress_tool: bool,
     /// With --sse: right after the `endpoint` event, send one `message` event with BYTES of data.
     #[arg(long, value_name = "BYTES")]
     sse_huge_event: Option<usize>,
@@ -322,6 +326,17 @@ impl Shared {
                 format!("{p}huge"),
                 format!("Returns one text content of {bytes} bytes"),
                 empty_schema.clone(),
+            ));
+        }
+        if args.progress_tool {
+            tools.push(Tool::new(
+                format!("{p}progress"),
+                "Sends `steps` progress notifications back to back, then returns \"done N\"",
+                schema(json!({
+                    "type": "object",
+                    "properties": {"steps": {"type": "integer", "minimum": 0}},
+                    "required": ["steps"],
+                })),
             ));
         }
         if let Some(path) = &args.description_file {
@@ -702,6 +717,23 @@ impl Fixture {
                 let sent = self.shared.burst(&context.peer, n).await;
                 Ok(CallToolResult::success(vec![ContentBlock::text(format!(
                     "sent {sent} notifications/tools/list_changed"
+                ))]))
+            }
+            "progress" if self.shared.args.progress_tool => {
+                let steps = args.get("steps").and_then(Value::as_u64).ok_or_else(|| {
+                    McpError::invalid_params("progress needs a non-negative integer `steps`", None)
+                })?;
+                if let Some(token) = context.meta.get_progress_token() {
+                    for i in 1..=steps {
+                        let p = ProgressNotificationParam::new(token.clone(), i as f64)
+                            .with_total(steps as f64);
+                        if context.peer.notify_progress(p).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+                Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                    "done {steps}"
                 ))]))
             }
             "huge" if self.shared.args.huge_result.is_some() => {

@@ -49,8 +49,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::{EngineEvent, ServerStatus};
 use crate::manager::{
-    ElicitAnswer, ElicitRequest, ElicitationHandler, Manager, SamplingHandler, SamplingRequest,
-    ToolIndex,
+    ElicitAnswer, ElicitRequest, ElicitationHandler, Manager, OnSend, SamplingHandler,
+    SamplingRequest, ToolIndex,
 };
 use crate::tool_trust::{Holds, TrustBasis};
 pub use server::GatewaySession;
@@ -332,7 +332,7 @@ impl Relay {
                 server: server.to_string(),
                 progress: tx,
                 client_token,
-                upstream: Mutex::new(None),
+                upstream: Arc::new(Mutex::new(Upstream::Waiting)),
             },
             rx,
         )
@@ -347,23 +347,40 @@ pub(crate) struct CallGuard {
     progress: tokio::sync::mpsc::Sender<ProgressNotificationParam>,
     /// The token the gateway client asked progress for, if any.
     client_token: Option<ProgressToken>,
-    upstream: Mutex<Option<(String, String)>>,
+    upstream: Arc<Mutex<Upstream>>,
+}
+
+/// Where a call's progress route stands.
+enum Upstream {
+    /// The upstream request is not written yet.
+    Waiting,
+    /// Written; its progress is routed under this key.
+    Sent((String, String)),
+    /// The call ended: a request written from now on routes nothing.
+    Ended,
 }
 
 impl CallGuard {
-    /// The upstream request went out with `token`: its progress goes to the
-    /// client under the client's own token.
-    pub(crate) fn sent(&self, token: &ProgressToken) {
-        let Some(client) = self.client_token.clone() else {
-            return;
-        };
-        let key = (self.server.clone(), token_key(token));
-        self.relay
-            .progress
-            .lock()
-            .unwrap()
-            .insert(key.clone(), (self.progress.clone(), client));
-        *self.upstream.lock().unwrap() = Some(key);
+    /// What the upstream request carries so that, as it is written with
+    /// its progress token, that token's progress is routed to the client
+    /// under the client's own token; `None` when the client asked for none.
+    pub(crate) fn on_send(&self) -> Option<OnSend> {
+        let client = self.client_token.clone()?;
+        let (relay, server) = (self.relay.clone(), self.server.clone());
+        let (queue, upstream) = (self.progress.clone(), self.upstream.clone());
+        Some(OnSend(Arc::new(move |token: &ProgressToken| {
+            let mut state = upstream.lock().unwrap();
+            if matches!(*state, Upstream::Ended) {
+                return;
+            }
+            let key = (server.clone(), token_key(token));
+            relay
+                .progress
+                .lock()
+                .unwrap()
+                .insert(key.clone(), (queue.clone(), client.clone()));
+            *state = Upstream::Sent(key);
+        })))
     }
 }
 
@@ -374,7 +391,8 @@ impl Drop for CallGuard {
             .lock()
             .unwrap()
             .retain(|(id, _, _)| *id != self.id);
-        if let Some(key) = self.upstream.lock().unwrap().take() {
+        let mut state = self.upstream.lock().unwrap();
+        if let Upstream::Sent(key) = std::mem::replace(&mut *state, Upstream::Ended) {
             self.relay.progress.lock().unwrap().remove(&key);
         }
     }

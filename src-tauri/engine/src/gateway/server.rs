@@ -134,11 +134,10 @@ impl GatewaySession {
         if !meta.0.is_empty() {
             params.meta = Some(meta);
         }
-        let sent = |t: &ProgressToken| guard.sent(t);
         let call = self
             .inner
             .manager
-            .forward_call(&server, params, cx.ct.clone(), Some(&sent));
+            .forward_call(&server, params, cx.ct.clone(), guard.on_send());
         tokio::pin!(call);
         // Progress goes out while the call runs, on this request (streamable
         // HTTP sends it on the call's own stream), and before its result.
@@ -154,11 +153,9 @@ impl GatewaySession {
                 Some(p) = progress.recv() => notify(p).await,
             }
         };
-        // rmcp hands notifications to handlers on tasks of their own: let
-        // the ones that came before the result reach the queue.
-        for _ in 0..4 {
-            tokio::task::yield_now().await;
-        }
+        // Progress is queued as the manager reads it, in order (see
+        // `manager::client::InOrder`): what the server sent before its
+        // result is all in the queue now.
         while let Ok(p) = progress.try_recv() {
             notify(p).await;
         }

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ServerResult};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, GetExtensions, ServerResult,
+};
 use rmcp::service::{Peer, PeerRequestOptions};
 use rmcp::RoleClient;
 use serde::Serialize;
@@ -11,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::events::ServerStatus;
 
-use super::{Manager, RegistryError, Slot};
+use super::{Manager, OnSend, RegistryError, Slot};
 
 /// A tool call's result, flattened for display.
 #[derive(Debug, Clone, Serialize)]
@@ -127,28 +129,29 @@ impl Manager {
     /// `server`, the result as the server gave it (what the gateway forwards). A
     /// deferred server is waited for; `cancel` sends
     /// `notifications/cancelled`; the call is bounded by `call_timeout` and
-    /// never replayed. `sent` learns the progress token the server's
-    /// `notifications/progress` for this call will carry (rmcp picks it).
+    /// never replayed. `on_send` learns the progress token the server's
+    /// `notifications/progress` for this call will carry (rmcp picks it),
+    /// just before the request is written.
     pub async fn forward_call(
         &self,
         server: &str,
         params: CallToolRequestParams,
         cancel: CancellationToken,
-        sent: Option<&(dyn Fn(&rmcp::model::ProgressToken) + Send + Sync)>,
+        on_send: Option<OnSend>,
     ) -> Result<rmcp::model::CallToolResult, ForwardError> {
         let slot = self
             .slot(server)
             .ok_or_else(|| CallError::Mcp(format!("unknown server \"{server}\"")))?;
         let peer = self.wait_peer(&slot, &cancel).await?;
         let tool = params.name.to_string();
-        let req = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let mut req = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        if let Some(f) = on_send {
+            req.extensions_mut().insert(f);
+        }
         let mut handle = peer
             .send_cancellable_request(req, PeerRequestOptions::no_options())
             .await
             .map_err(|e| CallError::Mcp(e.to_string()))?;
-        if let Some(f) = sent {
-            f(&handle.progress_token);
-        }
         let limit = self.shared.opts.call_timeout;
         let resp = tokio::select! {
             r = &mut handle.rx => r,

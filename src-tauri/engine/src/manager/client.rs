@@ -9,7 +9,9 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitationCapability, FormElicitationCapability,
     Implementation, LoggingMessageNotificationParam, ResourceUpdatedNotificationParam,
 };
-use rmcp::service::NotificationContext;
+use rmcp::model::{GetExtensions, GetMeta, JsonRpcMessage, ProgressToken, ServerNotification};
+use rmcp::service::{NotificationContext, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
 use rmcp::{ClientHandler, RoleClient};
 
 use super::logbuf::LogSink;
@@ -117,8 +119,8 @@ pub type SamplingHandler = Arc<
         + Sync,
 >;
 
-/// Hears a server's `notifications/progress` (server name, notification);
-/// must not block: the gateway hands it on in the background.
+/// Hears a server's `notifications/progress` (server name, notification),
+/// called as each is read (see `InOrder`): must not block or wait.
 pub type ProgressHandler = Arc<dyn Fn(&str, rmcp::model::ProgressNotificationParam) + Send + Sync>;
 
 /// What every session's client side shares: the roots we expose and who
@@ -158,6 +160,71 @@ pub fn accept_defaults_handler(label: &'static str) -> ElicitationHandler {
         );
         Box::pin(async move { ElicitAnswer::Accept(answer) })
     })
+}
+
+/// Called with an outgoing request's progress token just before the request
+/// is written: put in the request's extensions by whoever wants its
+/// progress (the gateway), so the route is in place before the server can
+/// send any.
+#[derive(Clone)]
+pub struct OnSend(pub Arc<dyn Fn(&ProgressToken) + Send + Sync>);
+
+/// A session's transport that hands the server's `notifications/progress`
+/// to the progress hook as they are read, in the order they came.
+///
+/// rmcp handles each notification on a task of its own but hands a response
+/// to its caller at once, so a handler of progress could run after the call
+/// it belongs to has ended, and whoever forwards that progress would have
+/// stopped listening. Read here, every notification sent before a result
+/// has been handed on when the result arrives.
+pub struct InOrder<T> {
+    inner: T,
+    server: String,
+    hooks: Arc<ClientHooks>,
+}
+
+impl<T> InOrder<T> {
+    pub fn new(inner: T, client: &SwitchboardClient) -> Self {
+        InOrder {
+            inner,
+            server: client.server.clone(),
+            hooks: client.hooks.clone(),
+        }
+    }
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for InOrder<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let JsonRpcMessage::Request(r) = &item {
+            let on_send = r.request.extensions().get::<OnSend>();
+            if let (Some(f), Some(token)) = (on_send, r.request.get_meta().get_progress_token()) {
+                (f.0)(&token);
+            }
+        }
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await;
+        if let Some(JsonRpcMessage::Notification(n)) = &message {
+            if let ServerNotification::ProgressNotification(p) = &n.notification {
+                let handler = self.hooks.progress.read().unwrap().clone();
+                if let Some(h) = handler {
+                    h(&self.server, p.params.clone());
+                }
+            }
+        }
+        message
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
 }
 
 /// Our side of every session: identifies Switchboard, offers roots and
@@ -292,17 +359,6 @@ impl ClientHandler for SwitchboardClient {
             ElicitAnswer::Decline => ElicitResult::new(ElicitationAction::Decline),
             ElicitAnswer::Cancel => ElicitResult::new(ElicitationAction::Cancel),
         })
-    }
-
-    async fn on_progress(
-        &self,
-        p: rmcp::model::ProgressNotificationParam,
-        _cx: NotificationContext<RoleClient>,
-    ) {
-        let handler = self.hooks.progress.read().unwrap().clone();
-        if let Some(h) = handler {
-            h(&self.server, p);
-        }
     }
 
     async fn on_prompt_list_changed(&self, _cx: NotificationContext<RoleClient>) {

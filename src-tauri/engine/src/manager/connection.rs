@@ -18,9 +18,10 @@ use crate::config::{ServerDef, Transport};
 use crate::doctor::stdout_watch::Noise;
 use crate::manager::logbuf::{pump_stderr, LogSink};
 
+use super::client::InOrder;
 pub use super::client::{
     accept_defaults_handler, schema_defaults, ClientHooks, ElicitAnswer, ElicitRequest,
-    ElicitationHandler, ProgressHandler, SamplingHandler, SamplingRequest, Signals,
+    ElicitationHandler, OnSend, ProgressHandler, SamplingHandler, SamplingRequest, Signals,
     SwitchboardClient, Taken, MAX_PENDING_UPDATES,
 };
 use super::process::STDERR_SETTLE;
@@ -83,6 +84,19 @@ pub enum ConnectError {
     Handshake(String),
 }
 
+/// `initialize` over `transport`, the server's progress read in order (see
+/// `InOrder`).
+async fn in_order<T>(
+    handler: SwitchboardClient,
+    transport: T,
+) -> Result<RunningService<RoleClient, SwitchboardClient>, rmcp::service::ClientInitializeError>
+where
+    T: rmcp::transport::Transport<RoleClient> + 'static,
+{
+    let transport = InOrder::new(transport, &handler);
+    handler.serve(transport).await
+}
+
 /// Open the transport and run `initialize`. On failure everything opened is
 /// closed again (the child's process group killed).
 /// `stdout_noise` is set to the watch of a stdio server's stdout: after a
@@ -136,7 +150,7 @@ pub async fn open(
             // Always drain stderr, whatever bytes come: a server whose
             // stderr pipe stalls blocks, and one whose pipe closes dies.
             let pump = stderr.map(|stderr| tokio::spawn(pump_stderr(stderr, log)));
-            let result = match tokio::time::timeout(timeout, handler.serve(transport)).await {
+            let result = match tokio::time::timeout(timeout, in_order(handler, transport)).await {
                 Ok(Ok(session)) => Ok(Opened {
                     session,
                     pgid,
@@ -169,17 +183,23 @@ pub async fn open(
                 Some(client) => {
                     tokio::time::timeout(
                         timeout,
-                        handler.serve(StreamableHttpClientTransport::with_client(client, config)),
+                        in_order(
+                            handler,
+                            StreamableHttpClientTransport::with_client(client, config),
+                        ),
                     )
                     .await
                 }
                 None => {
                     tokio::time::timeout(
                         timeout,
-                        handler.serve(StreamableHttpClientTransport::with_client(
-                            reqwest::Client::new(),
-                            config,
-                        )),
+                        in_order(
+                            handler,
+                            StreamableHttpClientTransport::with_client(
+                                reqwest::Client::new(),
+                                config,
+                            ),
+                        ),
                     )
                     .await
                 }
@@ -249,7 +269,7 @@ pub async fn open(
             };
             let used = t.kind().as_str();
             let close_reason = t.close_reason();
-            match tokio::time::timeout(timeout, handler.serve(t)).await {
+            match tokio::time::timeout(timeout, in_order(handler, t)).await {
                 Ok(Ok(session)) => Ok(Opened {
                     session,
                     pgid: None,

@@ -71,8 +71,8 @@ pub use crate::events::ReconcileReport;
 pub use crate::events::ServerError;
 pub use calls::{flatten, CallError, CallOutcome, ForwardError};
 pub use connection::{
-    ClientHooks, ElicitAnswer, ElicitRequest, ElicitationHandler, ProgressHandler, SamplingHandler,
-    SamplingRequest,
+    ClientHooks, ElicitAnswer, ElicitRequest, ElicitationHandler, OnSend, ProgressHandler,
+    SamplingHandler, SamplingRequest,
 };
 pub use index::{ToolEntry, ToolIndex};
 pub use options::{
