@@ -73,25 +73,30 @@ enum Op {
 /// The diff of `before` → `after` (either may be empty: a created or deleted
 /// file), with every secret value found in either replaced by `•••`.
 pub fn file_diff(path: &Path, before: Option<&str>, after: Option<&str>) -> Vec<DiffLine> {
-    file_diff_hashed(path, before.map(|t| (t, None)), after.map(|t| (t, None)))
+    file_diff_hashed(
+        path,
+        before.map(|t| (t.as_bytes(), None)),
+        after.map(|t| (t.as_bytes(), None)),
+    )
 }
 
-/// `file_diff` of contents whose hashes may be known: the secret values of
-/// a large content are remembered by its hash, as the content after one
-/// edit is the content before the next.
+/// `file_diff` of file contents as bytes whose hashes may be known: the
+/// secret values of a large content are remembered by its hash, as the
+/// content after one edit is the content before the next. Only the lines
+/// shown are read as text (bytes that are not UTF-8 show as `�`).
 pub fn file_diff_hashed(
     path: &Path,
-    before: Option<(&str, Option<ContentHash>)>,
-    after: Option<(&str, Option<ContentHash>)>,
+    before: Option<(&[u8], Option<ContentHash>)>,
+    after: Option<(&[u8], Option<ContentHash>)>,
 ) -> Vec<DiffLine> {
     let redactor = Redactor::default();
     let mut secrets = vec![];
-    for (text, hash) in [before, after].into_iter().flatten() {
-        secrets.extend(remembered_secret_values(path, text, hash));
+    for (bytes, hash) in [before, after].into_iter().flatten() {
+        secrets.extend(remembered_secret_values(path, bytes, hash));
     }
     let (before, after) = (before.map(|b| b.0), after.map(|a| a.0));
     redactor.set(secrets);
-    let mut lines = line_diff(before.unwrap_or(""), after.unwrap_or(""));
+    let mut lines = line_diff_bytes(before.unwrap_or(b""), after.unwrap_or(b""));
     if !redactor.is_empty() {
         for l in &mut lines {
             l.text = redactor.apply(&l.text);
@@ -105,27 +110,31 @@ pub fn file_diff_hashed(
 const KEEP: usize = CONTEXT + 2;
 
 /// A line diff: changed lines with `CONTEXT` lines around them.
+pub fn line_diff(before: &str, after: &str) -> Vec<DiffLine> {
+    line_diff_bytes(before.as_bytes(), after.as_bytes())
+}
+
+/// `line_diff` of bytes.
 ///
 /// The lines of the common head and tail beyond `KEEP` lines of the changes
-/// are not split or compared one by one, only counted, so the diff of one
-/// edit in a several-MB file costs a pass of byte comparisons.
-pub fn line_diff(before: &str, after: &str) -> Vec<DiffLine> {
-    let (a, b) = (before.as_bytes(), after.as_bytes());
+/// are not split, read as text or compared one by one, only counted, so the
+/// diff of one edit in a several-MB file costs a pass of byte comparisons.
+fn line_diff_bytes(a: &[u8], b: &[u8]) -> Vec<DiffLine> {
     let head = common_prefix(a, b);
     if head == a.len() && head == b.len() {
         return vec![];
     }
-    let line_start = before[..head].rfind('\n').map_or(0, |i| i + 1);
+    let line_start = memchr::memrchr(b'\n', &a[..head]).map_or(0, |i| i + 1);
     // The line diff compares lines as `str::lines` splits them, so a line
     // that differs only in the `\r` of its `\r\n` counts as unchanged: the
     // unchanged lines at the start may reach past the first changed byte.
-    // Where they end, in `before` and in `after`:
+    // Where they end, in `a` and in `b`:
     let (mut same_a, mut same_b) = (line_start, line_start);
-    for (x, y) in before[line_start..]
-        .split_inclusive('\n')
-        .zip(after[line_start..].split_inclusive('\n'))
+    for (x, y) in a[line_start..]
+        .split_inclusive(|&c| c == b'\n')
+        .zip(b[line_start..].split_inclusive(|&c| c == b'\n'))
     {
-        if x.lines().next() != y.lines().next() {
+        if line_of(x) != line_of(y) {
             break;
         }
         same_a += x.len();
@@ -139,7 +148,7 @@ pub fn line_diff(before: &str, after: &str) -> Vec<DiffLine> {
         if cut == 0 {
             break;
         }
-        cut = before[..cut - 1].rfind('\n').map_or(0, |i| i + 1);
+        cut = memchr::memrchr(b'\n', &a[..cut - 1]).map_or(0, |i| i + 1);
     }
     // forward from the end of the last changed line, `KEEP` whole lines
     let mut end = a.len() - tail;
@@ -153,9 +162,12 @@ pub fn line_diff(before: &str, after: &str) -> Vec<DiffLine> {
         }
     }
     let dropped_head = memchr::memchr_iter(b'\n', &a[..cut]).count();
-    let dropped_tail = line_count(&before[end..]);
+    let dropped_tail = line_count(&a[end..]);
     let end_b = b.len() - (a.len() - end);
-    let mut out = lines_of_diff(&before[cut..end], &after[cut..end_b]);
+    let mut out = lines_of_diff(
+        &String::from_utf8_lossy(&a[cut..end]),
+        &String::from_utf8_lossy(&b[cut..end_b]),
+    );
     for l in &mut out {
         l.old = l.old.map(|n| n + dropped_head);
         l.new = l.new.map(|n| n + dropped_head);
@@ -174,11 +186,20 @@ pub fn line_diff(before: &str, after: &str) -> Vec<DiffLine> {
     out
 }
 
+/// One piece of `split_inclusive('\n')` as `str::lines` gives it: without
+/// its `\n` or `\r\n`.
+fn line_of(piece: &[u8]) -> &[u8] {
+    match piece.strip_suffix(b"\n") {
+        Some(l) => l.strip_suffix(b"\r").unwrap_or(l),
+        None => piece,
+    }
+}
+
 /// `text.lines().count()`, counted with memchr: the tail of a several-MB
 /// file is counted at memory speed.
-fn line_count(text: &str) -> usize {
-    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
-    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
+fn line_count(text: &[u8]) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', text).count();
+    newlines + usize::from(!text.is_empty() && !text.ends_with(b"\n"))
 }
 
 /// At most `MAX_SHOWN` lines, then one saying how many more there are.
@@ -378,34 +399,61 @@ const REMEMBERED: usize = 4;
 type Remembered = Vec<(ContentHash, PathBuf, Vec<String>)>;
 static SECRETS: Mutex<Remembered> = Mutex::new(Vec::new());
 
-/// Works out and remembers the secret values of a large content about to be
-/// recorded in the history (see `write_atomic`, which does it while the disk
-/// syncs), so the history entry's diff finds them ready.
-pub(crate) fn remember_secret_values(path: &Path, text: &str, hash: ContentHash) {
-    if text.len() >= REMEMBER_FROM {
-        remembered_secret_values(path, text, Some(hash));
+/// The secret values of a large content about to be recorded in the history
+/// (see `write_atomic`, which works them out while the disk syncs); `None`
+/// for a small one, which the history reads itself.
+pub(crate) fn secret_values_of(path: &Path, bytes: &[u8]) -> Option<Vec<String>> {
+    (bytes.len() >= REMEMBER_FROM).then(|| secret_values(path, &text_of(bytes)))
+}
+
+/// Remembers what `secret_values_of` found for the content with `hash`, so
+/// the history entry's diff finds it ready.
+pub(crate) fn remember_found_secret_values(
+    path: &Path,
+    hash: ContentHash,
+    found: Option<Vec<String>>,
+) {
+    if let Some(found) = found {
+        remember(path, hash, found);
     }
 }
 
-/// `secret_values`, remembered for a large content with a known hash.
-fn remembered_secret_values(path: &Path, text: &str, hash: Option<ContentHash>) -> Vec<String> {
-    let Some(hash) = hash.filter(|_| text.len() >= REMEMBER_FROM) else {
-        return secret_values(path, text);
+fn remember(path: &Path, hash: ContentHash, found: Vec<String>) {
+    let mut memo = SECRETS.lock().unwrap_or_else(|p| p.into_inner());
+    if !memo.iter().any(|(h, p, _)| *h == hash && p == path) {
+        if memo.len() >= REMEMBERED {
+            memo.remove(0);
+        }
+        memo.push((hash, path.to_path_buf(), found));
+    }
+}
+
+/// File contents as text: borrowed when they are UTF-8, which
+/// `str::from_utf8` checks several times faster than `from_utf8_lossy` walks.
+fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
+/// `secret_values` of file contents, remembered for a large content with a
+/// known hash (then it is not read again).
+fn remembered_secret_values(path: &Path, bytes: &[u8], hash: Option<ContentHash>) -> Vec<String> {
+    let Some(hash) = hash.filter(|_| bytes.len() >= REMEMBER_FROM) else {
+        return secret_values(path, &text_of(bytes));
     };
-    let known = |m: &Remembered| {
-        m.iter()
-            .find(|(h, p, _)| *h == hash && p == path)
-            .map(|e| e.2.clone())
-    };
-    if let Some(found) = known(&SECRETS.lock().unwrap_or_else(|p| p.into_inner())) {
+    let known = SECRETS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .find(|(h, p, _)| *h == hash && p == path)
+        .map(|e| e.2.clone());
+    if let Some(found) = known {
         return found;
     }
-    let found = secret_values(path, text);
-    let mut memo = SECRETS.lock().unwrap_or_else(|p| p.into_inner());
-    if memo.len() >= REMEMBERED {
-        memo.remove(0);
-    }
-    memo.push((hash, path.to_path_buf(), found.clone()));
+    let found = secret_values(path, &text_of(bytes));
+    remember(path, hash, found.clone());
     found
 }
 
@@ -581,6 +629,33 @@ mod tests {
         let diff = line_diff(&before, &after);
         assert_eq!(diff, every_line(&before, &after));
         assert_eq!(diff.last().unwrap().text, "2 unchanged lines");
+    }
+
+    /// Bytes that are not UTF-8 show as `�` in the lines shown; the lines
+    /// only counted are not read as text at all.
+    #[test]
+    fn a_file_that_is_not_utf8_still_diffs_by_lines() {
+        let mut before: Vec<u8> = (0..50)
+            .flat_map(|i| format!("line {i}\n").into_bytes())
+            .collect();
+        before.extend_from_slice(b"bad \xff here\nend\n");
+        let after = [&before[..], b"more\n"].concat();
+        let diff = file_diff_hashed(
+            Path::new("x.json"),
+            Some((&before, None)),
+            Some((&after, None)),
+        );
+        assert_eq!(
+            render(&diff),
+            [
+                "~49 unchanged lines",
+                " line 49",
+                " bad \u{fffd} here",
+                " end",
+                "+more"
+            ]
+        );
+        assert_eq!(diff.last().unwrap().new, Some(53));
     }
 
     #[test]

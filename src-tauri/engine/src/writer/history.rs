@@ -307,18 +307,14 @@ impl History {
                     .after
                     .as_deref()
                     .map(|a| w.after_hash.unwrap_or_else(|| content_hash(a)));
-                let (before, after) = (
-                    w.before.as_deref().map(text_of),
-                    w.after.as_deref().map(text_of),
-                );
                 FileChange {
                     path: w.path.clone(),
                     before_hash: before_hash.map(|h| hex::encode(h.0)),
                     after_hash: after_hash.map(|h| hex::encode(h.0)),
                     diff: file_diff_hashed(
                         &w.path,
-                        before.as_deref().map(|b| (b, before_hash)),
-                        after.as_deref().map(|a| (a, after_hash)),
+                        w.before.as_deref().map(|b| (b, before_hash)),
+                        w.after.as_deref().map(|a| (a, after_hash)),
                     ),
                 }
             })
@@ -326,16 +322,24 @@ impl History {
         let content = StoredContent {
             files: writes
                 .iter()
-                .map(|w| StoredFile {
-                    path: w.path.clone(),
-                    before: w
-                        .before
-                        .as_deref()
-                        .map(|b| Bytes::stored(b, w.after.as_deref())),
-                    after: w
-                        .after
-                        .as_deref()
-                        .map(|a| Bytes::stored(a, w.before.as_deref())),
+                .map(|w| {
+                    let (before, after) = (w.before.as_deref(), w.after.as_deref());
+                    let (before, after) = match (before, after) {
+                        (Some(b), Some(a)) if b.len().max(a.len()) >= SPLICE_FROM => {
+                            let start = common_prefix(b, a);
+                            let end = common_suffix(&b[start..], &a[start..]);
+                            (
+                                Some(Bytes::splice(b, start, end)),
+                                Some(Bytes::splice(a, start, end)),
+                            )
+                        }
+                        _ => (before.map(Bytes::of), after.map(Bytes::of)),
+                    };
+                    StoredFile {
+                        path: w.path.clone(),
+                        before,
+                        after,
+                    }
                 })
                 .collect(),
         };
@@ -395,15 +399,26 @@ impl History {
         let mut ids = self.ids();
         ids.sort_unstable();
         let size = |p: PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        // An entry's files are written once, so a size read stays true:
+        // only new entries are looked at (hundreds of entries would
+        // otherwise cost hundreds of `stat`s per edit).
+        let mut known = ENTRY_SIZES.lock().unwrap_or_else(|p| p.into_inner());
+        known.retain(|(dir, id), _| *dir != self.dir || ids.binary_search(id).is_ok());
         let mut sizes: Vec<(u64, u64)> = ids
             .iter()
-            .map(|&id| (id, size(self.meta_path(id)) + size(self.content_path(id))))
+            .map(|&id| {
+                let bytes = *known
+                    .entry((self.dir.clone(), id))
+                    .or_insert_with(|| size(self.meta_path(id)) + size(self.content_path(id)));
+                (id, bytes)
+            })
             .collect();
         let mut total: u64 = sizes.iter().map(|s| s.1).sum();
         while sizes.len() > 1 && (sizes.len() > self.max_entries || total > self.max_bytes) {
             let (id, bytes) = sizes.remove(0);
             let _ = std::fs::remove_file(self.meta_path(id));
             let _ = std::fs::remove_file(self.content_path(id));
+            known.remove(&(self.dir.clone(), id));
             total -= bytes;
         }
     }
@@ -453,15 +468,6 @@ impl History {
         }
         #[cfg(not(unix))]
         std::fs::create_dir_all(&self.dir)
-    }
-}
-
-/// Bytes as text for a diff: borrowed when they are UTF-8, which
-/// `str::from_utf8` checks several times faster than `from_utf8_lossy` walks.
-fn text_of(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
-        Ok(t) => std::borrow::Cow::Borrowed(t),
-        Err(_) => String::from_utf8_lossy(bytes),
     }
 }
 
@@ -554,6 +560,11 @@ struct StoredFile {
 /// only a few edits of it.
 const SPLICE_FROM: usize = 256 * 1024;
 
+/// The sizes (meta + content) of the history entries `prune` has seen, by
+/// folder and id.
+static ENTRY_SIZES: std::sync::Mutex<std::collections::BTreeMap<(PathBuf, u64), u64>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
 /// File content: text as it is, anything else in hex; large content as a
 /// splice of the content on the other side of the same write.
 #[derive(Serialize, Deserialize)]
@@ -583,13 +594,9 @@ impl Bytes {
         }
     }
 
-    /// `this` as stored next to `other`, the content on the other side of the write.
-    fn stored(this: &[u8], other: Option<&[u8]>) -> Bytes {
-        let Some(other) = other.filter(|_| this.len() >= SPLICE_FROM) else {
-            return Bytes::of(this);
-        };
-        let start = common_prefix(this, other);
-        let end = common_suffix(&this[start..], &other[start..]);
+    /// `this` as stored next to the content on the other side of the write,
+    /// with which it shares its first `start` and last `end` bytes.
+    fn splice(this: &[u8], start: usize, end: usize) -> Bytes {
         Bytes::Splice {
             start,
             end,
