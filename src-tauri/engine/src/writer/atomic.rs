@@ -89,10 +89,6 @@ pub fn write_private(path: &Path, contents: &[u8], expected: Expected) -> Result
     write_file(path, contents, expected, NewFile::Private, None)
 }
 
-/// From this size on, what the history needs of the new content (its hash,
-/// its secret values) is worked out on another thread while the disk syncs.
-const PREPARE_ASIDE_FROM: usize = 256 * 1024;
-
 /// Permissions of what a write creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum NewFile {
@@ -187,7 +183,7 @@ fn write_file(
         // needs, are worked out beside the write, each on a thread of its
         // own: syncing several MB keeps the disk busy for about as long as
         // the longer of the two takes (the secret scan, ~10 ms for 5 MB).
-        let prepared = (contents.len() >= PREPARE_ASIDE_FROM && super::history::recording_open())
+        let prepared = (contents.len() >= super::ASIDE_FROM && super::history::recording_open())
             .then(|| {
                 let hash = aside.spawn(|| content_hash(contents));
                 // The secret values need the hash only to be remembered by

@@ -154,11 +154,9 @@ struct Loaded {
 }
 
 /// Read `path` for editing; of a JSON(C) file only the values at `wanted`
-/// are parsed into `value` (the rest is checked), see `parse_parts`.
-/// From this size on, a file's hash is worked out on another thread while
-/// its text is checked and parsed (a 5 MB file: ~4 ms of SHA-256).
-const HASH_ASIDE_FROM: usize = 256 * 1024;
-
+/// are parsed into `value` (the rest is checked), see `parse_parts`. A
+/// large file's hash is worked out on another thread while its text is
+/// parsed (a 5 MB file: ~4 ms of SHA-256).
 fn load(path: &Path, format: Format, wanted: &[&[PathSeg]]) -> Result<Loaded> {
     let text = match std::fs::read(path) {
         Ok(bytes) => Some(String::from_utf8(bytes).map_err(|_| EditError::Unparsable {
@@ -187,7 +185,7 @@ fn load(path: &Path, format: Format, wanted: &[&[PathSeg]]) -> Result<Loaded> {
         })
     };
     let (hash, value) = match text.as_deref() {
-        Some(t) if t.len() >= HASH_ASIDE_FROM => std::thread::scope(|aside| {
+        Some(t) if t.len() >= super::ASIDE_FROM => std::thread::scope(|aside| {
             let hash = aside.spawn(|| content_hash(t.as_bytes()));
             let value = parse(t);
             let hash = hash.join().unwrap_or_else(|_| content_hash(t.as_bytes()));

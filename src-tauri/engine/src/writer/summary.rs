@@ -63,10 +63,6 @@ pub fn for_copy(from: &SourceSpec, to: &SourceSpec, name: &str, remove_source: b
     )
 }
 
-/// From this size on, the file before and after an edit are parsed on two
-/// threads.
-const SIDE_BY_SIDE_FROM: usize = 256 * 1024;
-
 /// Keys of `name`'s entry in `spec`'s file that differ before and after (a
 /// renamed entry is found as the one new name). Empty when unknown.
 fn changed_keys(spec: &SourceSpec, name: &str, writes: &[FileWrite]) -> Vec<String> {
@@ -86,7 +82,10 @@ fn changed_keys(spec: &SourceSpec, name: &str, writes: &[FileWrite]) -> Vec<Stri
         )
     };
     // A large file's two sides are parsed side by side.
-    let large = |b: &Option<Vec<u8>>| b.as_ref().is_some_and(|b| b.len() >= SIDE_BY_SIDE_FROM);
+    let large = |b: &Option<Vec<u8>>| {
+        b.as_ref()
+            .is_some_and(|b| b.len() >= crate::writer::ASIDE_FROM)
+    };
     let (before, after) = if large(&w.before) || large(&w.after) {
         std::thread::scope(|s| {
             let after = s.spawn(|| doc(&w.after));
