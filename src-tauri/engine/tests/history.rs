@@ -460,3 +460,51 @@ fn a_large_file_is_recorded_with_its_hash_and_masked_diff_and_undone() {
     history.undo(None).unwrap();
     assert_eq!(std::fs::read(&own.path).unwrap(), before);
 }
+
+/// A large file that another program saved after Switchboard read it: the
+/// edit is refused (its hash and secret values were being worked out beside
+/// the check, and are dropped), the other program's bytes stay, and nothing
+/// is recorded.
+#[test]
+fn a_large_file_saved_by_another_program_is_neither_overwritten_nor_recorded() {
+    let f = fixture_home();
+    let own = spec(&f, "switchboard");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&own.path).unwrap()).unwrap();
+    doc["history"] = serde_json::json!((0..6000)
+        .map(|i| format!("prompt {i}: a line of history that makes the file large"))
+        .collect::<Vec<_>>());
+    std::fs::write(&own.path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let d = f.discover_untrusted();
+    let s = d.source("switchboard").unwrap().spec.clone().unwrap();
+    let seen = d.source("switchboard").unwrap().hash;
+
+    doc["theirs"] = serde_json::json!(true);
+    let theirs = serde_json::to_string_pretty(&doc).unwrap();
+    assert!(theirs.len() > 256 * 1024, "{} bytes", theirs.len());
+    std::fs::write(&own.path, &theirs).unwrap();
+
+    let mut settings = f.settings();
+    let original = read_def(&settings, &s, "github").unwrap();
+    let mut def = original.clone();
+    def.args.push("--read-only".into());
+    let refused = Writer::new(&f.host, &mut settings).apply(
+        &s,
+        ServerEdit::Patch {
+            name: "github".into(),
+            patch: ServerPatch::between(&original, &def),
+        },
+        seen,
+    );
+    assert!(refused.is_err(), "the stale edit is refused");
+    let message = refused.unwrap_err().to_string();
+    assert!(
+        message.contains("changed since you opened it"),
+        "it says why: {message}"
+    );
+    assert_eq!(std::fs::read_to_string(&own.path).unwrap(), theirs);
+    assert!(
+        History::for_host(&f.host).list().is_empty(),
+        "nothing recorded"
+    );
+}

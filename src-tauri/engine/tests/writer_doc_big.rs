@@ -7,7 +7,9 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use switchboard_engine::writer::doc::scan;
-use switchboard_engine::writer::doc::{apply_edits, apply_edits_whole_document, DocEdit, PathSeg};
+use switchboard_engine::writer::doc::{
+    apply_edits, apply_edits_around, apply_edits_whole_document, Around, DocEdit, PathSeg,
+};
 use switchboard_engine::writer::Format;
 
 /// How a generated document is laid out.
@@ -201,6 +203,47 @@ proptest! {
         path.extend(rest);
         let edit = if remove { DocEdit::Remove { path } } else { DocEdit::Set { path, value } };
         same_outcome(&text, &[edit])?;
+    }
+
+    /// The editor reads a file once (`scan::locate_around`) and edits it on
+    /// the skeleton that pass took around the servers' container: the same
+    /// values as `locate` finds, and the same result as editing the whole
+    /// document, also for edits elsewhere, which take their own way.
+    #[test]
+    fn an_edit_on_the_skeleton_taken_while_reading_is_the_whole_document_edit(
+        doc in document(),
+        style in style(),
+        inline_from in 1usize..6,
+        bom in any::<bool>(),
+        under in prop_oneof![
+            Just(vec![PathSeg::Key("mcpServers".into())]),
+            Just(vec![PathSeg::Key("projects".into()), PathSeg::Key("/p".into()), PathSeg::Key("mcpServers".into())]),
+            Just(vec![PathSeg::Key("projects".into()), PathSeg::Key("/q".into()), PathSeg::Key("mcpServers".into())]),
+            path(),
+        ],
+        name in prop_oneof![Just("srv".to_string()), Just("other".to_string()), Just("new".to_string())],
+        value in json_value(),
+        elsewhere in prop::collection::vec(edit(), 0..2),
+    ) {
+        let mut text = String::new();
+        render(&doc, &style, 0, inline_from, &mut text);
+        if bom {
+            text.insert(0, '\u{feff}');
+        }
+        let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let Ok((found, skeleton)) = scan::locate_around(body, true, &[&under], 0) else {
+            prop_assert!(scan::locate(body, true, &[&under]).is_err(), "locate_around is unsure only where locate is");
+            return Ok(());
+        };
+        prop_assert_eq!(&found, &scan::locate(body, true, &[&under]).unwrap());
+        let mut path = under.clone();
+        path.push(PathSeg::Key(name));
+        let mut edits = vec![DocEdit::Set { path, value }];
+        edits.extend(elsewhere);
+        let around = Around { path: under, skeleton };
+        let read_once = apply_edits_around(Format::Jsonc, &text, &edits, Some(&around)).map_err(|e| e.to_string());
+        let whole = apply_edits_whole_document(Format::Jsonc, &text, &edits).map_err(|e| e.to_string());
+        prop_assert_eq!(read_once, whole, "on\n{}\nedits {:?}", text, edits);
     }
 
     /// What the scan accepts, the parser that reads the file accepts, with

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use jsonc_parser::ast;
 use serde_json::{Map, Value};
 
-use crate::writer::doc::{scan, Format, PathSeg};
+use crate::writer::doc::{scan, Around, Format, PathSeg};
 
 /// A parsed document: its value, and the 1-based line of every object key,
 /// keyed by JSON pointer (`/mcpServers/github/args`).
@@ -108,38 +108,82 @@ pub fn parse_parts_of_checked(
     parts(format, text, wanted, false)
 }
 
+/// `parse_parts` of a file about to be edited under `wanted[0]`: of a
+/// JSON(C) file, the same pass also takes the skeleton the edit needs
+/// (`writer::doc::Around`), so a several-MB file is read through once.
+pub fn parse_parts_around(
+    format: Format,
+    text: &str,
+    wanted: &[&[PathSeg]],
+) -> Result<(LocatedDoc, Option<Around>), ParseFailure> {
+    let quick = match format {
+        Format::Json | Format::Jsonc if wanted.is_empty() => {
+            json_parts(format, text, wanted, Pass::Check)
+        }
+        Format::Json | Format::Jsonc => json_parts(format, text, wanted, Pass::Around),
+        Format::Toml | Format::Yaml => None,
+    };
+    match quick {
+        Some((doc, skeleton)) => Ok((
+            doc,
+            wanted.first().map(|path| Around {
+                path: path.to_vec(),
+                skeleton,
+            }),
+        )),
+        None => Ok((parse(format, text)?, None)),
+    }
+}
+
 fn parts(
     format: Format,
     text: &str,
     wanted: &[&[PathSeg]],
     check: bool,
 ) -> Result<LocatedDoc, ParseFailure> {
+    let pass = match check {
+        true => Pass::Check,
+        false => Pass::First,
+    };
     match format {
-        Format::Json | Format::Jsonc => match json_parts(format, text, wanted, check) {
-            Some(doc) => Ok(doc),
+        Format::Json | Format::Jsonc => match json_parts(format, text, wanted, pass) {
+            Some((doc, _)) => Ok(doc),
             None => parse(format, text),
         },
         Format::Toml | Format::Yaml => parse(format, text),
     }
 }
 
+/// How `json_parts` goes over the text.
+#[derive(Clone, Copy, PartialEq)]
+enum Pass {
+    /// All of it, checking it (`scan::locate`).
+    Check,
+    /// Up to the last wanted value, of text known to parse (`scan::locate_first`).
+    First,
+    /// All of it, checking it, with the skeleton around `wanted[0]`
+    /// (`scan::locate_around`).
+    Around,
+}
+
 fn json_parts(
     format: Format,
     text: &str,
     wanted: &[&[PathSeg]],
-    check: bool,
-) -> Option<LocatedDoc> {
+    pass: Pass,
+) -> Option<(LocatedDoc, Option<scan::Skeleton>)> {
     // Keys only: a document whose root is not an object has none of them,
     // and reads as `{}` here, as everywhere it is looked into by key.
     let keys_only = |w: &&[PathSeg]| w.iter().all(|s| matches!(s, PathSeg::Key(_)));
     if wanted.iter().any(|w| w.is_empty()) || !wanted.iter().all(keys_only) {
         return None; // the whole document, or an array element, is wanted
     }
-    let found = match check {
-        true => scan::locate(text, format == Format::Jsonc, wanted),
-        false => scan::locate_first(text, format == Format::Jsonc, wanted),
-    }
-    .ok()?;
+    let jsonc = format == Format::Jsonc;
+    let (found, skeleton) = match pass {
+        Pass::Check => (scan::locate(text, jsonc, wanted).ok()?, None),
+        Pass::First => (scan::locate_first(text, jsonc, wanted).ok()?, None),
+        Pass::Around => scan::locate_around(text, jsonc, wanted, 0).ok()?,
+    };
     let line_at =
         |offset: usize| memchr::memchr_iter(b'\n', &text.as_bytes()[..offset]).count() + 1;
     let mut doc = LocatedDoc {
@@ -165,7 +209,7 @@ fn json_parts(
         );
         put(&mut doc.value, path, part.value)?;
     }
-    Some(doc)
+    Some((doc, skeleton))
 }
 
 /// Set the value at `path` (keys only) in `root`, adding the objects on the way.

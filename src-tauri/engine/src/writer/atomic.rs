@@ -16,6 +16,7 @@
 //! the user made read-only is refused rather than replaced: the rename would
 //! otherwise swap it for a writable one.
 
+use std::borrow::Cow;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -59,16 +60,22 @@ const MAX_SYMLINK_HOPS: usize = 40;
 
 /// Write `contents` to `path` atomically, following symlinks to the real file.
 pub fn write_atomic(path: &Path, contents: &[u8], expected: Expected) -> Result<(), WriteError> {
-    write_file(path, contents, expected, NewFile::Ordinary, None)
+    write_file(
+        path,
+        Cow::Borrowed(contents),
+        expected,
+        NewFile::Ordinary,
+        None,
+    )
 }
 
 /// `write_atomic` (`private`: `write_private`) by a caller that holds the
 /// bytes it read, whose hash `expected` is: the file is compared with them
 /// instead of being hashed again (a several-MB file costs a memcmp, not a
-/// SHA-256).
+/// SHA-256). The history keeps `contents` without copying them.
 pub(crate) fn write_over(
     path: &Path,
-    contents: &[u8],
+    contents: Vec<u8>,
     expected: Expected,
     read: &[u8],
     private: bool,
@@ -78,7 +85,7 @@ pub(crate) fn write_over(
     } else {
         NewFile::Ordinary
     };
-    write_file(path, contents, expected, new_file, Some(read))
+    write_file(path, Cow::Owned(contents), expected, new_file, Some(read))
 }
 
 /// `write_atomic` for Switchboard's own files (settings, its server file,
@@ -86,7 +93,13 @@ pub(crate) fn write_over(
 /// they hold parked definitions and may hold secrets. Existing files keep
 /// their mode, as everywhere.
 pub fn write_private(path: &Path, contents: &[u8], expected: Expected) -> Result<(), WriteError> {
-    write_file(path, contents, expected, NewFile::Private, None)
+    write_file(
+        path,
+        Cow::Borrowed(contents),
+        expected,
+        NewFile::Private,
+        None,
+    )
 }
 
 /// Permissions of what a write creates.
@@ -101,7 +114,7 @@ enum NewFile {
 /// The one place every file write of Switchboard's goes through.
 fn write_file(
     path: &Path,
-    contents: &[u8],
+    contents: Cow<'_, [u8]>,
     expected: Expected,
     new_file: NewFile,
     read: Option<&[u8]>,
@@ -128,7 +141,66 @@ fn write_file(
     // them never both pass the check and overwrite each other.
     let _lock = DirLock::acquire(&dir);
 
-    let current = match fs::read(&target) {
+    let (written, after_hash) = std::thread::scope(|aside| {
+        // A large content's hash and secret values, which the history entry
+        // needs, are worked out beside the check and the write, each on a
+        // thread of its own: reading the file back and syncing several MB
+        // keep this thread busy for about as long as the longer of the two
+        // takes (the secret scan, ~10 ms for 5 MB).
+        let contents = &contents[..];
+        let prepared = (contents.len() >= super::ASIDE_FROM && super::history::recording_open())
+            .then(|| {
+                let hash = aside.spawn(|| content_hash(contents));
+                // The secret values need the hash only to be remembered by
+                // it: they are found beside the hash, then filed under it.
+                let secrets = aside.spawn(|| super::diff::secret_values_of(path, contents));
+                (hash, secrets)
+            });
+        let written = check_and_write(&target, &dir, contents, expected, new_file, read);
+        // Joined on every path: whatever happened beside the write, it
+        // neither fails the write nor outlives it (the history works the
+        // hash out itself when there is none).
+        let after_hash = prepared.and_then(|(hash, secrets)| {
+            let hash = hash.join().ok()?;
+            if let Ok(found) = secrets.join() {
+                super::diff::remember_found_secret_values(path, hash, found);
+            }
+            Some(hash)
+        });
+        (written, after_hash)
+    });
+    // Recorded here, where every write passes, so none escapes the history.
+    if let Some((current, current_hash)) = written? {
+        super::history::note_write(
+            path,
+            current,
+            current_hash,
+            Some(contents.into_owned()),
+            after_hash,
+        );
+    }
+    Ok(())
+}
+
+/// What a write replaced: the content the file held (`None`: there was no
+/// file) and its hash, when the check worked it out.
+type Replaced = (Option<Vec<u8>>, Option<ContentHash>);
+
+/// `write_file`'s check and write; `None` when the file already held
+/// `contents` (nothing is written).
+fn check_and_write(
+    target: &Path,
+    dir: &Path,
+    contents: &[u8],
+    expected: Expected,
+    new_file: NewFile,
+    read: Option<&[u8]>,
+) -> Result<Option<Replaced>, WriteError> {
+    let io_err = |source: io::Error| WriteError::Io {
+        path: target.to_path_buf(),
+        source,
+    };
+    let current = match fs::read(target) {
         Ok(bytes) => Some(bytes),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(io_err(e)),
@@ -146,22 +218,26 @@ fn write_file(
         (Expected::Hash(hash), Some(_)) => current_hash == Some(hash),
     };
     if !unchanged {
-        return Err(WriteError::Conflict { path: target });
+        return Err(WriteError::Conflict {
+            path: target.to_path_buf(),
+        });
     }
     if current.as_deref() == Some(contents) {
-        return Ok(());
+        return Ok(None);
     }
 
-    let original = match fs::metadata(&target) {
+    let original = match fs::metadata(target) {
         Ok(meta) => Some(meta),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(io_err(e)),
     };
     if original
         .as_ref()
-        .is_some_and(|meta| is_read_only(&target, meta))
+        .is_some_and(|meta| is_read_only(target, meta))
     {
-        return Err(WriteError::ReadOnly { path: target });
+        return Err(WriteError::ReadOnly {
+            path: target.to_path_buf(),
+        });
     }
 
     let file_name = target
@@ -178,52 +254,22 @@ fn write_file(
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
-    std::thread::scope(|aside| {
-        // A large content's hash and secret values, which the history entry
-        // needs, are worked out beside the write, each on a thread of its
-        // own: syncing several MB keeps the disk busy for about as long as
-        // the longer of the two takes (the secret scan, ~10 ms for 5 MB).
-        let prepared = (contents.len() >= super::ASIDE_FROM && super::history::recording_open())
-            .then(|| {
-                let hash = aside.spawn(|| content_hash(contents));
-                // The secret values need the hash only to be remembered by
-                // it: they are found beside the hash, then filed under it.
-                let secrets = aside.spawn(|| super::diff::secret_values_of(path, contents));
-                (hash, secrets)
-            });
-        let written = (|| {
-            // Dropping `temp` on any early return below deletes the temp file.
-            let mut temp = builder.tempfile_in(&dir).map_err(io_err)?;
-            temp.write_all(contents).map_err(io_err)?;
-            temp.flush().map_err(io_err)?;
-            if let Some(meta) = &original {
-                copy_owner_and_mode(temp.as_file(), meta).map_err(io_err)?;
-            }
-            temp.as_file().sync_all().map_err(io_err)?;
+    // Dropping `temp` on any early return below deletes the temp file.
+    let mut temp = builder.tempfile_in(dir).map_err(io_err)?;
+    temp.write_all(contents).map_err(io_err)?;
+    temp.flush().map_err(io_err)?;
+    if let Some(meta) = &original {
+        copy_owner_and_mode(temp.as_file(), meta).map_err(io_err)?;
+    }
+    temp.as_file().sync_all().map_err(io_err)?;
 
-            if let Some(error) = take_injected_failure() {
-                return Err(io_err(error));
-            }
+    if let Some(error) = take_injected_failure() {
+        return Err(io_err(error));
+    }
 
-            temp.persist(&target).map_err(|e| io_err(e.error))?;
-            sync_dir(&dir);
-            Ok(())
-        })();
-        // Joined on every path: whatever happened beside the write, it
-        // neither fails the write nor outlives it (the history works the
-        // hash out itself when there is none).
-        let after_hash = prepared.and_then(|(hash, secrets)| {
-            let hash = hash.join().ok()?;
-            if let Ok(found) = secrets.join() {
-                super::diff::remember_found_secret_values(path, hash, found);
-            }
-            Some(hash)
-        });
-        written?;
-        // Recorded here, where every write passes, so none escapes the history.
-        super::history::note_write(path, current, current_hash, Some(contents), after_hash);
-        Ok(())
-    })
+    temp.persist(target).map_err(|e| io_err(e.error))?;
+    sync_dir(dir);
+    Ok(Some((current, current_hash)))
 }
 
 /// How long a write waits for another Switchboard process's write in the
@@ -383,7 +429,7 @@ mod tests {
         let expected = Expected::Hash(content_hash(&read));
 
         std::fs::write(&path, b"{\"mcpServers\": {\"theirs\": {}}}\n").unwrap();
-        let refused = write_over(&path, b"{\"mine\": 1}\n", expected, &read, false);
+        let refused = write_over(&path, b"{\"mine\": 1}\n".to_vec(), expected, &read, false);
         assert!(
             matches!(refused, Err(WriteError::Conflict { .. })),
             "{refused:?}"
@@ -394,7 +440,55 @@ mod tests {
         );
 
         std::fs::write(&path, &read).unwrap();
-        write_over(&path, b"{\"mine\": 1}\n", expected, &read, false).unwrap();
+        write_over(&path, b"{\"mine\": 1}\n".to_vec(), expected, &read, false).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"{\"mine\": 1}\n");
+    }
+
+    /// The same for a large file written inside a recorded action, where the
+    /// new content's hash and secret values are worked out on threads beside
+    /// the check: the refused write leaves the file as the other program
+    /// wrote it and records nothing; the accepted one is recorded.
+    #[test]
+    fn a_large_write_refused_beside_its_hash_and_secret_scan_records_nothing() {
+        use crate::host::{Host, Os};
+        use crate::writer::history::{History, Label, Recording};
+        let home = tempfile::tempdir().unwrap();
+        let host = Host {
+            os: Os::Linux,
+            home: home.path().into(),
+            vars: Default::default(),
+            system_root: home.path().into(),
+        };
+        let path = home.path().join("mcp.json");
+        let big = |marker: &str| {
+            let notes = "a line of notes\n".repeat(super::super::ASIDE_FROM / 16 + 1);
+            serde_json::to_vec(&serde_json::json!({"mcpServers": {}, "notes": notes, "by": marker}))
+                .unwrap()
+        };
+        let read = big("read");
+        std::fs::write(&path, &read).unwrap();
+        let expected = Expected::Hash(content_hash(&read));
+        let theirs = big("theirs");
+        std::fs::write(&path, &theirs).unwrap();
+
+        let recording = Recording::begin(&host, Label::fixed(None, "mine"));
+        let refused = write_over(&path, big("mine"), expected, &read, false);
+        assert!(
+            matches!(refused, Err(WriteError::Conflict { .. })),
+            "{refused:?}"
+        );
+        assert_eq!(recording.finish(), None, "nothing recorded");
+        assert_eq!(std::fs::read(&path).unwrap(), theirs);
+        assert!(History::for_host(&host).list().is_empty());
+
+        std::fs::write(&path, &read).unwrap();
+        let recording = Recording::begin(&host, Label::fixed(None, "mine"));
+        write_over(&path, big("mine"), expected, &read, false).unwrap();
+        let entry = recording.finish().expect("the write is recorded");
+        assert_eq!(std::fs::read(&path).unwrap(), big("mine"));
+        assert_eq!(
+            entry.files[0].after_hash.as_deref(),
+            Some(hex::encode(content_hash(&big("mine")).0).as_str())
+        );
     }
 }

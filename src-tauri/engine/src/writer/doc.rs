@@ -73,6 +73,29 @@ pub type Result<T, E = DocError> = std::result::Result<T, E>;
 /// JSON(C) and as an empty TOML document. The result is re-parsed before it
 /// is returned, so a caller never gets text it could not read back.
 pub fn apply_edits(format: Format, text: &str, edits: &[DocEdit]) -> Result<String> {
+    apply_edits_around(format, text, edits, None)
+}
+
+/// What reading a JSON(C) file for an edit already worked out in its one
+/// pass over the text (`scan::locate_around`): the skeleton around `path`,
+/// the container the edits will go under. An edit under it then costs no
+/// second pass over a several-MB file.
+#[derive(Debug, Clone)]
+pub struct Around {
+    pub path: Vec<PathSeg>,
+    /// Of the text without its byte order mark; `None` where the scan could
+    /// not take one.
+    pub skeleton: Option<scan::Skeleton>,
+}
+
+/// `apply_edits` of a text read with `around` (the same text: the edit
+/// uses the skeleton's offsets).
+pub fn apply_edits_around(
+    format: Format,
+    text: &str,
+    edits: &[DocEdit],
+    around: Option<&Around>,
+) -> Result<String> {
     // A UTF-8 byte order mark is not part of either grammar; keep it aside so
     // the file keeps it.
     let (bom, body) = match text.strip_prefix('\u{feff}') {
@@ -80,11 +103,14 @@ pub fn apply_edits(format: Format, text: &str, edits: &[DocEdit]) -> Result<Stri
         None => ("", text),
     };
     let edited = match format {
-        Format::Json | Format::Jsonc => jsonc::apply(body, edits)?,
+        Format::Json | Format::Jsonc => jsonc::apply(body, edits, around)?,
         Format::Toml => toml::apply(body, edits)?,
         Format::Yaml => yaml::apply(body, edits)?,
     };
-    Ok(format!("{bom}{edited}"))
+    Ok(match bom {
+        "" => edited,
+        bom => format!("{bom}{edited}"),
+    })
 }
 
 /// `apply_edits` without the shortcut for large JSON(C) files (the edit
@@ -172,7 +198,7 @@ mod jsonc {
     use jsonc_parser::ParseOptions;
     use serde_json::Value;
 
-    use super::{path_error, scan, DocEdit, DocError, PathSeg, Result};
+    use super::{path_error, scan, Around, DocEdit, DocError, PathSeg, Result};
 
     /// Why an edit stopped before finishing.
     enum Step {
@@ -193,8 +219,8 @@ mod jsonc {
     /// this is only reached by a bug, and then an error beats a hang.
     const MAX_RETRIES: usize = 100_000;
 
-    pub(super) fn apply(text: &str, edits: &[DocEdit]) -> Result<String> {
-        match in_skeleton(text, edits) {
+    pub(super) fn apply(text: &str, edits: &[DocEdit], around: Option<&Around>) -> Result<String> {
+        match in_skeleton(text, edits, around) {
             Some(edited) => Ok(edited),
             None => apply_whole(text, edits),
         }
@@ -209,8 +235,9 @@ mod jsonc {
     /// is then put back between the untouched bytes before and after it.
     /// `None` where that does not hold or cannot be shown (mixed line ends,
     /// an error to report with the whole document's lines, anything the scan
-    /// is unsure of): the caller edits the whole document.
-    fn in_skeleton(text: &str, edits: &[DocEdit]) -> Option<String> {
+    /// is unsure of): the caller edits the whole document. The skeleton is
+    /// `around`'s when every edit is inside the container it keeps.
+    fn in_skeleton(text: &str, edits: &[DocEdit], around: Option<&Around>) -> Option<String> {
         if !uniform_line_ends(text) {
             return None;
         }
@@ -224,7 +251,18 @@ mod jsonc {
             let same = common.iter().zip(p).take_while(|(a, b)| a == b).count();
             common = &common[..same];
         }
-        let skeleton = scan::skeleton(text, true, common).ok()?;
+        let taken = around.and_then(|a| {
+            let sk = a.skeleton.as_ref()?;
+            common.starts_with(&a.path[..sk.depth]).then_some(sk)
+        });
+        let computed;
+        let skeleton = match taken {
+            Some(sk) => sk,
+            None => {
+                computed = scan::skeleton(text, true, common).ok()?;
+                &computed
+            }
+        };
         if text.contains('\n') && !skeleton.text.contains('\n') {
             return None;
         }

@@ -14,13 +14,14 @@ use crate::discovery::{entries, gemini_enablement_path, value_at};
 use crate::host::Host;
 use crate::settings::{ParkedEntry, Settings, SettingsError};
 use crate::sources::dialect::{EnableFlag, EntryEdit, Unstorable};
-use crate::sources::read::parse_parts;
+use crate::sources::read::parse_parts_around;
 use crate::sources::{Client, Container, Level, SourceSpec};
 use crate::writer::atomic::{write_over, WriteError};
 use crate::writer::doc::DocError;
+use crate::writer::doc::{apply_edits_around, Around};
 use crate::writer::history::{Label, Recording};
 use crate::writer::summary;
-use crate::writer::{apply_edits, content_hash, ContentHash, DocEdit, Expected, Format, PathSeg};
+use crate::writer::{content_hash, ContentHash, DocEdit, Expected, Format, PathSeg};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EditError {
@@ -149,12 +150,14 @@ struct Loaded {
     text: String,
     hash: Option<ContentHash>,
     value: Value,
+    /// What the read found for an edit under the container it was read for.
+    around: Option<Around>,
     /// Switchboard's own file: created 0600 in a 0700 folder.
     private: bool,
 }
 
 /// Read `path` for editing; of a JSON(C) file only the values at `wanted`
-/// are parsed into `value` (the rest is checked), see `parse_parts`. A
+/// are parsed into `value` (the rest is checked), see `parse_parts_around`. A
 /// large file's hash is worked out on another thread while its text is
 /// parsed (a 5 MB file: ~4 ms of SHA-256).
 fn load(path: &Path, format: Format, wanted: &[&[PathSeg]]) -> Result<Loaded> {
@@ -173,12 +176,12 @@ fn load(path: &Path, format: Format, wanted: &[&[PathSeg]]) -> Result<Loaded> {
         }
     };
     let parse = |text: &str| {
-        parse_parts(
+        parse_parts_around(
             format,
             text.strip_prefix('\u{feff}').unwrap_or(text),
             wanted,
         )
-        .map(|p| p.value)
+        .map(|(p, around)| (p.value, around))
         .map_err(|f| EditError::Unparsable {
             path: path.into(),
             message: f.message,
@@ -196,13 +199,14 @@ fn load(path: &Path, format: Format, wanted: &[&[PathSeg]]) -> Result<Loaded> {
             parse(t.unwrap_or("")),
         ),
     };
-    let (text, value) = (text.unwrap_or_default(), value?);
+    let (text, (value, around)) = (text.unwrap_or_default(), value?);
     Ok(Loaded {
         path: path.into(),
         format,
         text,
         hash,
         value,
+        around,
         private: false,
     })
 }
@@ -222,7 +226,7 @@ impl Loaded {
                 .into());
             }
         }
-        let new_text = apply_edits(self.format, &self.text, edits).map_err(|e| match e {
+        let new_text = apply_edits_around(self.format, &self.text, edits, self.around.as_ref()).map_err(|e| match e {
             DocError::Unsupported(what) => EditError::Unsupported {
                 path: self.path.clone(),
                 message: format!("Switchboard does not edit {what} files yet (it would lose their comments); copy the server to another source instead"),
@@ -236,7 +240,7 @@ impl Loaded {
         };
         write_over(
             &self.path,
-            new_text.as_bytes(),
+            new_text.into_bytes(),
             expected,
             self.text.as_bytes(),
             self.private,

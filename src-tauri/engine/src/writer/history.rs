@@ -754,7 +754,7 @@ pub(crate) fn note_write(
     path: &Path,
     before: Option<Vec<u8>>,
     before_hash: Option<ContentHash>,
-    after: Option<&[u8]>,
+    after: Option<Vec<u8>>,
     after_hash: Option<ContentHash>,
 ) {
     OPEN.with(|open| {
@@ -762,13 +762,13 @@ pub(crate) fn note_write(
         let Some(journal) = open.as_mut() else { return };
         match journal.writes.iter_mut().find(|w| w.path == path) {
             Some(w) => {
-                w.after = after.map(<[u8]>::to_vec);
+                w.after = after;
                 w.after_hash = after_hash;
             }
             None => journal.writes.push(FileWrite {
                 path: path.to_path_buf(),
                 before,
-                after: after.map(<[u8]>::to_vec),
+                after,
                 before_hash,
                 after_hash,
             }),

@@ -43,7 +43,7 @@ pub struct Found {
 /// document). A key that leads to a wanted value and appears twice in its
 /// object is `Unsure`: readers disagree on which copy counts.
 pub fn locate(text: &str, jsonc: bool, wanted: &[&[PathSeg]]) -> R<Vec<Option<Found>>> {
-    locate_in(Scanner::new(text, jsonc), wanted)
+    locate_in(&mut Scanner::new(text, jsonc), wanted)
 }
 
 /// `locate` that stops once every wanted value is found: for text known to
@@ -51,10 +51,30 @@ pub fn locate(text: &str, jsonc: bool, wanted: &[&[PathSeg]]) -> R<Vec<Option<Fo
 pub fn locate_first(text: &str, jsonc: bool, wanted: &[&[PathSeg]]) -> R<Vec<Option<Found>>> {
     let mut s = Scanner::new(text, jsonc);
     s.stop_after = Some(wanted.len());
-    locate_in(s, wanted)
+    locate_in(&mut s, wanted)
 }
 
-fn locate_in(mut s: Scanner, wanted: &[&[PathSeg]]) -> R<Vec<Option<Found>>> {
+/// `locate`, and in the same pass the skeleton around `wanted[around]` (see
+/// `skeleton`), for a file read to be edited there: its edit then needs no
+/// second pass. The skeleton is `None` where `skeleton` would be unsure.
+pub fn locate_around(
+    text: &str,
+    jsonc: bool,
+    wanted: &[&[PathSeg]],
+    around: usize,
+) -> R<(Vec<Option<Found>>, Option<Skeleton>)> {
+    let path = wanted.get(around).ok_or(Unsure)?;
+    let mut s = Scanner::new(text, jsonc);
+    s.around = Some((around, Walk::new(path.len())));
+    let found = locate_in(&mut s, wanted)?;
+    let skeleton = s
+        .around
+        .take()
+        .and_then(|(_, walk)| walk.skeleton(text, path.len()).ok());
+    Ok((found, skeleton))
+}
+
+fn locate_in(s: &mut Scanner, wanted: &[&[PathSeg]]) -> R<Vec<Option<Found>>> {
     let mut out = vec![None; wanted.len()];
     let all: Vec<usize> = (0..wanted.len()).collect();
     let mut keys = vec![];
@@ -88,46 +108,7 @@ pub struct Skeleton {
 /// The skeleton of `text` around `path`; `Unsure` also when the deepest
 /// existing object or array on the path is the root.
 pub fn skeleton(text: &str, jsonc: bool, path: &[PathSeg]) -> R<Skeleton> {
-    let mut s = Scanner::new(text, jsonc);
-    let mut walk = Walk {
-        spans: vec![None; path.len() + 1],
-        siblings: vec![vec![]; path.len() + 1],
-    };
-    s.document(|s| s.along(path, 0, &mut walk))?;
-    let depth = (1..=path.len())
-        .rev()
-        .find(|d| {
-            walk.spans[*d]
-                .as_ref()
-                .is_some_and(|r| matches!(text.as_bytes()[r.start], b'{' | b'['))
-        })
-        .ok_or(Unsure)?;
-    let kept = walk.spans[depth].clone().ok_or(Unsure)?;
-    let mut cuts: Vec<(Range<usize>, &str)> =
-        walk.siblings[..depth].iter().flatten().cloned().collect();
-    cuts.sort_by_key(|(r, _)| r.start);
-    let mut out = String::with_capacity(text.len().min(1 << 16));
-    let mut at = 0;
-    let mut kept_in_skeleton = 0..0;
-    for (range, with) in cuts
-        .iter()
-        .map(|(r, w)| (r.clone(), *w))
-        .chain([(text.len()..text.len(), "")])
-    {
-        if at <= kept.start && kept.start <= range.start {
-            let start = out.len() + kept.start - at;
-            kept_in_skeleton = start..start + kept.len();
-        }
-        out.push_str(&text[at..range.start]);
-        out.push_str(with);
-        at = range.end;
-    }
-    Ok(Skeleton {
-        text: out,
-        kept,
-        kept_in_skeleton,
-        depth,
-    })
+    locate_around(text, jsonc, &[path], 0)?.1.ok_or(Unsure)
 }
 
 /// Every string value that `is_secret` says is one: `inside` is whether a
@@ -181,11 +162,60 @@ pub fn unquote(token: &str) -> R<Cow<'_, str>> {
     Ok(Cow::Owned(out))
 }
 
-/// What `skeleton`'s walk gathers: the span of each existing prefix of the
-/// path, and the container values beside the path at each depth.
+/// What `locate_around` gathers along its path: the span of each existing
+/// prefix of the path, and the container values beside the path at each
+/// depth.
 struct Walk {
     spans: Vec<Option<Range<usize>>>,
     siblings: Vec<Vec<(Range<usize>, &'static str)>>,
+}
+
+impl Walk {
+    fn new(path_len: usize) -> Walk {
+        Walk {
+            spans: vec![None; path_len + 1],
+            siblings: vec![vec![]; path_len + 1],
+        }
+    }
+
+    /// The skeleton of `text` this walk along a path of `path_len` segments
+    /// found: unsure when the deepest existing container on it is the root.
+    fn skeleton(&self, text: &str, path_len: usize) -> R<Skeleton> {
+        let depth = (1..=path_len)
+            .rev()
+            .find(|d| {
+                self.spans[*d]
+                    .as_ref()
+                    .is_some_and(|r| matches!(text.as_bytes()[r.start], b'{' | b'['))
+            })
+            .ok_or(Unsure)?;
+        let kept = self.spans[depth].clone().ok_or(Unsure)?;
+        let mut cuts: Vec<(Range<usize>, &str)> =
+            self.siblings[..depth].iter().flatten().cloned().collect();
+        cuts.sort_by_key(|(r, _)| r.start);
+        let mut out = String::with_capacity(text.len().min(1 << 16));
+        let mut at = 0;
+        let mut kept_in_skeleton = 0..0;
+        for (range, with) in cuts
+            .iter()
+            .map(|(r, w)| (r.clone(), *w))
+            .chain([(text.len()..text.len(), "")])
+        {
+            if at <= kept.start && kept.start <= range.start {
+                let start = out.len() + kept.start - at;
+                kept_in_skeleton = start..start + kept.len();
+            }
+            out.push_str(&text[at..range.start]);
+            out.push_str(with);
+            at = range.end;
+        }
+        Ok(Skeleton {
+            text: out,
+            kept,
+            kept_in_skeleton,
+            depth,
+        })
+    }
 }
 
 struct Scanner<'a> {
@@ -197,6 +227,9 @@ struct Scanner<'a> {
     /// For `locate_first`: how many wanted values are still to be found;
     /// at zero the walk stops (as if unsure, which `locate_in` undoes).
     stop_after: Option<usize>,
+    /// For `locate_around`: which wanted path the skeleton is taken around,
+    /// and what the walk gathered for it so far.
+    around: Option<(usize, Walk)>,
 }
 
 impl<'a> Scanner<'a> {
@@ -208,6 +241,7 @@ impl<'a> Scanner<'a> {
             jsonc,
             depth: 0,
             stop_after: None,
+            around: None,
         }
     }
 
@@ -475,6 +509,15 @@ impl<'a> Scanner<'a> {
     ) -> R<()> {
         let depth = keys.len();
         let start = self.pos;
+        // The segment of `locate_around`'s path that leads on from here, if
+        // this value is on that path: the containers beside it are noted.
+        let around = match &self.around {
+            Some((w, _)) if live.contains(w) => Some((*w, wanted[*w].get(depth))),
+            _ => None,
+        };
+        let beside_key = |key: &str| matches!(around, Some((_, Some(PathSeg::Key(k)))) if k != key);
+        let beside_index =
+            |i: usize| matches!(around, Some((_, Some(PathSeg::Index(n)))) if *n != i);
         let deeper: Vec<usize> = live
             .iter()
             .copied()
@@ -486,39 +529,56 @@ impl<'a> Scanner<'a> {
                 let mut seen: Vec<String> = vec![];
                 self.object(|s, token| {
                     let key = s.key(&token)?;
+                    let from = s.pos;
                     let next: Vec<usize> = deeper
                         .iter()
                         .copied()
                         .filter(|w| matches!(&wanted[*w][depth], PathSeg::Key(k) if *k == key))
                         .collect();
                     if next.is_empty() {
-                        return s.skip_value();
+                        s.skip_value()?;
+                    } else {
+                        if seen.iter().any(|k| *k == key) {
+                            return Err(Unsure);
+                        }
+                        keys.push(token.start);
+                        let r = s.find(wanted, &next, keys, out);
+                        keys.pop();
+                        r?;
                     }
-                    if seen.iter().any(|k| *k == key) {
-                        return Err(Unsure);
+                    if beside_key(&key) {
+                        s.noted_beside(depth, from);
                     }
-                    seen.push(key.into_owned());
-                    keys.push(token.start);
-                    let r = s.find(wanted, &next, keys, out);
-                    keys.pop();
-                    r
+                    if !next.is_empty() {
+                        seen.push(key.into_owned());
+                    }
+                    Ok(())
                 })?
             }
             Some(b'[') => self.array(|s, index| {
+                let from = s.pos;
                 let next: Vec<usize> = deeper
                     .iter()
                     .copied()
                     .filter(|w| wanted[*w][depth] == PathSeg::Index(index))
                     .collect();
                 if next.is_empty() {
-                    return s.skip_value();
+                    s.skip_value()?;
+                } else {
+                    keys.push(s.pos);
+                    let r = s.find(wanted, &next, keys, out);
+                    keys.pop();
+                    r?;
                 }
-                keys.push(s.pos);
-                let r = s.find(wanted, &next, keys, out);
-                keys.pop();
-                r
+                if beside_index(index) {
+                    s.noted_beside(depth, from);
+                }
+                Ok(())
             })?,
             _ => self.skip_value()?,
+        }
+        if let (Some((_, walk)), Some(_)) = (&mut self.around, around) {
+            walk.spans[depth] = Some(start..self.pos);
         }
         for w in live.iter().filter(|w| wanted[**w].len() == depth) {
             out[*w] = Some(Found {
@@ -535,50 +595,19 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// `skeleton`'s walk, at the value of the first `depth` segments of `path`.
-    fn along(&mut self, path: &[PathSeg], depth: usize, walk: &mut Walk) -> R<()> {
-        let start = self.pos;
-        let mut beside = vec![];
-        match (self.peek(), path.get(depth)) {
-            (Some(b'{'), Some(PathSeg::Key(want))) => {
-                let mut found = false;
-                self.object(|s, token| {
-                    if s.key(&token)? != want.as_str() {
-                        return s.beside(&mut beside);
-                    }
-                    if found {
-                        return Err(Unsure);
-                    }
-                    found = true;
-                    s.along(path, depth + 1, walk)
-                })?;
-            }
-            (Some(b'['), Some(PathSeg::Index(want))) => {
-                self.array(|s, index| match index == *want {
-                    true => s.along(path, depth + 1, walk),
-                    false => s.beside(&mut beside),
-                })?
-            }
-            _ => self.skip_value()?,
-        }
-        walk.siblings[depth].extend(beside);
-        walk.spans[depth] = Some(start..self.pos);
-        Ok(())
-    }
-
-    /// Skip a value beside the path, noting it if it is a container worth emptying.
-    fn beside(&mut self, out: &mut Vec<(Range<usize>, &'static str)>) -> R<()> {
-        let from = self.pos;
-        let with = match self.peek() {
-            Some(b'{') => "{}",
-            Some(b'[') => "[]",
-            _ => return self.skip_value(),
+    /// For `locate_around`: the value from `from` to here, beside its path
+    /// at `depth`, is noted if it is a container worth emptying.
+    fn noted_beside(&mut self, depth: usize, from: usize) {
+        let with = match self.b[from] {
+            b'{' => "{}",
+            b'[' => "[]",
+            _ => return,
         };
-        self.skip_value()?;
-        if self.pos - from > with.len() {
-            out.push((from..self.pos, with));
+        if let Some((_, walk)) = &mut self.around {
+            if self.pos - from > with.len() {
+                walk.siblings[depth].push((from..self.pos, with));
+            }
         }
-        Ok(())
     }
 
     fn secrets(
