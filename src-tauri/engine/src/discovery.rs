@@ -564,11 +564,22 @@ fn discover_inner(
     // What discovery reads of each file: the servers of every source in it,
     // and Gemini's `mcp.excluded` (see `gemini_disabled`).
     let mut wanted: HashMap<(PathBuf, Format), Vec<Vec<PathSeg>>> = HashMap::new();
+    // Claude Code's answers for a project's `.mcp.json` are read from
+    // `~/.claude.json` in the same pass as its servers: a several-MB file is
+    // gone over once.
+    let claude_json = (host.home_join(".claude.json"), Format::Json);
     for spec in &specs {
         let parts = wanted.entry((spec.path.clone(), spec.format)).or_default();
         parts.push(spec.container.path().to_vec());
         if spec.client == Client::Gemini {
             parts.push(vec![PathSeg::Key("mcp".into())]);
+        }
+        if let (Some(p), true) = (&spec.project, trust::is_mcpjson(spec)) {
+            let answers = trust::claude_json_answers(p);
+            wanted
+                .entry(claude_json.clone())
+                .or_default()
+                .extend(answers);
         }
     }
     let mut files: HashMap<(PathBuf, Format), FileRead> = HashMap::new();
@@ -576,6 +587,17 @@ fn discover_inner(
     let mut by_name: IndexMap<String, Vec<Definition>> = IndexMap::new();
 
     for (priority, spec) in specs.iter().enumerate() {
+        let claude_answers = match (&spec.project, trust::is_mcpjson(spec)) {
+            (Some(p), true) => {
+                let claude = files.entry(claude_json.clone()).or_insert_with(|| {
+                    read_file(&claude_json.0, claude_json.1, &wanted[&claude_json])
+                });
+                let folder = p.to_string_lossy();
+                let doc = claude.doc.as_ref().ok();
+                Some(doc.and_then(|d| d.value.get("projects")?.get(folder.as_ref()).cloned()))
+            }
+            _ => None,
+        };
         let file = files
             .entry((spec.path.clone(), spec.format))
             .or_insert_with(|| {
@@ -618,7 +640,11 @@ fn discover_inner(
         // Claude Code's answers for a project's `.mcp.json`, and the pins of a
         // trusted folder: what is held rather than started.
         let approvals = match (&spec.project, trust::is_mcpjson(spec)) {
-            (Some(p), true) if file.exists => Some(ClaudeApprovals::read(host, p)),
+            (Some(p), true) if file.exists => Some(ClaudeApprovals::read_with(
+                host,
+                p,
+                claude_answers.flatten(),
+            )),
             _ => None,
         };
         let pins = spec

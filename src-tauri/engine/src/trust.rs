@@ -284,6 +284,26 @@ pub fn approval_files(host: &Host, project: &Path) -> Vec<PathBuf> {
     ]
 }
 
+/// Where in `~/.claude.json` Claude Code keeps its answers for `project`:
+/// what `ClaudeApprovals::read_with` needs of that file.
+pub fn claude_json_answers(project: &Path) -> Vec<Vec<PathSeg>> {
+    let folder = project.to_string_lossy().into_owned();
+    [
+        "enabledMcpjsonServers",
+        "disabledMcpjsonServers",
+        "enableAllProjectMcpServers",
+    ]
+    .iter()
+    .map(|k| {
+        vec![
+            PathSeg::Key("projects".into()),
+            PathSeg::Key(folder.clone()),
+            PathSeg::Key((*k).into()),
+        ]
+    })
+    .collect()
+}
+
 /// `projects[<project>]` of `~/.claude.json`, read without the rest of
 /// what can be several MB (see `parse_parts`).
 fn project_in_claude_json(claude: &Path, project: &Path) -> Option<Value> {
@@ -327,9 +347,16 @@ impl ClaudeApprovals {
     /// Read every place Claude Code keeps its answers for `project`; a file
     /// that is missing or broken adds nothing.
     pub fn read(host: &Host, project: &Path) -> ClaudeApprovals {
+        let claude = host.home_join(".claude.json");
+        ClaudeApprovals::read_with(host, project, project_in_claude_json(&claude, project))
+    }
+
+    /// `read`, with `projects[<project>]` of `~/.claude.json` as a reader
+    /// that goes over that file anyway found it (at least the keys of
+    /// `claude_json_answers`; `None`: not there).
+    pub fn read_with(host: &Host, project: &Path, in_claude: Option<Value>) -> ClaudeApprovals {
         let mut out = ClaudeApprovals::default();
         let claude = host.home_join(".claude.json");
-        let in_claude = project_in_claude_json(&claude, project);
         let mut add = |v: &Value, from: &Path| {
             let list = |k: &str| {
                 v.get(k)

@@ -108,6 +108,37 @@ pub fn parse_parts_of_checked(
     parts(format, text, wanted, false)
 }
 
+/// `parse_parts_of_checked` of file contents known to parse. Of JSON(C),
+/// the start of the file is tried first: where the wanted values are near
+/// the top (Claude Code's `mcpServers` comes before its several MB of
+/// projects), the rest is neither checked as UTF-8 nor read. `None` where
+/// the contents are not UTF-8 or do not parse after all.
+pub fn parse_parts_of_checked_bytes(
+    format: Format,
+    bytes: &[u8],
+    wanted: &[&[PathSeg]],
+) -> Option<LocatedDoc> {
+    const START: usize = 64 * 1024;
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    if matches!(format, Format::Json | Format::Jsonc) && bytes.len() > START {
+        let start = match std::str::from_utf8(&bytes[..START]) {
+            Ok(text) => Some(text),
+            // cut inside a character: up to it
+            Err(e) if e.error_len().is_none() => {
+                std::str::from_utf8(&bytes[..e.valid_up_to()]).ok()
+            }
+            Err(_) => None,
+        };
+        // Found in the start only when every wanted value is there: the
+        // pass stops at the last one, before the cut.
+        if let Some((doc, _)) = start.and_then(|t| json_parts(format, t, wanted, Pass::First)) {
+            return Some(doc);
+        }
+    }
+    let text = std::str::from_utf8(bytes).ok()?;
+    parse_parts_of_checked(format, text, wanted).ok()
+}
+
 /// `parse_parts` of a file about to be edited under `wanted[0]`: of a
 /// JSON(C) file, the same pass also takes the skeleton the edit needs
 /// (`writer::doc::Around`), so a several-MB file is read through once.
@@ -434,5 +465,47 @@ fn yaml_lines(
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Read from the start of a large file or from all of it, the values
+    /// and lines are the whole file's: wanted values near the top, past the
+    /// first 64 KB, missing, and a character cut in two at 64 KB.
+    #[test]
+    fn values_read_from_the_start_of_a_file_are_the_whole_files() {
+        let key = |k: &str| PathSeg::Key(k.into());
+        let servers = [key("mcpServers")];
+        let late = [key("projects"), key("/p"), key("mcpServers")];
+        let missing = [key("nope")];
+        for pad in [65_530, 65_531, 65_532, 65_533, 70_000] {
+            // `é` is two bytes: one of the pads cuts it at 64 KB
+            let filler = format!("\"{}\"", "é".repeat(pad / 2));
+            let text = format!(
+                "\u{feff}{{\n  \"mcpServers\": {{\"a\": {{\"command\": \"x\"}}}},\n  \"history\": [{filler}],\n  \"projects\": {{\"/p\": {{\"mcpServers\": {{\"b\": {{\"command\": \"y\"}}}}}}}}\n}}\n"
+            );
+            let body = text.strip_prefix('\u{feff}').unwrap();
+            for wanted in [&servers[..], &late[..], &missing[..]] {
+                let whole = parse_parts_of_checked(Format::Json, body, &[wanted]).unwrap();
+                let read =
+                    parse_parts_of_checked_bytes(Format::Json, text.as_bytes(), &[wanted]).unwrap();
+                assert_eq!(read.value, whole.value, "{wanted:?} with {pad}");
+                assert_eq!(read.lines, whole.lines, "{wanted:?} with {pad}");
+            }
+        }
+        let mut broken = b"{\"mcpServers\": {}, \"x\": \"".to_vec();
+        broken.extend(vec![b'a'; 70_000]);
+        broken.extend(vec![0xff; 10]);
+        broken.extend(b"\"}");
+        assert!(
+            parse_parts_of_checked_bytes(Format::Json, &broken, &[&missing]).is_none(),
+            "not UTF-8 past the start, and the values are not all there: none"
+        );
+        // the servers come first: the rest is not read at all
+        let read = parse_parts_of_checked_bytes(Format::Json, &broken, &[&servers]).unwrap();
+        assert_eq!(read.value, serde_json::json!({"mcpServers": {}}));
     }
 }

@@ -20,6 +20,7 @@ use std::borrow::Cow;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// SHA-256 of a file's bytes, as read at discovery time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -141,42 +142,64 @@ fn write_file(
     // them never both pass the check and overwrite each other.
     let _lock = DirLock::acquire(&dir);
 
-    let (written, after_hash) = std::thread::scope(|aside| {
+    let large = contents.len() >= super::ASIDE_FROM && super::history::recording_open();
+    let done = std::thread::scope(|aside| {
+        let contents = &contents[..];
         // A large content's hash and secret values, which the history entry
         // needs, are worked out beside the check and the write, each on a
         // thread of its own: reading the file back and syncing several MB
         // keep this thread busy for about as long as the longer of the two
-        // takes (the secret scan, ~10 ms for 5 MB).
-        let contents = &contents[..];
-        let prepared = (contents.len() >= super::ASIDE_FROM && super::history::recording_open())
-            .then(|| {
-                let hash = aside.spawn(|| content_hash(contents));
-                // The secret values need the hash only to be remembered by
-                // it: they are found beside the hash, then filed under it.
-                let secrets = aside.spawn(|| super::diff::secret_values_of(path, contents));
-                (hash, secrets)
-            });
-        let written = check_and_write(&target, &dir, contents, expected, new_file, read);
-        // Joined on every path: whatever happened beside the write, it
-        // neither fails the write nor outlives it (the history works the
-        // hash out itself when there is none).
-        let after_hash = prepared.and_then(|(hash, secrets)| {
-            let hash = hash.join().ok()?;
-            if let Ok(found) = secrets.join() {
-                super::diff::remember_found_secret_values(path, hash, found);
-            }
-            Some(hash)
+        // takes (the secret scan, ~8 ms for 5 MB).
+        let sums = large.then(|| {
+            let hash = aside.spawn(|| content_hash(contents));
+            // The secret values need the hash only to be remembered by
+            // it: they are found beside the hash, then filed under it.
+            let secrets = aside.spawn(|| super::diff::secret_values_of(path, contents));
+            (hash, secrets)
         });
-        (written, after_hash)
-    });
+        // Threads not joined below are joined as the scope ends, whatever
+        // happened: nothing done beside the write outlives it.
+        let Some((current, current_hash)) = check(&target, contents, expected, read)? else {
+            return Ok(None);
+        };
+        // With the content before known, what the history entry keeps of
+        // this write (its diff, both sides as stored) is worked out beside
+        // the write as well. The content before is shared with that thread
+        // and taken back when it is done (also if it failed).
+        let current = Arc::new(current);
+        let prepare = sums.map(|(hash, secrets)| {
+            let before = Arc::clone(&current);
+            aside.spawn(move || {
+                let after_hash = hash.join().ok()?;
+                if let Ok(found) = secrets.join() {
+                    super::diff::remember_found_secret_values(path, after_hash, found);
+                }
+                let kept = super::history::Prepared::of(
+                    path,
+                    before.as_deref(),
+                    current_hash,
+                    Some(contents),
+                    Some(after_hash),
+                );
+                Some((after_hash, kept))
+            })
+        });
+        let written = replace(&target, &dir, contents, new_file);
+        let prepared = prepare.and_then(|p| p.join().ok().flatten());
+        written?;
+        let current = Arc::try_unwrap(current).unwrap_or_else(|shared| (*shared).clone());
+        Ok(Some((current, current_hash, prepared)))
+    })?;
     // Recorded here, where every write passes, so none escapes the history.
-    if let Some((current, current_hash)) = written? {
+    if let Some((current, current_hash, prepared)) = done {
+        let (after_hash, prepared) = prepared.unzip();
         super::history::note_write(
             path,
             current,
             current_hash,
             Some(contents.into_owned()),
             after_hash,
+            prepared,
         );
     }
     Ok(())
@@ -186,14 +209,12 @@ fn write_file(
 /// file) and its hash, when the check worked it out.
 type Replaced = (Option<Vec<u8>>, Option<ContentHash>);
 
-/// `write_file`'s check and write; `None` when the file already held
-/// `contents` (nothing is written).
-fn check_and_write(
+/// `write_file`'s check that `target` still holds what the caller expects;
+/// `None` when it already holds `contents` (nothing is to be written).
+fn check(
     target: &Path,
-    dir: &Path,
     contents: &[u8],
     expected: Expected,
-    new_file: NewFile,
     read: Option<&[u8]>,
 ) -> Result<Option<Replaced>, WriteError> {
     let io_err = |source: io::Error| WriteError::Io {
@@ -225,7 +246,20 @@ fn check_and_write(
     if current.as_deref() == Some(contents) {
         return Ok(None);
     }
+    Ok(Some((current, current_hash)))
+}
 
+/// `write_file`'s write: a temp file beside `target`, synced, renamed over it.
+fn replace(
+    target: &Path,
+    dir: &Path,
+    contents: &[u8],
+    new_file: NewFile,
+) -> Result<(), WriteError> {
+    let io_err = |source: io::Error| WriteError::Io {
+        path: target.to_path_buf(),
+        source,
+    };
     let original = match fs::metadata(target) {
         Ok(meta) => Some(meta),
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -269,7 +303,7 @@ fn check_and_write(
 
     temp.persist(target).map_err(|e| io_err(e.error))?;
     sync_dir(dir);
-    Ok(Some((current, current_hash)))
+    Ok(())
 }
 
 /// How long a write waits for another Switchboard process's write in the
@@ -489,6 +523,48 @@ mod tests {
         assert_eq!(
             entry.files[0].after_hash.as_deref(),
             Some(hex::encode(content_hash(&big("mine")).0).as_str())
+        );
+
+        // Two writes of the file in one action are one change, from the
+        // content before the first to the content after the second: what
+        // was worked out beside the first write is not what is kept.
+        let recording = Recording::begin(&host, Label::fixed(None, "twice"));
+        let mine = big("mine");
+        let first = big("first");
+        write_over(
+            &path,
+            first.clone(),
+            Expected::Hash(content_hash(&mine)),
+            &mine,
+            false,
+        )
+        .unwrap();
+        write_over(
+            &path,
+            big("second"),
+            Expected::Hash(content_hash(&first)),
+            &first,
+            false,
+        )
+        .unwrap();
+        let entry = recording.finish().expect("recorded");
+        // (the file is one line: the diff's lines end in what each write left)
+        let shown: Vec<String> = entry.files[0]
+            .diff
+            .iter()
+            .map(|l| l.text[l.text.len().saturating_sub(20)..].to_string())
+            .collect();
+        assert!(
+            shown.iter().any(|l| l.contains("\"mine\""))
+                && shown.iter().any(|l| l.contains("\"second\""))
+                && !shown.iter().any(|l| l.contains("\"first\"")),
+            "{shown:?}"
+        );
+        History::for_host(&host).undo(Some(entry.id)).unwrap();
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            mine,
+            "undo gives the content before both"
         );
     }
 }

@@ -296,8 +296,8 @@ impl History {
         if writes.is_empty() {
             return Ok(None);
         }
-        let files = writes
-            .iter()
+        let (files, stored): (Vec<FileChange>, Vec<StoredFile>) = writes
+            .into_iter()
             .map(|w| {
                 let before_hash = w
                     .before
@@ -307,42 +307,31 @@ impl History {
                     .after
                     .as_deref()
                     .map(|a| w.after_hash.unwrap_or_else(|| content_hash(a)));
-                FileChange {
-                    path: w.path.clone(),
-                    before_hash: before_hash.map(|h| hex::encode(h.0)),
-                    after_hash: after_hash.map(|h| hex::encode(h.0)),
-                    diff: file_diff_hashed(
+                let kept = w.prepared.unwrap_or_else(|| {
+                    Prepared::of(
                         &w.path,
-                        w.before.as_deref().map(|b| (b, before_hash)),
-                        w.after.as_deref().map(|a| (a, after_hash)),
-                    ),
-                }
-            })
-            .collect();
-        let content = StoredContent {
-            files: writes
-                .iter()
-                .map(|w| {
-                    let (before, after) = (w.before.as_deref(), w.after.as_deref());
-                    let (before, after) = match (before, after) {
-                        (Some(b), Some(a)) if b.len().max(a.len()) >= SPLICE_FROM => {
-                            let start = common_prefix(b, a);
-                            let end = common_suffix(&b[start..], &a[start..]);
-                            (
-                                Some(Bytes::splice(b, start, end)),
-                                Some(Bytes::splice(a, start, end)),
-                            )
-                        }
-                        _ => (before.map(Bytes::of), after.map(Bytes::of)),
-                    };
-                    StoredFile {
+                        w.before.as_deref(),
+                        before_hash,
+                        w.after.as_deref(),
+                        after_hash,
+                    )
+                });
+                (
+                    FileChange {
                         path: w.path.clone(),
-                        before,
-                        after,
-                    }
-                })
-                .collect(),
-        };
+                        before_hash: before_hash.map(|h| hex::encode(h.0)),
+                        after_hash: after_hash.map(|h| hex::encode(h.0)),
+                        diff: kept.diff,
+                    },
+                    StoredFile {
+                        path: w.path,
+                        before: kept.before,
+                        after: kept.after,
+                    },
+                )
+            })
+            .unzip();
+        let content = StoredContent { files: stored };
 
         self.ensure_dir()?;
         let mut temp = tempfile::Builder::new()
@@ -537,7 +526,7 @@ pub(crate) fn remove_checked(path: &Path, expected: Expected) -> Result<(), Writ
     }
     if let Some(before) = now {
         std::fs::remove_file(path).map_err(io_err)?;
-        note_write(path, Some(before), None, None, None);
+        note_write(path, Some(before), None, None, None, None);
     }
     Ok(())
 }
@@ -545,6 +534,48 @@ pub(crate) fn remove_checked(path: &Path, expected: Expected) -> Result<(), Writ
 #[derive(Serialize, Deserialize)]
 struct StoredContent {
     files: Vec<StoredFile>,
+}
+
+/// What an entry keeps of one write: its diff, and the content before and
+/// after as stored. Worked out by `record`, or beforehand beside the write
+/// of a large file (`atomic`), whose disk sync leaves time for it.
+pub(crate) struct Prepared {
+    diff: Vec<DiffLine>,
+    before: Option<Bytes>,
+    after: Option<Bytes>,
+}
+
+impl Prepared {
+    /// `before` and `after` with their hashes (`None`: no file).
+    pub(crate) fn of(
+        path: &Path,
+        before: Option<&[u8]>,
+        before_hash: Option<ContentHash>,
+        after: Option<&[u8]>,
+        after_hash: Option<ContentHash>,
+    ) -> Prepared {
+        let diff = file_diff_hashed(
+            path,
+            before.map(|b| (b, before_hash)),
+            after.map(|a| (a, after_hash)),
+        );
+        let (before, after) = match (before, after) {
+            (Some(b), Some(a)) if b.len().max(a.len()) >= SPLICE_FROM => {
+                let start = common_prefix(b, a);
+                let end = common_suffix(&b[start..], &a[start..]);
+                (
+                    Some(Bytes::splice(b, start, end)),
+                    Some(Bytes::splice(a, start, end)),
+                )
+            }
+            _ => (before.map(Bytes::of), after.map(Bytes::of)),
+        };
+        Prepared {
+            diff,
+            before,
+            after,
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -625,7 +656,6 @@ impl Bytes {
 
 /// One file write seen by a recording: content before (none: the file did
 /// not exist) and after (none: removed).
-#[derive(Debug, Clone)]
 pub struct FileWrite {
     pub path: PathBuf,
     pub before: Option<Vec<u8>>,
@@ -634,6 +664,8 @@ pub struct FileWrite {
     before_hash: Option<ContentHash>,
     /// The hash of `after`, when the write worked it out already.
     after_hash: Option<ContentHash>,
+    /// What the entry keeps of this write, when the write worked it out.
+    prepared: Option<Prepared>,
 }
 
 /// Works out an action's summary from what it wrote.
@@ -756,6 +788,7 @@ pub(crate) fn note_write(
     before_hash: Option<ContentHash>,
     after: Option<Vec<u8>>,
     after_hash: Option<ContentHash>,
+    prepared: Option<Prepared>,
 ) {
     OPEN.with(|open| {
         let mut open = open.borrow_mut();
@@ -764,6 +797,8 @@ pub(crate) fn note_write(
             Some(w) => {
                 w.after = after;
                 w.after_hash = after_hash;
+                // prepared against this write's `before`, not the first's
+                w.prepared = None;
             }
             None => journal.writes.push(FileWrite {
                 path: path.to_path_buf(),
@@ -771,6 +806,7 @@ pub(crate) fn note_write(
                 after,
                 before_hash,
                 after_hash,
+                prepared,
             }),
         }
     });

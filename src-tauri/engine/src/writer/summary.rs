@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::discovery::entries;
-use crate::sources::read::parse_parts_of_checked;
+use crate::sources::read::parse_parts_of_checked_bytes;
 use crate::sources::SourceSpec;
 use crate::writer::edit::ServerEdit;
 use crate::writer::history::{FileWrite, Label};
@@ -70,16 +70,8 @@ fn changed_keys(spec: &SourceSpec, name: &str, writes: &[FileWrite]) -> Vec<Stri
         return vec![];
     };
     let doc = |bytes: &Option<Vec<u8>>| -> Option<Value> {
-        let text = std::str::from_utf8(bytes.as_deref()?).ok()?;
-        Some(
-            parse_parts_of_checked(
-                spec.format,
-                text.strip_prefix('\u{feff}').unwrap_or(text),
-                &[spec.container.path()],
-            )
-            .ok()?
-            .value,
-        )
+        parse_parts_of_checked_bytes(spec.format, bytes.as_deref()?, &[spec.container.path()])
+            .map(|d| d.value)
     };
     // A large file's two sides are parsed side by side.
     let large = |b: &Option<Vec<u8>>| {

@@ -218,6 +218,65 @@ impl Walk {
     }
 }
 
+/// Where the run of spaces, tabs and `\n` starting at `pos` ends. Eight
+/// bytes are looked at in one step: a pretty-printed file is a third
+/// indentation, and most runs are either one space or a line's indent.
+#[inline]
+fn past_blanks(b: &[u8], mut pos: usize) -> usize {
+    while let Some(v) = eight(b, pos) {
+        let not_blank = not_byte(v, b' ') & not_byte(v, b'\n') & not_byte(v, b'\t');
+        if not_blank != 0 {
+            return pos + first_marked(not_blank);
+        }
+        pos += 8;
+    }
+    while matches!(b.get(pos), Some(b' ' | b'\n' | b'\t')) {
+        pos += 1;
+    }
+    pos
+}
+
+/// Where the first `"` or `\` is in `b`. The first sixteen bytes are
+/// looked at eight at a time: most keys and many values are shorter, and
+/// `memchr2` costs a call and its set-up even when the answer is near.
+#[inline]
+fn quote_or_backslash(b: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    while at < 16 {
+        let Some(v) = eight(b, at) else { break };
+        let hit = !(not_byte(v, b'"') & not_byte(v, b'\\')) & HIGH_BITS;
+        if hit != 0 {
+            return Some(at + first_marked(hit));
+        }
+        at += 8;
+    }
+    memchr::memchr2(b'"', b'\\', &b[at..]).map(|i| at + i)
+}
+
+const HIGH_BITS: u64 = u64::from_le_bytes([0x80; 8]);
+
+/// The eight bytes at `pos` (the first in the lowest byte), if there are eight.
+#[inline]
+fn eight(b: &[u8], pos: usize) -> Option<u64> {
+    let chunk = b.get(pos..pos.checked_add(8)?)?;
+    Some(u64::from_le_bytes(chunk.try_into().ok()?))
+}
+
+/// The high bit of each byte of `v` that is not `byte` (exact: no carry
+/// crosses from one byte to the next).
+#[inline]
+fn not_byte(v: u64, byte: u8) -> u64 {
+    const LOW7: u64 = u64::from_le_bytes([0x7f; 8]);
+    let x = v ^ u64::from_le_bytes([byte; 8]);
+    (((x & LOW7) + LOW7) | x) & HIGH_BITS
+}
+
+/// Index of the first byte whose high bit is set in `marks` (not zero).
+#[inline]
+fn first_marked(marks: u64) -> usize {
+    (marks.trailing_zeros() / 8) as usize
+}
+
 struct Scanner<'a> {
     text: &'a str,
     b: &'a [u8],
@@ -265,17 +324,9 @@ impl<'a> Scanner<'a> {
     }
 
     fn ws(&mut self) -> R<()> {
-        const EIGHT_SPACES: u64 = u64::from_ne_bytes(*b"        ");
         loop {
-            // Pretty-printed files indent deeply: runs of spaces go eight at a time.
-            while let Some(chunk) = self.b.get(self.pos..self.pos + 8) {
-                if u64::from_ne_bytes(chunk.try_into().unwrap_or_default()) != EIGHT_SPACES {
-                    break;
-                }
-                self.pos += 8;
-            }
+            self.pos = past_blanks(self.b, self.pos);
             match self.peek() {
-                Some(b' ' | b'\t' | b'\n') => self.pos += 1,
                 Some(b'\r') if self.b.get(self.pos + 1) == Some(&b'\n') => self.pos += 2,
                 Some(b'/') if self.jsonc => self.comment()?,
                 _ => return Ok(()),
@@ -283,6 +334,9 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    // Out of line: white space is skipped before every token, comments are
+    // rare, and their search would otherwise make each skip set up its frame.
+    #[inline(never)]
     fn comment(&mut self) -> R<()> {
         let rest = &self.b[self.pos..];
         match rest.get(1) {
@@ -323,7 +377,7 @@ impl<'a> Scanner<'a> {
         let start = self.pos;
         self.expect(b'"')?;
         loop {
-            let i = memchr::memchr2(b'"', b'\\', &self.b[self.pos..]).ok_or(Unsure)?;
+            let i = quote_or_backslash(&self.b[self.pos..]).ok_or(Unsure)?;
             self.pos += i;
             match self.b[self.pos] {
                 b'"' => {
@@ -702,6 +756,34 @@ mod tests {
             &text[sk.kept.clone()]
         );
         assert!(skeleton(text, false, &[key("nope")]).is_err(), "the root");
+    }
+
+    proptest::proptest! {
+        /// The eight-at-a-time skip ends where a byte-by-byte one does.
+        #[test]
+        fn blanks_end_where_the_first_other_byte_is(
+            text in "[ \t\n\rx\u{a0}\u{2028}]{0,40}",
+            from in 0usize..40,
+        ) {
+            let b = text.as_bytes();
+            let from = from.min(b.len());
+            let naive = from + b[from..].iter().take_while(|c| matches!(c, b' ' | b'\n' | b'\t')).count();
+            proptest::prop_assert_eq!(past_blanks(b, from), naive);
+        }
+
+        /// The same for the end of a string's run of plain bytes.
+        #[test]
+        fn a_quote_or_backslash_is_found_where_memchr_finds_it(
+            text in "[a\"\\\\\u{e9}\u{80}]{0,40}",
+            from in 0usize..40,
+        ) {
+            let b = text.as_bytes();
+            let from = from.min(b.len());
+            proptest::prop_assert_eq!(
+                quote_or_backslash(&b[from..]),
+                memchr::memchr2(b'"', b'\\', &b[from..])
+            );
+        }
     }
 
     #[test]
