@@ -170,16 +170,17 @@ fn write_file(
         let prepare = sums.map(|(hash, secrets)| {
             let before = Arc::clone(&current);
             aside.spawn(move || {
+                // The diff and the stored sides first, while the secret
+                // values are still being found; they are masked after.
+                let unmasked = super::history::Unmasked::of(before.as_deref(), Some(contents));
                 let after_hash = hash.join().ok()?;
                 if let Ok(found) = secrets.join() {
                     super::diff::remember_found_secret_values(path, after_hash, found);
                 }
-                let kept = super::history::Prepared::of(
+                let kept = unmasked.masked(
                     path,
-                    before.as_deref(),
-                    current_hash,
-                    Some(contents),
-                    Some(after_hash),
+                    before.as_deref().map(|b| (b, current_hash)),
+                    Some((contents, Some(after_hash))),
                 );
                 Some((after_hash, kept))
             })

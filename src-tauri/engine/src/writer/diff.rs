@@ -89,14 +89,29 @@ pub fn file_diff_hashed(
     before: Option<(&[u8], Option<ContentHash>)>,
     after: Option<(&[u8], Option<ContentHash>)>,
 ) -> Vec<DiffLine> {
+    let lines = unmasked_diff(before.map(|b| b.0), after.map(|a| a.0));
+    masked(path, lines, before, after)
+}
+
+/// `file_diff_hashed` before the secret values are masked: a large write
+/// works this out while the secret values are still being found.
+pub(crate) fn unmasked_diff(before: Option<&[u8]>, after: Option<&[u8]>) -> Vec<DiffLine> {
+    line_diff_bytes(before.unwrap_or(b""), after.unwrap_or(b""))
+}
+
+/// `lines` of the diff of `before` and `after` with their secret values masked.
+pub(crate) fn masked(
+    path: &Path,
+    mut lines: Vec<DiffLine>,
+    before: Option<(&[u8], Option<ContentHash>)>,
+    after: Option<(&[u8], Option<ContentHash>)>,
+) -> Vec<DiffLine> {
     let redactor = Redactor::default();
     let mut secrets = vec![];
     for (bytes, hash) in [before, after].into_iter().flatten() {
         secrets.extend(remembered_secret_values(path, bytes, hash));
     }
-    let (before, after) = (before.map(|b| b.0), after.map(|a| a.0));
     redactor.set(secrets);
-    let mut lines = line_diff_bytes(before.unwrap_or(b""), after.unwrap_or(b""));
     if !redactor.is_empty() {
         for l in &mut lines {
             l.text = redactor.apply(&l.text);

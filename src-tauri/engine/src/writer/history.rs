@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::host::Host;
 use crate::writer::atomic::{content_hash, write_atomic, ContentHash, Expected, WriteError};
-use crate::writer::diff::{common_prefix, common_suffix, file_diff_hashed, DiffLine};
+use crate::writer::diff::{common_prefix, common_suffix, masked, unmasked_diff, DiffLine};
 
 pub const MAX_ENTRIES: usize = 200;
 pub const MAX_BYTES: u64 = 20 * 1024 * 1024;
@@ -545,20 +545,14 @@ pub(crate) struct Prepared {
     after: Option<Bytes>,
 }
 
-impl Prepared {
-    /// `before` and `after` with their hashes (`None`: no file).
-    pub(crate) fn of(
-        path: &Path,
-        before: Option<&[u8]>,
-        before_hash: Option<ContentHash>,
-        after: Option<&[u8]>,
-        after_hash: Option<ContentHash>,
-    ) -> Prepared {
-        let diff = file_diff_hashed(
-            path,
-            before.map(|b| (b, before_hash)),
-            after.map(|a| (a, after_hash)),
-        );
+/// `Prepared` before its diff's secret values are masked (which needs the
+/// secret values of the content after, found on another thread).
+pub(crate) struct Unmasked(Prepared);
+
+impl Unmasked {
+    /// `before` and `after` (`None`: no file).
+    pub(crate) fn of(before: Option<&[u8]>, after: Option<&[u8]>) -> Unmasked {
+        let diff = unmasked_diff(before, after);
         let (before, after) = match (before, after) {
             (Some(b), Some(a)) if b.len().max(a.len()) >= SPLICE_FROM => {
                 let start = common_prefix(b, a);
@@ -570,11 +564,43 @@ impl Prepared {
             }
             _ => (before.map(Bytes::of), after.map(Bytes::of)),
         };
-        Prepared {
+        Unmasked(Prepared {
             diff,
             before,
             after,
+        })
+    }
+
+    /// Masked with the secret values of both sides, given with their hashes
+    /// (by which large contents' secret values are remembered).
+    pub(crate) fn masked(
+        self,
+        path: &Path,
+        before: Option<(&[u8], Option<ContentHash>)>,
+        after: Option<(&[u8], Option<ContentHash>)>,
+    ) -> Prepared {
+        let Unmasked(p) = self;
+        Prepared {
+            diff: masked(path, p.diff, before, after),
+            ..p
         }
+    }
+}
+
+impl Prepared {
+    /// `before` and `after` with their hashes (`None`: no file).
+    pub(crate) fn of(
+        path: &Path,
+        before: Option<&[u8]>,
+        before_hash: Option<ContentHash>,
+        after: Option<&[u8]>,
+        after_hash: Option<ContentHash>,
+    ) -> Prepared {
+        Unmasked::of(before, after).masked(
+            path,
+            before.map(|b| (b, before_hash)),
+            after.map(|a| (a, after_hash)),
+        )
     }
 }
 
