@@ -402,6 +402,17 @@ fn at_most_20_mb_are_kept_and_the_newest_always_stays() {
     assert!(bytes <= 20 << 20, "{bytes} bytes kept");
 }
 
+/// `path` (a JSON file) with a few hundred KB of history-like lines added,
+/// as a long-used `~/.claude.json` has; its value.
+fn made_large(path: &std::path::Path) -> serde_json::Value {
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    doc["history"] = serde_json::json!((0..6000)
+        .map(|i| format!("prompt {i}: a line of history that makes the file large"))
+        .collect::<Vec<_>>());
+    std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
+    doc
+}
+
 /// A file of several hundred KB takes the path where the new content's hash
 /// and secret values are worked out beside the write (while the disk syncs):
 /// the entry's hash is still the file's, the diff still masks the secret, and
@@ -410,17 +421,7 @@ fn at_most_20_mb_are_kept_and_the_newest_always_stays() {
 fn a_large_file_is_recorded_with_its_hash_and_masked_diff_and_undone() {
     let f = fixture_home();
     let own = spec(&f, "switchboard");
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&own.path).unwrap()).unwrap();
-    let history_like: Vec<String> = (0..6000)
-        .map(|i| format!("prompt {i}: a line of history that makes the file large"))
-        .collect();
-    doc["history"] = serde_json::json!(history_like);
-    std::fs::write(
-        &own.path,
-        serde_json::to_string_pretty(&doc).unwrap() + "\n",
-    )
-    .unwrap();
+    made_large(&own.path);
     let before = std::fs::read(&own.path).unwrap();
     assert!(before.len() > 256 * 1024, "{} bytes", before.len());
 
@@ -469,12 +470,7 @@ fn a_large_file_is_recorded_with_its_hash_and_masked_diff_and_undone() {
 fn a_large_file_saved_by_another_program_is_neither_overwritten_nor_recorded() {
     let f = fixture_home();
     let own = spec(&f, "switchboard");
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&own.path).unwrap()).unwrap();
-    doc["history"] = serde_json::json!((0..6000)
-        .map(|i| format!("prompt {i}: a line of history that makes the file large"))
-        .collect::<Vec<_>>());
-    std::fs::write(&own.path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let mut doc = made_large(&own.path);
     let d = f.discover_untrusted();
     let s = d.source("switchboard").unwrap().spec.clone().unwrap();
     let seen = d.source("switchboard").unwrap().hash;
