@@ -354,7 +354,7 @@ fn read_file(path: &Path, format: Format, wanted: &[Vec<PathSeg>]) -> FileRead {
             };
             // A large file's hash is worked out beside its parse (a 5 MB
             // `~/.claude.json`: ~4 ms of SHA-256, about what the parse takes).
-            let (hash, doc) = if bytes.len() >= crate::writer::ASIDE_FROM {
+            let (hash, doc) = if bytes.len() >= crate::writer::atomic::ASIDE_FROM {
                 std::thread::scope(|aside| {
                     let hash = aside.spawn(|| content_hash(&bytes));
                     let doc = parse(&bytes);

@@ -843,3 +843,98 @@ pub(crate) fn note_write(
 pub fn recording_open() -> bool {
     OPEN.with(|open| open.borrow().is_some())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A large file written inside a recorded action, where the
+    /// new content's hash and secret values are worked out on threads beside
+    /// the check: the refused write leaves the file as the other program
+    /// wrote it and records nothing; the accepted one is recorded.
+    #[test]
+    fn a_large_write_refused_beside_its_hash_and_secret_scan_records_nothing() {
+        use crate::host::{Host, Os};
+        use crate::writer::atomic::{content_hash, write_over, Expected, WriteError};
+        let home = tempfile::tempdir().unwrap();
+        let host = Host {
+            os: Os::Linux,
+            home: home.path().into(),
+            vars: Default::default(),
+            system_root: home.path().into(),
+        };
+        let path = home.path().join("mcp.json");
+        let big = |marker: &str| {
+            let notes = "a line of notes\n".repeat(crate::writer::atomic::ASIDE_FROM / 16 + 1);
+            serde_json::to_vec(&serde_json::json!({"mcpServers": {}, "notes": notes, "by": marker}))
+                .unwrap()
+        };
+        let read = big("read");
+        std::fs::write(&path, &read).unwrap();
+        let expected = Expected::Hash(content_hash(&read));
+        let theirs = big("theirs");
+        std::fs::write(&path, &theirs).unwrap();
+
+        let recording = Recording::begin(&host, Label::fixed(None, "mine"));
+        let refused = write_over(&path, big("mine"), expected, &read, false);
+        assert!(
+            matches!(refused, Err(WriteError::Conflict { .. })),
+            "{refused:?}"
+        );
+        assert_eq!(recording.finish(), None, "nothing recorded");
+        assert_eq!(std::fs::read(&path).unwrap(), theirs);
+        assert!(History::for_host(&host).list().is_empty());
+
+        std::fs::write(&path, &read).unwrap();
+        let recording = Recording::begin(&host, Label::fixed(None, "mine"));
+        write_over(&path, big("mine"), expected, &read, false).unwrap();
+        let entry = recording.finish().expect("the write is recorded");
+        assert_eq!(std::fs::read(&path).unwrap(), big("mine"));
+        assert_eq!(
+            entry.files[0].after_hash.as_deref(),
+            Some(hex::encode(content_hash(&big("mine")).0).as_str())
+        );
+
+        // Two writes of the file in one action are one change, from the
+        // content before the first to the content after the second: what
+        // was worked out beside the first write is not what is kept.
+        let recording = Recording::begin(&host, Label::fixed(None, "twice"));
+        let mine = big("mine");
+        let first = big("first");
+        write_over(
+            &path,
+            first.clone(),
+            Expected::Hash(content_hash(&mine)),
+            &mine,
+            false,
+        )
+        .unwrap();
+        write_over(
+            &path,
+            big("second"),
+            Expected::Hash(content_hash(&first)),
+            &first,
+            false,
+        )
+        .unwrap();
+        let entry = recording.finish().expect("recorded");
+        // (the file is one line: the diff's lines end in what each write left)
+        let shown: Vec<String> = entry.files[0]
+            .diff
+            .iter()
+            .map(|l| l.text[l.text.len().saturating_sub(20)..].to_string())
+            .collect();
+        assert!(
+            shown.iter().any(|l| l.contains("\"mine\""))
+                && shown.iter().any(|l| l.contains("\"second\""))
+                && !shown.iter().any(|l| l.contains("\"first\"")),
+            "{shown:?}"
+        );
+        History::for_host(&host).undo(Some(entry.id)).unwrap();
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            mine,
+            "undo gives the content before both"
+        );
+    }
+}

@@ -14,11 +14,6 @@ pub mod edit;
 pub mod history;
 pub mod summary;
 
-/// From this size on, a file's costly passes (its SHA-256, its secret scan,
-/// a second parse) run on threads of their own beside the rest of the work:
-/// a several-MB `~/.claude.json` then costs about its longest pass, not
-/// their sum. Smaller files are not worth a thread.
-pub(crate) const ASIDE_FROM: usize = 256 * 1024;
-
+pub(crate) use atomic::ASIDE_FROM;
 pub use atomic::{content_hash, write_atomic, write_private, ContentHash, Expected};
 pub use doc::{apply_edits, DocEdit, Format, PathSeg};
