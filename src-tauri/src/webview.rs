@@ -36,19 +36,42 @@ const SWITCHES: [(&str, &str); 2] = [
     (NO_PRESSURE_MONITOR, KEEP_PRESSURE_MONITOR),
 ];
 
+/// GTK's own switch for OpenGL: `disable` keeps GTK from loading and
+/// probing the GL driver when it opens the display.
+const GDK_GL: &str = "GDK_GL";
+
 /// Sets WebKitGTK's switches ([`SWITCHES`]) unless the user chose otherwise
 /// (set the switch or its keep-variable themselves).
 ///
-/// WebKitGTK reads them only from the environment, when the first webview
-/// is made: call it first thing in `main`, while no other thread exists.
-/// The MCP servers and other programs Switchboard starts do not inherit them.
+/// With compositing off, nothing in the window draws with OpenGL (the page
+/// is drawn in software and handed to GTK as an image), so GTK is also told
+/// not to set up OpenGL ([`GDK_GL`]): it otherwise loads and probes the GL
+/// driver while it opens the display, before the window can appear. On a
+/// machine without a GPU that is Mesa's software driver with LLVM, which
+/// took ~1 s of a cold start under Xvfb on the 2-core test machine
+/// (`.ci/bench`; ~0.1 s with `GDK_GL=disable`). Left alone when the user
+/// turned compositing off or on themselves, or set `GDK_GL`.
+///
+/// WebKitGTK and GTK read these only from the environment, when the display
+/// is opened and the first webview is made: call it first thing in `main`,
+/// while no other thread exists. The MCP servers and other programs
+/// Switchboard starts do not inherit them.
 pub fn prepare_process() {
     #[cfg(target_os = "linux")]
-    for (switch, keep) in SWITCHES {
-        if std::env::var_os(switch).is_none() && std::env::var_os(keep).is_none() {
-            std::env::set_var(switch, "1");
-            keep_to_this_process(&[switch]);
+    {
+        let unset = |name: &str| std::env::var_os(name).is_none();
+        let mut ours = vec![];
+        for (switch, keep) in SWITCHES {
+            if unset(switch) && unset(keep) {
+                std::env::set_var(switch, "1");
+                ours.push(switch);
+            }
         }
+        if ours.contains(&NO_COMPOSITING) && unset(GDK_GL) {
+            std::env::set_var(GDK_GL, "disable");
+            ours.push(GDK_GL);
+        }
+        keep_to_this_process(&ours);
     }
 }
 

@@ -170,13 +170,20 @@ test('kill -9 of the app leaves none of its server processes running after 5 s',
     if (NAMES.every((n) => servedBy(procs, n)) && procs.filter((p) => p.comm === 'sleep').length >= SLEEPS) break;
     await sleep(50);
   }
+  const short = (p) => `${p.pid} ${p.comm}${p.comm === 'fixture-server' ? ` ${nameOf(p.cmd)}` : ''}`;
   const listing = (list) => list.map((p) => `  ${p.pid} ${p.comm}: ${p.cmd}`).join('\n');
   for (const n of NAMES) assert.ok(servedBy(procs, n), `a fixture-server for ${n} carries SWITCHBOARD_OWNER=${owner}:\n${listing(procs)}`);
   assert.ok(procs.filter((p) => p.comm === 'sleep').length >= SLEEPS, `the ${SLEEPS} sleeps beside the servers run:\n${listing(procs)}`);
+  // The switches the app sets for its own window (src-tauri/src/webview.rs)
+  // are not handed to the servers it starts.
+  const APP_ONLY = ['WEBKIT_DISABLE_COMPOSITING_MODE', 'WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR', 'GDK_GL'];
+  for (const p of procs.filter((x) => x.comm === 'fixture-server')) {
+    const names = read(`/proc/${p.pid}/environ`).toString().split('\0').map((kv) => kv.split('=')[0]);
+    assert.deepEqual(APP_ONLY.filter((v) => names.includes(v)), [], `${short(p)} inherited none of the app's own webview switches`);
+  }
   // The watchdog must not outlive the app either (not required to exist: the promise is about the servers).
   const watchdog = watchdogOf(appPid);
   tracked = [...procs, ...watchdog];
-  const short = (p) => `${p.pid} ${p.comm}${p.comm === 'fixture-server' ? ` ${nameOf(p.cmd)}` : ''}`;
   t.diagnostic(`SWITCHBOARD_OWNER=${owner}: ${procs.map(short).join(', ')}; watchdog ${watchdog.map((p) => p.pid).join(', ') || 'none'}`);
 
   process.kill(appPid, 'SIGKILL');
