@@ -531,6 +531,8 @@ pub fn end_stale(dir: &Path) {
     };
     let boot = boot_id();
     let me = this_owner();
+    // Groups whose leader is gone, each with the dead owner that started it.
+    let mut leaderless = vec![];
     for e in entries.flatten() {
         let path = e.path();
         if path.extension().and_then(|x| x.to_str()) != Some("groups") {
@@ -548,48 +550,71 @@ pub fn end_stale(dir: &Path) {
         // From an earlier boot, everything it listed died with that boot.
         if record.boot == boot {
             for g in &record.groups {
-                end_group(*g, record.owner);
+                if let Some(g) = end_group(*g) {
+                    leaderless.push((g, record.owner));
+                }
             }
         }
         let _ = std::fs::remove_file(&path);
     }
+    end_leaderless(&leaderless);
 }
 
 fn alive(p: ProcessId) -> bool {
     proc_stat(p.pid).is_some_and(|s| !s.dead() && s.start == p.start)
 }
 
-/// Kill one recorded group of a dead owner, only if it is provably the one recorded.
-fn end_group(g: ProcessId, owner: ProcessId) {
+/// Kill one recorded group of a dead owner, only if it is provably the one
+/// recorded. A group whose leader is gone is handed back, for
+/// [`end_leaderless`].
+fn end_group(g: ProcessId) -> Option<ProcessId> {
     match proc_stat(g.pid) {
         // The leader itself, by its start time.
         Some(s) if s.start == g.start => super::connection::kill_group(Some(g.pid)),
         // The pid now belongs to another process: our group is long gone.
         Some(_) => {}
-        // The leader is gone (the parent-death signal took it), maybe not its
-        // children: a member of the group is ours if it carries the owner's marker.
-        None => {
-            let marker = format!("{OWNER_VAR}={owner}");
-            let Ok(dir) = std::fs::read_dir("/proc") else {
-                return;
-            };
-            for e in dir.flatten() {
-                let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                    continue;
-                };
-                let Some(s) = proc_stat(pid) else { continue };
-                if s.pgrp != g.pid || s.start < g.start {
-                    continue;
-                }
-                let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
-                    continue;
-                };
-                if env.split(|b| *b == 0).any(|v| v == marker.as_bytes()) {
-                    #[cfg(unix)]
-                    if let Some(p) = super::process::nix_pid(pid) {
-                        let _ = nix::sys::signal::kill(p, nix::sys::signal::Signal::SIGKILL);
-                    }
-                }
+        // The leader is gone (the parent-death signal took it), maybe not its children.
+        None => return Some(g),
+    }
+    None
+}
+
+/// Kill what is left of `groups` (each with the dead owner that started it)
+/// whose leaders are gone: a member of such a group is ours if it started
+/// after the leader and carries its owner's marker. One pass over the
+/// processes for all of them (a crash leaves every server's group).
+fn end_leaderless(groups: &[(ProcessId, ProcessId)]) {
+    if groups.is_empty() {
+        return;
+    }
+    let markers: Vec<(ProcessId, String)> = groups
+        .iter()
+        .map(|(g, owner)| (*g, format!("{OWNER_VAR}={owner}")))
+        .collect();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Some(s) = proc_stat(pid) else { continue };
+        // Two dead owners may have used the same group id in turn: any of them.
+        let mut ours = markers
+            .iter()
+            .filter(|(g, _)| s.pgrp == g.pid && s.start >= g.start)
+            .map(|(_, m)| m.as_bytes())
+            .peekable();
+        if ours.peek().is_none() {
+            continue;
+        }
+        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        if ours.any(|m| env.split(|b| *b == 0).any(|v| v == m)) {
+            #[cfg(unix)]
+            if let Some(p) = super::process::nix_pid(pid) {
+                let _ = nix::sys::signal::kill(p, nix::sys::signal::Signal::SIGKILL);
             }
         }
     }
