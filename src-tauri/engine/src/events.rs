@@ -64,6 +64,12 @@ impl ServerStatus {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct LogLine {
+    /// The line's number among every line this process logged, for all
+    /// servers: it only grows, and a server's lines are numbered in their
+    /// order. A line buffered before its batch is published can reach a
+    /// reader twice (in a snapshot and then in the event); the number says
+    /// which lines the reader already has.
+    pub seq: u64,
     /// Milliseconds since the Unix epoch.
     pub at: u64,
     /// `stderr`, `lifecycle` or a server log level (`info`, `error`, …).

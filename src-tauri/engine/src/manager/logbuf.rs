@@ -6,7 +6,7 @@
 //! server writes can stop the reader.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,6 +19,11 @@ use crate::redact::Redactor;
 pub const DEFAULT_CAPACITY: usize = 2000;
 /// Longer lines are cut: a server printing one huge line must not eat memory.
 pub const MAX_LINE: usize = 8 * 1024;
+
+/// The next line's [`LogLine::seq`], shared by every server's buffer, so a
+/// server whose log is made anew (redefined under the same name) goes on
+/// from where the numbers are.
+static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
 
 #[derive(Debug)]
 pub struct LogBuffer {
@@ -55,12 +60,14 @@ impl LogBuffer {
             text.truncate(cut);
             text.push('…');
         }
+        let mut l = self.lines.lock().unwrap();
+        // Numbered under the buffer's lock: the buffer's order is the numbers' order.
         let line = LogLine {
+            seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),
             at: now_ms(),
             kind: kind.into(),
             text,
         };
-        let mut l = self.lines.lock().unwrap();
         if l.len() == self.capacity {
             l.pop_front();
             self.dropped
@@ -117,14 +124,18 @@ impl LogSink {
 
     /// Record a line now; publish it with the others of the next batch.
     pub fn line(self: &Arc<Self>, kind: &str, text: &str) -> LogLine {
-        let line = self.buf.push(kind, &self.redactor.apply(text));
-        {
+        let text = self.redactor.apply(text);
+        let line = {
+            // Buffered and queued under one lock: lines are published in
+            // the order of their numbers.
             let mut p = self.pending.lock().unwrap();
+            let line = self.buf.push(kind, &text);
             if p.len() >= self.buf.capacity {
                 p.remove(0);
             }
             p.push(line.clone());
-        }
+            line
+        };
         if !self.flush_scheduled.swap(true, Ordering::AcqRel) {
             match tokio::runtime::Handle::try_current() {
                 Ok(rt) => {
@@ -143,8 +154,13 @@ impl LogSink {
     /// Record a line and publish it at once (with any lines waiting before
     /// it, in order): lifecycle changes are shown without delay.
     pub fn now(&self, kind: &str, text: &str) -> LogLine {
-        let line = self.buf.push(kind, &self.redactor.apply(text));
-        self.pending.lock().unwrap().push(line.clone());
+        let text = self.redactor.apply(text);
+        let line = {
+            let mut p = self.pending.lock().unwrap();
+            let line = self.buf.push(kind, &text);
+            p.push(line.clone());
+            line
+        };
         self.publish();
         line
     }
@@ -155,11 +171,13 @@ impl LogSink {
     }
 
     fn publish(&self) {
-        let lines = std::mem::take(&mut *self.pending.lock().unwrap());
-        if !lines.is_empty() {
+        // Sent under the lock (a broadcast send does not wait): two batches
+        // taken one after the other go out in that order.
+        let mut pending = self.pending.lock().unwrap();
+        if !pending.is_empty() {
             let _ = self.events.send(EngineEvent::Log {
                 server: self.server.clone(),
-                lines,
+                lines: std::mem::take(&mut *pending),
             });
         }
     }
@@ -237,6 +255,50 @@ mod tests {
             ["line 2", "line 3", "line 4"]
         );
         assert_eq!(b.dropped(), 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn lines_are_numbered_in_the_order_they_are_kept_and_published() {
+        let (events, mut rx) = broadcast::channel(4096);
+        let sink = LogSink::new("s", events.clone());
+        // Four writers at once: stderr lines and lifecycle lines.
+        let writers: Vec<_> = (0..4)
+            .map(|w| {
+                let sink = sink.clone();
+                std::thread::spawn(move || {
+                    for i in 0..200 {
+                        if i % 50 == 0 {
+                            sink.now("lifecycle", &format!("writer {w} mark {i}"));
+                        } else {
+                            sink.line("stderr", &format!("writer {w} line {i}"));
+                        }
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap();
+        }
+        let kept: Vec<u64> = sink.snapshot().iter().map(|l| l.seq).collect();
+        assert_eq!(kept.len(), 800);
+        assert!(
+            kept.windows(2).all(|p| p[0] < p[1]),
+            "the buffer's lines are not in the order of their numbers"
+        );
+        let mut published = vec![];
+        while published.len() < 800 {
+            match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+                Ok(Ok(EngineEvent::Log { lines, .. })) => {
+                    published.extend(lines.iter().map(|l| l.seq))
+                }
+                other => panic!("expected log lines, got {other:?}"),
+            }
+        }
+        assert_eq!(published, kept, "published in another order than kept");
+        // A server's log made anew goes on from the numbers already given.
+        let again = LogSink::new("s", events);
+        let next = again.line("stderr", "after a redefinition");
+        assert!(next.seq > *kept.last().unwrap());
     }
 
     #[test]

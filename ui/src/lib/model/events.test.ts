@@ -89,7 +89,7 @@ describe('applyEvent', () => {
       applyEvent(d, {
         type: 'log',
         server: 'a',
-        lines: [{ at: i, kind: 'stderr', text: `l${i}` }],
+        lines: [{ seq: i, at: i, kind: 'stderr', text: `l${i}` }],
       });
     expect(d.logs.a.length).toBe(2000);
     expect(d.logs.a[0].text).toBe('l100');
@@ -98,7 +98,7 @@ describe('applyEvent', () => {
 
   it('appends a batch of lines in order, and only the newest of a batch larger than the bound', () => {
     const d = emptyData();
-    const line = (i: number) => ({ at: i, kind: 'stderr', text: `l${i}` });
+    const line = (i: number) => ({ seq: i, at: i, kind: 'stderr', text: `l${i}` });
     applyEvent(d, { type: 'log', server: 'a', lines: [line(0), line(1), line(2)] });
     expect(d.logs.a.map((l) => l.text)).toEqual(['l0', 'l1', 'l2']);
     applyEvent(d, {

@@ -10,7 +10,7 @@ import type {
   ServerView,
   SignInPhase,
 } from '../types';
-import { appendBounded } from './logs';
+import { appendNew } from './logs';
 import { resourceKey } from './resources';
 
 export interface ElicitationRequest {
@@ -93,7 +93,7 @@ export function applyEvent(
       break;
     }
     case 'log':
-      appendBounded((data.logs[ev.server] ??= []), ev.lines);
+      appendNew((data.logs[ev.server] ??= []), ev.lines);
       break;
     case 'warning': {
       const rt = runtimeOf(ev.server);

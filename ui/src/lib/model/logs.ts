@@ -12,6 +12,25 @@ export function appendBounded(lines: LogLine[], added: LogLine[], max = MAX_LINE
   return lines;
 }
 
+/**
+ * Appends the lines the buffer does not have yet, bounded. A line reaches the
+ * page twice when a server's log is loaded while the event carrying its last
+ * lines is on its way; the engine numbers every line (`seq`, only growing),
+ * so a line numbered at or below the buffer's last one is already there.
+ */
+export function appendNew(lines: LogLine[], added: LogLine[], max = MAX_LINES): LogLine[] {
+  const last = lines.at(-1)?.seq ?? -1;
+  const fresh = added.length && added[0].seq > last ? added : added.filter((l) => l.seq > last);
+  return appendBounded(lines, fresh, max);
+}
+
+/**
+ * A log row's key: the line's number. A key made from the line's place
+ * would change for every row in view with each new line once the buffer is
+ * full (the oldest go), and all of them would be drawn again.
+ */
+export const lineKey = (line: LogLine): string => String(line.seq);
+
 export function filterLines(lines: LogLine[], query: string): LogLine[] {
   const q = query.trim().toLowerCase();
   if (!q) return lines;

@@ -5,7 +5,7 @@
 import { api, CommandError, onEngineEvent, type FailureCode } from '../api';
 import { ErrorCode } from '../types';
 import { applyEvent, emptyData, type EngineData, type Reload } from '../model/events';
-import { appendBounded, MAX_LINES } from '../model/logs';
+import { appendNew, MAX_LINES } from '../model/logs';
 import type {
   ChannelEvent,
   GatewayStatus,
@@ -196,13 +196,8 @@ class EngineStore {
   async loadLogs(server: string) {
     try {
       const lines = await api.serverLogs(server);
-      const live = this.data.logs[server] ?? [];
-      const last = lines.at(-1)?.at ?? 0;
-      const merged = lines.slice(-MAX_LINES);
-      appendBounded(
-        merged,
-        live.filter((l) => l.at > last),
-      );
+      // Lines that came as events meanwhile and are newer than the list.
+      const merged = appendNew(lines.slice(-MAX_LINES), this.data.logs[server] ?? []);
       this.data.logs[server] = merged;
     } catch {
       // Not managed (invalid or client-only): nothing logged.

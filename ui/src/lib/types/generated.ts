@@ -239,6 +239,14 @@ deferred: Array<string>, elapsedMs: number, };
 
 export type LogLine = { 
 /**
+ * The line's number among every line this process logged, for all
+ * servers: it only grows, and a server's lines are numbered in their
+ * order. A line buffered before its batch is published can reach a
+ * reader twice (in a snapshot and then in the event); the number says
+ * which lines the reader already has.
+ */
+seq: number, 
+/**
  * Milliseconds since the Unix epoch.
  */
 at: number, 
