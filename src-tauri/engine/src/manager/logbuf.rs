@@ -124,18 +124,7 @@ impl LogSink {
 
     /// Record a line now; publish it with the others of the next batch.
     pub fn line(self: &Arc<Self>, kind: &str, text: &str) -> LogLine {
-        let text = self.redactor.apply(text);
-        let line = {
-            // Buffered and queued under one lock: lines are published in
-            // the order of their numbers.
-            let mut p = self.pending.lock().unwrap();
-            let line = self.buf.push(kind, &text);
-            if p.len() >= self.buf.capacity {
-                p.remove(0);
-            }
-            p.push(line.clone());
-            line
-        };
+        let line = self.keep(kind, text);
         if !self.flush_scheduled.swap(true, Ordering::AcqRel) {
             match tokio::runtime::Handle::try_current() {
                 Ok(rt) => {
@@ -154,14 +143,22 @@ impl LogSink {
     /// Record a line and publish it at once (with any lines waiting before
     /// it, in order): lifecycle changes are shown without delay.
     pub fn now(&self, kind: &str, text: &str) -> LogLine {
-        let text = self.redactor.apply(text);
-        let line = {
-            let mut p = self.pending.lock().unwrap();
-            let line = self.buf.push(kind, &text);
-            p.push(line.clone());
-            line
-        };
+        let line = self.keep(kind, text);
         self.publish();
+        line
+    }
+
+    /// Masks the line's secrets, keeps it in the buffer and queues it for
+    /// publishing (at most a buffer's worth waits), both under the queue's
+    /// lock: lines are published in the order of their numbers.
+    fn keep(&self, kind: &str, text: &str) -> LogLine {
+        let text = self.redactor.apply(text);
+        let mut p = self.pending.lock().unwrap();
+        let line = self.buf.push(kind, &text);
+        if p.len() >= self.buf.capacity {
+            p.remove(0);
+        }
+        p.push(line.clone());
         line
     }
 
