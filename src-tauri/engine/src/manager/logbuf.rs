@@ -124,7 +124,7 @@ impl LogSink {
 
     /// Record a line now; publish it with the others of the next batch.
     pub fn line(self: &Arc<Self>, kind: &str, text: &str) -> LogLine {
-        let line = self.keep(kind, text);
+        let line = self.keep(kind, text, true);
         if !self.flush_scheduled.swap(true, Ordering::AcqRel) {
             match tokio::runtime::Handle::try_current() {
                 Ok(rt) => {
@@ -143,19 +143,21 @@ impl LogSink {
     /// Record a line and publish it at once (with any lines waiting before
     /// it, in order): lifecycle changes are shown without delay.
     pub fn now(&self, kind: &str, text: &str) -> LogLine {
-        let line = self.keep(kind, text);
+        let line = self.keep(kind, text, false);
         self.publish();
         line
     }
 
     /// Masks the line's secrets, keeps it in the buffer and queues it for
-    /// publishing (at most a buffer's worth waits), both under the queue's
-    /// lock: lines are published in the order of their numbers.
-    fn keep(&self, kind: &str, text: &str) -> LogLine {
+    /// publishing, both under the queue's lock: lines are published in the
+    /// order of their numbers. With `bounded`, at most a buffer's worth
+    /// waits (the oldest waiting line goes); a line published at once is
+    /// queued on top, so it never pushes out one of the batch before it.
+    fn keep(&self, kind: &str, text: &str, bounded: bool) -> LogLine {
         let text = self.redactor.apply(text);
         let mut p = self.pending.lock().unwrap();
         let line = self.buf.push(kind, &text);
-        if p.len() >= self.buf.capacity {
+        if bounded && p.len() >= self.buf.capacity {
             p.remove(0);
         }
         p.push(line.clone());
