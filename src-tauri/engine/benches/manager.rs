@@ -10,6 +10,7 @@
 //!    started with `join_all` (the floor: no manager, no config work), and
 //!    for 20 vs 20 separate `start` calls one after another. Goals:
 //!    parallel / slowest-single <= 1.3 with 20 servers, <= 1.6 with 100.
+//!    Also how long `shutdown` then takes to stop them all (no goal).
 //! 2. Time to tools with one hung server (`--never-answer`, timeout 5000 ms)
 //!    whose tools are in a warm tool cache. Goal: `start` returns <= 300 ms
 //!    with the hung server's tools deferred.
@@ -167,8 +168,9 @@ async fn raw_parallel(bin: &Path, n: usize) -> Duration {
     elapsed
 }
 
-/// One `Manager::start` with `n` servers; the time until it returned.
-async fn managed_parallel(bin: &Path, home: &Path, n: usize, rep: usize) -> Duration {
+/// One `Manager::start` with `n` servers; the time until it returned, and
+/// the time its `shutdown` took to stop them all.
+async fn managed_parallel(bin: &Path, home: &Path, n: usize, rep: usize) -> (Duration, Duration) {
     let m = Manager::new(opts(home, None));
     let t = Instant::now();
     let r = m.start(slow_servers(bin, n, rep)).await;
@@ -178,8 +180,9 @@ async fn managed_parallel(bin: &Path, home: &Path, n: usize, rep: usize) -> Dura
         m.tools().tools.len(),
         n * switchboard_tests::FIXED_TOOLS.len()
     );
+    let t = Instant::now();
     m.shutdown().await;
-    elapsed
+    (elapsed, t.elapsed())
 }
 
 /// Each of `n` servers alone, in a fresh manager; the slowest and the median.
@@ -197,15 +200,19 @@ async fn singles(bin: &Path, home: &Path, n: usize, rep: usize) -> (Duration, Du
 }
 
 async fn parallel_start(bin: &Path, home: &Path, n: usize, goal: f64, sequential: bool) {
-    let (mut par, mut raw) = (vec![], vec![]);
+    let (mut par, mut raw, mut stop) = (vec![], vec![], vec![]);
     // Alternating which goes first, so drift hits both alike.
     for rep in 0..PARALLEL_REPS {
         if rep % 2 == 0 {
-            par.push(managed_parallel(bin, home, n, rep).await);
+            let (p, s) = managed_parallel(bin, home, n, rep).await;
+            par.push(p);
+            stop.push(s);
             raw.push(raw_parallel(bin, n).await);
         } else {
             raw.push(raw_parallel(bin, n).await);
-            par.push(managed_parallel(bin, home, n, rep).await);
+            let (p, s) = managed_parallel(bin, home, n, rep).await;
+            par.push(p);
+            stop.push(s);
         }
     }
     let (mut seq, mut slowest, mut single_median) = (vec![], vec![], vec![]);
@@ -250,6 +257,7 @@ async fn parallel_start(bin: &Path, home: &Path, n: usize, goal: f64, sequential
         &format!("raw rmcp: {n} `TokioChildProcess` clients, `join_all`, initialize + tools/list"),
         &raw,
     );
+    row("stop them all (`shutdown` after the parallel start)", &stop);
     if sequential {
         row(&format!("sequential ({n} `start` calls)"), &seq);
     }
@@ -302,6 +310,15 @@ async fn parallel_start(bin: &Path, home: &Path, n: usize, goal: f64, sequential
         "×",
         Goal::None,
         "same run, alternating",
+    );
+    record(
+        "Engine",
+        &format!("Stop {n} servers (`Manager::shutdown`)"),
+        ms(median(&stop)),
+        Some(ms(pct(&stop, 0.9))),
+        "ms",
+        Goal::None,
+        "servers that exit when their input closes",
     );
     if sequential {
         println!(

@@ -162,10 +162,26 @@ pub fn become_subreaper() {
 /// Reap zombies we adopted as subreaper: our children that are not
 /// process-group leaders. Leaders are the servers themselves, whose exit
 /// status belongs to their `TokioChildProcess` handle.
+///
+/// One pass over `/proc` reaps for every caller: a pass that started less
+/// than [`REAP_EVERY`] ago, or one running now, stands for this call. (A
+/// hundred servers stopping together each poll every 20 ms for their group
+/// to end; with a pass per poll, a shutdown read every process's `stat`
+/// once per server and poll.)
 pub fn reap_adopted() {
     #[cfg(target_os = "linux")]
     {
         use nix::sys::wait::{waitpid, WaitPidFlag};
+        static LAST: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
+        let mut last = match LAST.try_lock() {
+            Ok(last) => last,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        if last.is_some_and(|t| t.elapsed() < REAP_EVERY) {
+            return;
+        }
+        *last = Some(std::time::Instant::now());
         let me = std::process::id();
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return;
@@ -195,6 +211,10 @@ pub fn reap_adopted() {
         }
     }
 }
+
+/// How long one pass of [`reap_adopted`] stands for every caller.
+#[cfg(target_os = "linux")]
+const REAP_EVERY: Duration = Duration::from_millis(10);
 
 /// Whether any process of the group is still alive.
 pub fn group_alive(pgid: u32) -> bool {
