@@ -51,9 +51,12 @@ const mib = (x) => `${round(x)} MiB`;
 /**
  * CPU of `procs()` over IDLE_S seconds of nothing happening, as % of one
  * core, and what each process used (from the scheduler's exact per-thread
- * counters, see `cpuMeter`).
+ * counters, see `cpuMeter`). The reading starts once they have stayed under
+ * 1 % for three 2-second windows in a row, so the tail of what happened
+ * before (the last render, a scrollbar fading out) is not counted as idle.
  */
 async function idleCpu(procs) {
+  await settle(procs, { pct: 1, quiet: 3 });
   const meter = cpuMeter(procs);
   await sleep(IDLE_S * 1000);
   const { total, perProcess, perThread } = meter.stop();

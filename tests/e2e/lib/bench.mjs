@@ -125,16 +125,6 @@ export function memoryTable(procs) {
   return { rows: [...by.values()].sort((a, b) => b.pss - a.pss), total };
 }
 
-/** CPU time (user + system) the processes used so far, in seconds. */
-export function cpuSeconds(procs) {
-  let ticks = 0;
-  for (const p of procs) {
-    const s = readStat(p.pid);
-    if (s) ticks += s.utime + s.stime;
-  }
-  return ticks / 100; // USER_HZ is 100 on Linux
-}
-
 /** Each live thread of `pid`: its name and the CPU time (ns) it has had (/proc/<pid>/task/<tid>/schedstat). */
 function threadNanos(pid) {
   const out = new Map();
@@ -159,7 +149,7 @@ function threadNanos(pid) {
 /**
  * Measures the CPU time of `procs()` (a function: the list may change) from
  * now until `stop()`, in nanoseconds: in all, per process and per thread
- * name ("process/thread"). Clock ticks (`cpuSeconds`) come in 10 ms steps,
+ * name ("process/thread"). Clock ticks (`/proc/<pid>/stat`) come in 10 ms steps,
  * which over an idle minute is the whole budget; the scheduler's per-thread
  * counters are exact. Threads are read every `everyMs`, so a thread that ends
  * in the window loses at most its last `everyMs` of CPU; a thread that starts
@@ -212,18 +202,24 @@ export function startedAtMs(pid) {
 }
 
 /**
- * Waits until `procs()` use less than `pct` % of one core over `windowMs`
- * (what "settled" means before an idle or memory reading), at most `maxMs`.
- * Returns the last window's use.
+ * Waits until `procs()` use less than `pct` % of one core in each of `quiet`
+ * windows of `windowMs` in a row (what "settled" means before an idle or
+ * memory reading), at most `maxMs`; the exact per-thread counters are read
+ * (`cpuMeter`). One quiet window is not enough before an idle reading: work
+ * that starts a moment after the last change (WebKitGTK's overlay scrollbar
+ * waits about a second after the page's height changed, then fades out at 60
+ * frames a second for ~3 s, ~250 ms of CPU painted in software) can straddle
+ * a single window and land in the reading. Returns the last window's use.
  */
-export async function settle(procs, { pct = 2, windowMs = 2_000, maxMs = 60_000 } = {}) {
+export async function settle(procs, { pct = 2, windowMs = 2_000, quiet = 1, maxMs = 60_000 } = {}) {
   const end = Date.now() + maxMs;
+  let inARow = 0;
   for (;;) {
-    const list = procs();
-    const a = cpuSeconds(list);
+    const meter = cpuMeter(procs, { everyMs: windowMs });
     await new Promise((r) => setTimeout(r, windowMs));
-    const used = ((cpuSeconds(list) - a) * 100_000) / windowMs;
-    if (used < pct || Date.now() > end) return used;
+    const used = (meter.stop().total / 1e7) / (windowMs / 1000); // ns → % of a core
+    inARow = used < pct ? inARow + 1 : 0;
+    if (inARow >= quiet || Date.now() > end) return used;
   }
 }
 
