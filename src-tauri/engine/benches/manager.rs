@@ -67,6 +67,19 @@ fn pct(v: &[Duration], p: f64) -> Duration {
     s[(((s.len() - 1) as f64) * p).round() as usize]
 }
 
+/// Records the median and p90 of `times`, in ms, as one row of the bench table.
+fn record_ms(figure: &str, times: &[Duration], goal: Goal, note: &str) {
+    record(
+        "Engine",
+        figure,
+        ms(median(times)),
+        Some(ms(pct(times, 0.9))),
+        "ms",
+        goal,
+        note,
+    );
+}
+
 /// Options as the app builds them (so fields added later keep their
 /// defaults), with a scratch home and the cache where we want it.
 fn opts(home: &Path, cache: Option<PathBuf>) -> ManagerOptions {
@@ -311,12 +324,9 @@ async fn parallel_start(bin: &Path, home: &Path, n: usize, goal: f64, sequential
         Goal::None,
         "same run, alternating",
     );
-    record(
-        "Engine",
+    record_ms(
         &format!("Stop {n} servers (`Manager::shutdown`)"),
-        ms(median(&stop)),
-        Some(ms(pct(&stop, 0.9))),
-        "ms",
+        &stop,
         Goal::None,
         "servers that exit when their input closes",
     );
@@ -402,12 +412,9 @@ async fn hung_with_cache(bin: &Path, home: &Path) {
     let mut s = times.clone();
     s.sort();
     println!("| warm cache: `start` returns, hung server's tools deferred | {:.1} | {:.1} | {:.1} | <= 300 |", ms(median(&times)), ms(pct(&times, 0.95)), ms(s[0]));
-    record(
-        "Engine",
+    record_ms(
         "Hung server with cached tools: `start` returns (others' tools listed)",
-        ms(median(&times)),
-        Some(ms(pct(&times, 0.9))),
-        "ms",
+        &times,
         Goal::Max(300.0),
         "1 hung + 4 normal servers, gate 250 ms",
     );
@@ -566,12 +573,9 @@ fn naming() {
     let n = assign_names(&tools);
     let unique: std::collections::HashSet<&String> = n.names.iter().collect();
     assert_eq!(unique.len(), NAMING_TOOLS);
-    record(
-        "Engine",
+    record_ms(
         &format!("Naming {NAMING_TOOLS} tools (`assign_names`)"),
-        ms(median(&times)),
-        Some(ms(pct(&times, 0.9))),
-        "ms",
+        &times,
         Goal::None,
         &format!("{NAMING_SERVERS} servers"),
     );
