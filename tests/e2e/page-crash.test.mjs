@@ -46,12 +46,16 @@ test('when the page\'s process is killed the window reloads it, and the servers 
 
   await until(() => /page process crashed; reloading the page/.test(fs.readFileSync(app.log, 'utf8')), 'the app log to say it reloads the page');
   await until(() => { const w = webProcessOf(app.pid); return w && w !== web; }, 'a new web process');
+  // A blank or half-drawn sidebar differs from the one before in ~12,000 of
+  // its pixels; a page drawn again can differ in a few (a clean-clone CI
+  // run once saw 1: anti-aliasing or a hover edge), which is still the page.
+  const fewPixels = 25;
   let differing = Infinity;
   await until(async () => {
     const now = await captureWindow(app.pid, path.join(dir, 'page-crash-sidebar-after.png'), { crop: sidebar });
     differing = await pixelsDiffering(before, now);
-    return differing === 0;
-  }, () => `the window to show the sidebar again (${differing} pixels differ; artifacts/page-crash-sidebar-*.png)`, 20_000);
+    return differing <= fewPixels;
+  }, () => `the window to show the sidebar again (${differing} pixels differ, at most ${fewPixels} may; artifacts/page-crash-sidebar-*.png)`, 20_000);
   await captureWindow(app.pid, path.join(dir, 'page-crash-reloaded.png'));
   assert.ok(!gone(alphaPid), 'alpha kept running: the crash of the page touched no server');
 
