@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { startApp, gotoView, byTestId, waitForStatus, captureWindow, pixelsDiffering, processesMatching, processGone as gone, until, timeBox, E2E } from './lib/app.mjs';
+import { startApp, gotoView, byTestId, fill, waitForStatus, captureWindow, pixelsDiffering, processesMatching, processGone as gone, until, timeBox, E2E } from './lib/app.mjs';
 
 let app;
 let ended = false;
@@ -62,8 +62,7 @@ test('when the page\'s process is killed the window reloads it, and the servers 
   // Then a search only this page knows about (nothing keeps it across a
   // reload): the X window keeps showing the dead page's last frame, so the
   // page is back only when the top is drawn at rest again, search box empty.
-  const search = await b.$('input[type="search"]');
-  await search.setValue('no-such-server');
+  await fill(await b.$('input[type="search"]'), 'no-such-server');
   let differing = 0;
   await until(async () => (differing = await pixelsDiffering(atRest, await shot('searching'))) > 1000, () => `the search to show in the window (${differing} pixels differ)`);
   const alphaPid = Number(execFileSync('pgrep', ['-P', String(app.pid), '-f', 'fixture-server --name alpha'], { encoding: 'utf8' }).trim());
