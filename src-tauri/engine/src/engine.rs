@@ -566,6 +566,38 @@ impl Engine {
         self.save_settings(|s| crate::gateway::switches::set_tool(s, server, tool, on))
     }
 
+    /// Every profile (Everything first) with its servers, tools and costs.
+    pub fn profiles(&self) -> Vec<crate::profiles::ProfileView> {
+        crate::profiles::views(&self.settings(), &self.snapshot(), &self.manager)
+    }
+
+    /// Every tool with the tokens its definition costs.
+    pub fn tool_costs(&self) -> Vec<crate::profiles::ToolCost> {
+        crate::profiles::tool_costs(&self.manager)
+    }
+
+    /// Change the profiles (servers added must exist); running gateways
+    /// follow the settings file at once.
+    pub async fn change_profiles(
+        &self,
+        change: crate::profile::ProfileChange,
+    ) -> Result<(), EditError> {
+        crate::profiles::unknown_servers(&self.snapshot(), change.added_servers())?;
+        let _g = self.edits.lock().await;
+        let s = crate::profiles::change(&self.host, |p| change.apply(p))?;
+        *self.settings.write().unwrap() = s;
+        Ok(())
+    }
+
+    /// Switch to a profile: the gateway's `/mcp` serves it at once (clients
+    /// hear `list_changed`), and the clients that follow the switch get it.
+    pub async fn switch_profile(&self, name: &str) -> Result<(), EditError> {
+        let _g = self.edits.lock().await;
+        let s = crate::profiles::change(&self.host, |p| p.switch_to(name))?;
+        *self.settings.write().unwrap() = s;
+        Ok(())
+    }
+
     /// Leave a server out of the gateway, or serve it again (it keeps
     /// running for the app either way).
     pub async fn set_gateway_excluded(

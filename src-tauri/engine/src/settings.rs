@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::config::{RestartPolicy, ServerDef};
 use crate::host::Host;
+use crate::profile::ProfileSettings;
 use crate::writer::atomic::WriteError;
 use crate::writer::atomic::{content_hash, write_private, ContentHash, Expected};
 use crate::writer::history::{FileWrite, Label, Recording};
@@ -37,6 +38,9 @@ pub enum SettingsError {
     },
     #[error(transparent)]
     Write(#[from] WriteError),
+    /// A change of the profiles that does not apply (unknown profile, name taken, …).
+    #[error(transparent)]
+    Profile(#[from] crate::profile::ProfileError),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,6 +113,10 @@ pub struct Settings {
     /// definition sets none of its own.
     #[serde(default, skip_serializing_if = "ServerDefaults::is_default")]
     pub server_defaults: ServerDefaults,
+    /// Profiles: named sets of servers and tools, which one the switch is
+    /// on, which clients and project folders follow one, token budgets.
+    #[serde(default, skip_serializing_if = "ProfileSettings::is_default")]
+    pub profiles: ProfileSettings,
     #[serde(flatten)]
     pub other: Map<String, Value>,
     /// Why the file could not be used (file and line): these are then the
@@ -271,6 +279,7 @@ impl Default for Settings {
             registry_url: None,
             keep_in_tray: true,
             server_defaults: ServerDefaults::default(),
+            profiles: ProfileSettings::default(),
             other: Map::new(),
             problem: None,
             read_from: None,
@@ -575,6 +584,7 @@ fn setting_words(key: &str) -> &str {
         "trustedServers" => "trusted project servers",
         "parked" => "disabled servers kept aside",
         "enableProjectConfig" => "project config switch",
+        "profiles" => "profiles",
         other => other,
     }
 }

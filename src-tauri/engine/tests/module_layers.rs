@@ -34,6 +34,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "opener",
             "launch",
             "sse_client",
+            "profile",
+            "tokens",
         ],
     ),
     (
@@ -56,6 +58,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "on top of the manager: the gateway, approvals, the file watcher",
         &["gateway", "approvals", "watch"],
+    ),
+    (
+        "profiles: their servers, tools and costs",
+        &["profiles"],
     ),
     ("connecting clients to the gateway", &["connect"]),
     ("the engine facade", &["engine"]),

@@ -57,6 +57,8 @@ struct HttpState {
     aggregate: Service,
     /// `/mcp/<server>` services, made on first use (one per served server).
     scoped: Mutex<HashMap<String, Service>>,
+    /// `/mcp/p/<profile>` services, made on first use (by lower-case name).
+    profiles: Mutex<HashMap<String, Service>>,
 }
 
 fn service(gateway: Gateway, config: StreamableHttpServerConfig) -> Service {
@@ -93,11 +95,13 @@ pub fn router(
         token,
         config,
         scoped: Mutex::new(HashMap::new()),
+        profiles: Mutex::new(HashMap::new()),
     });
     Router::new()
         .route("/mcp", axum::routing::any(aggregate))
         .route("/mcp/{server}", axum::routing::any(scoped))
-        .fallback(|| async { (StatusCode::NOT_FOUND, "Not Found: the Switchboard gateway is at /mcp (every server) and /mcp/<server> (one server)") })
+        .route("/mcp/p/{profile}", axum::routing::any(profile))
+        .fallback(|| async { (StatusCode::NOT_FOUND, "Not Found: the Switchboard gateway is at /mcp (every server), /mcp/<server> (one server) and /mcp/p/<profile> (one profile)") })
         .layer(axum::middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
 }
@@ -129,6 +133,28 @@ async fn scoped(
         let mut map = st.scoped.lock().unwrap();
         map.entry(server.clone())
             .or_insert_with(|| service(st.gateway.scoped(&server), st.config.clone()))
+            .clone()
+    };
+    match svc.call(req).await {
+        Ok(r) => r.into_response(),
+        Err(never) => match never {},
+    }
+}
+
+async fn profile(
+    State(st): State<Arc<HttpState>>,
+    Path(name): Path<String>,
+    req: Request,
+) -> Response {
+    use tower_service::Service as _;
+    let known = st.gateway.watch_switches().borrow().profile(&name).is_some();
+    if !known {
+        return (StatusCode::NOT_FOUND, format!("Not Found: no profile \"{name}\" in this Switchboard gateway (see `switchboard profile list`)")).into_response();
+    }
+    let mut svc = {
+        let mut map = st.profiles.lock().unwrap();
+        map.entry(name.to_lowercase())
+            .or_insert_with(|| service(st.gateway.for_profile(&name), st.config.clone()))
             .clone()
     };
     match svc.call(req).await {

@@ -84,6 +84,9 @@ pub enum Scope {
     All,
     /// One server under its own names.
     One(String),
+    /// One profile's servers and tools under gateway names
+    /// (`/mcp/p/<profile>`); `All` serves the active profile.
+    Profile(String),
 }
 
 #[derive(Debug, Clone)]
@@ -115,6 +118,10 @@ pub struct SessionInfo {
     pub version: String,
     /// `None`: the aggregate; else the one server it is for.
     pub server: Option<String>,
+    /// The profile it was opened for (`/mcp/p/<profile>`, `serve --profile`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub profile: Option<String>,
 }
 
 const TOOLS: u8 = 1;
@@ -574,6 +581,23 @@ impl Gateway {
         )
     }
 
+    /// The same gateway for one profile's servers and tools, under gateway
+    /// names. A profile that does not exist (or is deleted while clients
+    /// are connected) serves nothing.
+    pub fn for_profile(&self, profile: &str) -> Gateway {
+        let i = &self.inner;
+        Self::build(
+            i.manager.clone(),
+            Scope::Profile(profile.to_string()),
+            i.opts.clone(),
+            i.switches.clone(),
+            i.ready_tx.clone(),
+            i.ready.clone(),
+            i.relay.clone(),
+            i.next_session.clone(),
+        )
+    }
+
     /// The servers passed the startup gate: `tools/list` stops waiting.
     pub fn set_ready(&self) {
         self.inner.ready_tx.send_replace(true);
@@ -634,11 +658,58 @@ impl Gateway {
     }
 }
 
+/// Which servers and tools a profile lets through, as a gateway scope sees it.
+enum ProfileFilter<'a> {
+    Everything,
+    Only(&'a crate::profile::Profile),
+    /// A profile that is not there: nothing.
+    Nothing,
+}
+
+impl ProfileFilter<'_> {
+    fn server(&self, server: &str) -> bool {
+        match self {
+            ProfileFilter::Everything => true,
+            ProfileFilter::Only(p) => p.includes(server),
+            ProfileFilter::Nothing => false,
+        }
+    }
+
+    fn tool(&self, server: &str, tool: &str) -> bool {
+        match self {
+            ProfileFilter::Everything => true,
+            ProfileFilter::Only(p) => p.allows(server, tool),
+            ProfileFilter::Nothing => false,
+        }
+    }
+}
+
 impl Inner {
-    pub fn visible(&self, server: &str) -> bool {
+    fn filter<'a>(&self, switches: &'a Switches) -> ProfileFilter<'a> {
+        use switches::ActiveProfile;
         match &self.scope {
-            Scope::One(s) => s == server && !self.switches.borrow().is_excluded(server),
-            Scope::All => !self.switches.borrow().is_excluded(server),
+            Scope::One(_) => ProfileFilter::Everything,
+            Scope::All => match switches.active() {
+                None => ProfileFilter::Everything,
+                Some(ActiveProfile::Profile(p)) => ProfileFilter::Only(p),
+                Some(ActiveProfile::Missing) => ProfileFilter::Nothing,
+            },
+            Scope::Profile(name) => match switches.profile(name) {
+                Some(None) => ProfileFilter::Everything,
+                Some(Some(p)) => ProfileFilter::Only(p),
+                None => ProfileFilter::Nothing,
+            },
+        }
+    }
+
+    pub fn visible(&self, server: &str) -> bool {
+        let switches = self.switches.borrow();
+        if switches.is_excluded(server) {
+            return false;
+        }
+        match &self.scope {
+            Scope::One(s) => s == server,
+            _ => self.filter(&switches).server(server),
         }
     }
 
@@ -738,8 +809,10 @@ impl Inner {
         // Each server's own definitions, by raw name.
         type ByName = (Arc<Vec<Tool>>, HashMap<String, usize>);
         let mut raw: HashMap<String, ByName> = HashMap::new();
+        let filter = self.filter(switches);
         for e in &index.tools {
             if !self.visible(&e.server)
+                || !filter.tool(&e.server, &e.tool)
                 || switches.is_off(&e.server, &e.tool)
                 || holds.holds_tool(&e.server, &e.tool)
             {
@@ -759,7 +832,7 @@ impl Inner {
             };
             let mut t = def.clone();
             let name = match &self.scope {
-                Scope::All => e.name.clone(),
+                Scope::All | Scope::Profile(_) => e.name.clone(),
                 Scope::One(_) => e.tool.clone(),
             };
             t.name = name.clone().into();
@@ -916,7 +989,7 @@ impl Inner {
             EngineEvent::PromptsChanged { server } if self.visible(server) => PROMPTS,
             EngineEvent::ResourceUpdated { server, uri } if self.visible(server) => {
                 let uri = match self.scope {
-                    Scope::All => routes::wrap_uri(server, uri),
+                    Scope::All | Scope::Profile(_) => routes::wrap_uri(server, uri),
                     Scope::One(_) => uri.clone(),
                 };
                 for s in self.live_sessions() {

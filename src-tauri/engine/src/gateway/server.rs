@@ -61,8 +61,12 @@ impl GatewaySession {
                 client,
                 version,
                 server: match &self.inner.scope {
-                    Scope::All => None,
+                    Scope::All | Scope::Profile(_) => None,
                     Scope::One(s) => Some(s.clone()),
+                },
+                profile: match &self.inner.scope {
+                    Scope::Profile(p) => Some(p.clone()),
+                    _ => None,
                 },
             },
         });
@@ -81,7 +85,7 @@ impl GatewaySession {
     fn one(&self) -> Option<&str> {
         match &self.inner.scope {
             Scope::One(s) => Some(s),
-            Scope::All => None,
+            Scope::All | Scope::Profile(_) => None,
         }
     }
 

@@ -10,15 +10,20 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::host::Host;
+use crate::profile::{is_everything, Profile};
 use crate::settings::{settings_path, Settings, SettingsError};
 
-/// What the gateway must not offer.
+/// What the gateway must not offer, and the profiles it serves.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Switches {
     /// Server → raw names of its tools that are switched off.
     off: HashMap<String, HashSet<String>>,
     /// Servers the gateway does not serve at all.
     excluded: HashSet<String>,
+    /// The user's profiles, by name as written.
+    profiles: Vec<Profile>,
+    /// The profile switched to (`None`: Everything); what `/mcp` serves.
+    active: Option<String>,
 }
 
 impl Switches {
@@ -30,7 +35,37 @@ impl Switches {
                 .map(|(server, tools)| (server.clone(), tools.iter().cloned().collect()))
                 .collect(),
             excluded: s.gateway_excluded.iter().cloned().collect(),
+            profiles: s.profiles.list.clone(),
+            active: s.profiles.active.clone(),
         }
+    }
+
+    /// The profile `name` (`Some(None)`: Everything, no filter; `None`: no
+    /// such profile).
+    pub fn profile(&self, name: &str) -> Option<Option<&Profile>> {
+        if is_everything(name) {
+            return Some(None);
+        }
+        self.profiles
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case(name))
+            .map(Some)
+    }
+
+    /// The profile switched to (`None`: Everything). An active profile that
+    /// no longer exists serves nothing rather than everything.
+    pub fn active(&self) -> Option<ActiveProfile<'_>> {
+        let name = self.active.as_deref()?;
+        Some(match self.profile(name) {
+            Some(Some(p)) => ActiveProfile::Profile(p),
+            Some(None) => return None,
+            None => ActiveProfile::Missing,
+        })
+    }
+
+    /// The active profile's name.
+    pub fn active_name(&self) -> &str {
+        self.active.as_deref().unwrap_or(crate::profile::EVERYTHING)
     }
 
     pub fn is_off(&self, server: &str, tool: &str) -> bool {
@@ -41,10 +76,30 @@ impl Switches {
         self.excluded.contains(server)
     }
 
-    /// Whether `other` excludes a different set of servers.
+    /// Whether `other` serves the same servers (exclusions, profiles' servers
+    /// and the active profile).
     pub fn same_servers(&self, other: &Switches) -> bool {
+        let servers = |s: &Switches| -> Vec<(String, Vec<String>)> {
+            s.profiles
+                .iter()
+                .map(|p| {
+                    let names = p.servers.iter().map(|x| x.name.clone()).collect();
+                    (p.name.to_lowercase(), names)
+                })
+                .collect()
+        };
         self.excluded == other.excluded
+            && self.active_name().eq_ignore_ascii_case(other.active_name())
+            && servers(self) == servers(other)
     }
+}
+
+/// The profile switched to, as the gateway's `/mcp` serves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActiveProfile<'a> {
+    Profile(&'a Profile),
+    /// The settings name a profile that is not there (deleted by hand).
+    Missing,
 }
 
 /// Switch `tool` of `server` on or off in `s` (kept sorted, no duplicates;

@@ -42,6 +42,9 @@ pub enum EditError {
     Write(#[from] WriteError),
     #[error("unknown source \"{0}\"")]
     UnknownSource(String),
+    /// A profile change that does not apply (unknown profile, name taken, …).
+    #[error(transparent)]
+    Profile(#[from] crate::profile::ProfileError),
 }
 
 impl EditError {
@@ -58,6 +61,13 @@ impl EditError {
             EditError::Write(WriteError::ReadOnly { .. }) => ErrorCode::ReadOnly,
             EditError::Write(_) => ErrorCode::Io,
             EditError::UnknownSource(_) => ErrorCode::UnknownSource,
+            EditError::Profile(crate::profile::ProfileError::Unknown { .. }) => {
+                ErrorCode::NotFound
+            }
+            EditError::Profile(crate::profile::ProfileError::Exists(_)) => {
+                ErrorCode::AlreadyExists
+            }
+            EditError::Profile(_) => ErrorCode::Invalid,
         }
     }
 }
@@ -76,6 +86,7 @@ impl From<SettingsError> for EditError {
                 ),
             },
             SettingsError::Write(w) => EditError::Write(w),
+            SettingsError::Profile(p) => EditError::Profile(p),
         }
     }
 }

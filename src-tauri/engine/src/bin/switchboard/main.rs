@@ -237,6 +237,10 @@ pub(crate) enum Command {
         /// prompt names (over HTTP: at http://ADDR/mcp/NAME).
         #[arg(long, value_name = "NAME")]
         server: Option<String>,
+        /// Serve one profile's servers and tools (over HTTP: at
+        /// http://ADDR/mcp/p/NAME); clients hear `list_changed` when it changes.
+        #[arg(long, value_name = "NAME")]
+        profile: Option<String>,
         /// Offer only search_tools and call_tool instead of every tool, for
         /// clients that cannot take many tools.
         #[arg(long)]
@@ -285,6 +289,12 @@ pub(crate) enum Command {
         action: String,
         #[arg(required = true)]
         names: Vec<String>,
+    },
+    /// Profiles: named sets of servers and tools, applied to clients in
+    /// their own files or through the gateway (`profile --help`).
+    Profile {
+        #[command(subcommand)]
+        action: profile::ProfileAction,
     },
     /// The MCP Registry: `switchboard registry search QUERY`, `switchboard
     /// registry show NAME`. The registry is --registry URL, else
@@ -381,6 +391,7 @@ pub(crate) enum RegistryAction {
 
 mod connect;
 mod history;
+mod profile;
 mod registry;
 mod runtime;
 mod serve;
@@ -456,7 +467,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         | Command::Prompt { .. }
         | Command::Watch { .. }
         | Command::Login { .. }
-        | Command::Logout { .. }) => {
+        | Command::Logout { .. }
+        | Command::Profile {
+            action: profile::ProfileAction::Show { .. },
+        }) => {
             let d = discover(&host, &settings, &o);
             let rt = tokio::runtime::Runtime::new()?;
             let roots = d.project_folders();
@@ -474,12 +488,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve {
             http,
             server,
+            profile,
             tool_search,
         } => {
             let rt = tokio::runtime::Runtime::new()?;
             let o = serve::Serve {
                 http,
                 server,
+                profile,
                 tool_search,
                 accept_defaults: cli.accept_defaults,
                 projects: cli.projects.clone(),
@@ -487,6 +503,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             return rt.block_on(serve::serve(host, o));
         }
         Command::Gateway { .. } => serve::print_token()?,
+        Command::Profile { action } => {
+            let d = discover(&host, &settings, &o);
+            profile::run(&host, &mut settings, &d, action)?
+        }
         Command::Connect {
             client,
             http,

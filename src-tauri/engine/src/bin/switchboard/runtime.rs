@@ -55,6 +55,16 @@ pub async fn run(host: Host, d: Discovery, cmd: Command, o: Options) -> anyhow::
                 .await
             }
             Command::Logout { server } => logout(&d, &server).await,
+            Command::Profile {
+                action: crate::profile::ProfileAction::Show { name, json },
+            } => {
+                let (settings, _) = switchboard_engine::settings::Settings::load(&host);
+                // Refused before any server starts.
+                settings.profiles.filter(&name)?;
+                manager.start(Wanted::from_discovery(&d)).await;
+                first_use(&manager).await;
+                crate::profile::show(&host, &manager, &d, &name, json).await
+            }
             c => work(&manager, &d, c).await,
         }
     };
@@ -174,11 +184,17 @@ async fn work(m: &Manager, d: &Discovery, cmd: Command) -> anyhow::Result<()> {
             let index = std::sync::Arc::new(index);
             let errors: Vec<Value> = m.states().iter().filter_map(not_running).collect();
             if json {
+                let tokens: std::collections::HashMap<String, u32> =
+                    switchboard_engine::profiles::tool_costs(m)
+                        .into_iter()
+                        .map(|c| (c.name, c.tokens))
+                        .collect();
                 let tools: Vec<Value> = index
                     .tools
                     .iter()
                     .map(|t| {
                         let mut v = serde_json::to_value(t).unwrap_or_default();
+                        v["tokens"] = json!(tokens.get(&t.name).copied().unwrap_or_default());
                         let r = trust.item(&t.server, ItemKind::Tool, &t.tool);
                         v["pin"] = json!(r.map(|r| r.pin).unwrap_or(PinState::New));
                         v["held"] = json!(r.is_some_and(|r| r.held));
@@ -189,7 +205,7 @@ async fn work(m: &Manager, d: &Discovery, cmd: Command) -> anyhow::Result<()> {
                 println!(
                     "{}",
                     serde_json::to_string_pretty(
-                        &json!({"tools": tools, "collisions": index.collisions, "errors": errors})
+                        &json!({"tools": tools, "tokenizer": switchboard_engine::tokens::TOKENIZER, "collisions": index.collisions, "errors": errors})
                     )?
                 );
             } else {

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 pub struct Serve {
     pub http: Option<String>,
     pub server: Option<String>,
+    pub profile: Option<String>,
     pub tool_search: bool,
     pub accept_defaults: bool,
     pub projects: Vec<PathBuf>,
@@ -27,6 +28,13 @@ pub struct Serve {
 
 pub async fn serve(host: Host, o: Serve) -> anyhow::Result<()> {
     // Everything that can be refused is refused before any server starts.
+    if let Some(p) = &o.profile {
+        if o.server.is_some() {
+            anyhow::bail!("serve: give --server or --profile, not both");
+        }
+        let (settings, _) = switchboard_engine::settings::Settings::load(&host);
+        settings.profiles.filter(p).map_err(|e| anyhow::anyhow!("serve --profile: {e}"))?;
+    }
     let listen = match &o.http {
         Some(addr) => {
             let a = http::loopback_addr(addr).map_err(|e| anyhow::anyhow!("serve --http: {e}"))?;
@@ -59,9 +67,10 @@ pub async fn serve(host: Host, o: Serve) -> anyhow::Result<()> {
             ..Default::default()
         },
     );
-    let gateway = match &o.server {
-        Some(s) => gateway.scoped(s),
-        None => gateway,
+    let gateway = match (&o.server, &o.profile) {
+        (Some(s), _) => gateway.scoped(s),
+        (None, Some(p)) => gateway.for_profile(p),
+        (None, None) => gateway,
     };
     // Servers start now; a client's first list waits at most the startup gate.
     let starting = {
@@ -105,9 +114,10 @@ pub async fn serve(host: Host, o: Serve) -> anyhow::Result<()> {
             let bound = listener.local_addr()?;
             let stop = CancellationToken::new();
             let router = http::router(gateway.clone(), token, bound, stop.clone());
-            let path = match &o.server {
-                Some(s) => format!("/mcp/{s}"),
-                None => "/mcp".to_string(),
+            let path = match (&o.server, &o.profile) {
+                (Some(s), _) => format!("/mcp/{s}"),
+                (None, Some(p)) => format!("/mcp/p/{}", profile_path(p)),
+                (None, None) => "/mcp".to_string(),
             };
             let url = format!("http://{bound}{path}");
             {
@@ -252,4 +262,11 @@ fn resolve(index: &Index, wanted: &[Wanted], name: &str) -> Option<(String, Stri
     let known = wanted.iter().any(|w| w.def.name == server)
         && index.values().any(|(s, t)| s == server && t == tool);
     known.then(|| (server.to_string(), tool.to_string()))
+}
+
+/// A profile's name as a URL path segment (spaces and the like escaped).
+pub fn profile_path(name: &str) -> String {
+    url::form_urlencoded::byte_serialize(name.as_bytes())
+        .collect::<String>()
+        .replace('+', "%20")
 }
