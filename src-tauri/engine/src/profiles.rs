@@ -173,7 +173,11 @@ pub fn view(
         None => manager
             .server_names()
             .into_iter()
-            .filter(|n| manager.status(n).is_some_and(|s| s != ServerStatus::Disabled))
+            .filter(|n| {
+                manager
+                    .status(n)
+                    .is_some_and(|s| s != ServerStatus::Disabled)
+            })
             .map(|n| (n, None))
             .collect(),
     };
@@ -240,4 +244,126 @@ pub fn unknown_servers(discovery: &Discovery, names: &[String]) -> Result<(), Pr
         return Ok(());
     }
     Err(ProfileError::UnknownServers(unknown))
+}
+
+/// What one client's tool definitions cost: the servers it loads (its own
+/// files' enabled servers, or a profile's through the gateway) and their
+/// tokens, against its budget.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct ClientCost {
+    /// The client's id (`cursor`).
+    pub client: String,
+    pub label: &'static str,
+    /// The profile it follows, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub profile: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub via: Option<crate::profile::Via>,
+    /// (server, tokens), in the order its files list them; the gateway
+    /// entry counts as the profile it serves.
+    pub servers: Vec<(String, u32)>,
+    pub tokens: u32,
+    pub budget: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub over_budget: Option<OverBudget>,
+}
+
+/// The cost of every client that has a config file here. A server's tools
+/// are the ones the manager lists for that name (its winning definition).
+pub fn client_costs(
+    settings: &Settings,
+    discovery: &Discovery,
+    manager: &Manager,
+) -> Vec<ClientCost> {
+    let costs = tool_costs(manager);
+    let p = &settings.profiles;
+    let server_tokens = |name: &str| -> u32 {
+        costs
+            .iter()
+            .filter(|c| c.server == name)
+            .map(|c| c.tokens)
+            .sum()
+    };
+    let profile_servers = |name: &str| -> Vec<(String, u32)> {
+        let v = view(p.filter(name).ok().flatten(), p, discovery, manager, &costs);
+        v.servers.into_iter().map(|s| (s.name, s.tokens)).collect()
+    };
+    let mut out: Vec<ClientCost> = vec![];
+    for source in &discovery.sources {
+        use crate::sources::Client;
+        if matches!(source.client, Client::Switchboard | Client::Fallback) || !source.exists {
+            continue;
+        }
+        // The id commands take (`cursor`), as `connect` names clients.
+        let id = serde_json::to_value(source.client)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_default();
+        let mut servers: Vec<(String, u32)> = vec![];
+        for s in &discovery.servers {
+            for d in s
+                .definitions
+                .iter()
+                .filter(|d| d.source == source.id && d.def.enabled)
+            {
+                if crate::discovery::is_gateway_entry(s.name(), &d.def) {
+                    let served =
+                        gateway_profile(&d.def).unwrap_or_else(|| p.active_name().to_string());
+                    servers.extend(profile_servers(&served));
+                } else {
+                    servers.push((s.name().to_string(), server_tokens(s.name())));
+                }
+            }
+        }
+        match out.iter_mut().find(|c| c.client == id) {
+            Some(c) => c.servers.extend(servers),
+            None => out.push(ClientCost {
+                profile: p.clients.get(&id).map(|c| c.profile.clone()),
+                via: p.clients.get(&id).map(|c| c.via),
+                budget: p.budget(&id),
+                label: source.client.display_name(),
+                client: id,
+                servers,
+                tokens: 0,
+                over_budget: None,
+            }),
+        }
+    }
+    for c in &mut out {
+        let mut seen = std::collections::HashSet::new();
+        c.servers.retain(|(n, _)| seen.insert(n.clone()));
+        c.tokens = c.servers.iter().map(|(_, t)| t).sum();
+        if c.tokens > c.budget {
+            c.over_budget = Some(OverBudget {
+                budget: c.budget,
+                biggest: crate::tokens::biggest(c.servers.iter().map(|(n, t)| (n.as_str(), *t)), 3),
+                tool_search_tokens: tool_search_tokens(costs.len()),
+            });
+        }
+    }
+    out
+}
+
+/// The profile a gateway entry serves: `serve --profile NAME` or a URL
+/// ending in `/mcp/p/NAME` (`None`: the active profile, `/mcp`).
+pub fn gateway_profile(def: &crate::config::ServerDef) -> Option<String> {
+    if let Some(i) = def.args.iter().position(|a| a == "--profile") {
+        return def.args.get(i + 1).cloned();
+    }
+    let url = url::Url::parse(def.url.as_deref()?).ok()?;
+    let mut segs = url.path_segments()?;
+    match (segs.next(), segs.next(), segs.next()) {
+        (Some("mcp"), Some("p"), Some(name)) => Some(
+            url::form_urlencoded::parse(format!("n={name}").as_bytes())
+                .next()
+                .map(|(_, v)| v.into_owned())
+                .unwrap_or_else(|| name.to_string()),
+        ),
+        _ => None,
+    }
 }

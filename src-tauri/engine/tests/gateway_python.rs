@@ -179,3 +179,91 @@ async fn python_sdk_through_http_gets_what_it_gets_directly() {
         "/mcp/fx over HTTP",
     );
 }
+
+/// Runs `switchboard ARGS` in the home, checks it succeeded, returns stdout.
+async fn cli(home: &Home, args: &[&str]) -> String {
+    let mut c = tokio::process::Command::new(BIN);
+    c.args(args);
+    home.env(&mut c);
+    let o = tokio::time::timeout(T, c.output()).await.unwrap().unwrap();
+    assert!(
+        o.status.success(),
+        "switchboard {args:?} failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A profile's endpoint, `/mcp/p/<profile>`: the Python SDK lists exactly the
+/// profile's tools (one server, one of its tools left out), and when the
+/// profile changes in another process (`switchboard profile add`), it gets
+/// `list_changed` and then lists the new set.
+#[tokio::test]
+async fn python_sdk_at_a_profile_lists_its_tools_and_hears_it_change() {
+    let Some(py) = python("python_sdk_at_a_profile_lists_its_tools_and_hears_it_change") else {
+        return;
+    };
+    let home = Home::new();
+    let all: Value =
+        serde_json::from_str(&cli(&home, &["tools", "--json", "--server", "fx", "--wait"]).await)
+            .unwrap();
+    let mut want: Vec<String> = all["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .filter(|n| n != "mcp_fx_sleep")
+        .collect();
+    want.sort();
+    assert!(want.len() > 3, "fx offers its tools: {want:?}");
+    cli(&home, &["profile", "create", "focus", "fx"]).await;
+    cli(
+        &home,
+        &["profile", "tools", "focus", "fx", "--deny", "sleep"],
+    )
+    .await;
+    let (_gateway, url) = home.http().await;
+    let at = format!("{url}/p/focus");
+    let mut c = tokio::process::Command::new(&py);
+    c.arg(python_dir().join("profile_client.py"))
+        .args([&at, TOKEN]);
+    home.env(&mut c);
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::time::timeout(T, out.read_line(&mut line))
+        .await
+        .expect("the client listed the profile's tools in time")
+        .unwrap();
+    let first: Value = serde_json::from_str(&line)
+        .unwrap_or_else(|e| panic!("{e}: {line:?} (client's first line)"));
+    assert_eq!(
+        first["tools"],
+        json!(want),
+        "exactly the profile's tools: fx without sleep, nothing of other"
+    );
+    cli(&home, &["profile", "add", "focus", "other"]).await;
+    line.clear();
+    tokio::time::timeout(T, out.read_line(&mut line))
+        .await
+        .expect("the client heard list_changed and listed again in time")
+        .unwrap();
+    let second: Value = serde_json::from_str(&line)
+        .unwrap_or_else(|e| panic!("{e}: {line:?} (client's second line)"));
+    let names: Vec<&str> = second["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"mcp_other_echo") && !names.contains(&"mcp_fx_sleep"),
+        "after the change: other's tools are in, fx's sleep still out: {names:?}"
+    );
+    let status = tokio::time::timeout(T, child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success());
+}

@@ -296,6 +296,10 @@ pub(crate) enum Command {
         #[command(subcommand)]
         action: profile::ProfileAction,
     },
+    /// Count tokens (o200k_base) for the desktop app: a JSON array of
+    /// strings on stdin, a JSON array of counts on stdout.
+    #[command(hide = true)]
+    Tokens,
     /// The MCP Registry: `switchboard registry search QUERY`, `switchboard
     /// registry show NAME`. The registry is --registry URL, else
     /// SWITCHBOARD_REGISTRY_URL, else Settings' registryUrl, else
@@ -399,6 +403,7 @@ mod token;
 
 fn main() -> ExitCode {
     switchboard_engine::memory::one_arena();
+    switchboard_engine::tokens::use_in_process();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -503,6 +508,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             return rt.block_on(serve::serve(host, o));
         }
         Command::Gateway { .. } => serve::print_token()?,
+        Command::Tokens => {
+            let texts: Vec<String> = serde_json::from_reader(std::io::stdin().lock())
+                .map_err(|e| anyhow::anyhow!("tokens: stdin is not a JSON array of strings: {e}"))?;
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let counts = switchboard_engine::tokens::count_parallel(&refs);
+            println!("{}", serde_json::to_string(&counts)?);
+        }
         Command::Profile { action } => {
             let d = discover(&host, &settings, &o);
             profile::run(&host, &mut settings, &d, action)?
