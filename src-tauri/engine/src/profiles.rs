@@ -229,7 +229,10 @@ pub fn change(
     host: &Host,
     f: impl Fn(&mut ProfileSettings) -> Result<(), ProfileError>,
 ) -> Result<Settings, SettingsError> {
-    Settings::try_update(host, |s| f(&mut s.profiles).map_err(SettingsError::from))
+    let s = Settings::try_update(host, |s| f(&mut s.profiles).map_err(SettingsError::from))?;
+    // Gateways in this process serve the change at once.
+    crate::gateway::switches::nudge(host);
+    Ok(s)
 }
 
 /// Servers among `names` that no source defines, refused when adding (a

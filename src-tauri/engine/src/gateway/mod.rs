@@ -56,7 +56,8 @@ use crate::tool_trust::{Holds, TrustBasis};
 pub use server::GatewaySession;
 pub use switches::Switches;
 
-/// Notifications arriving within this window go out as one.
+/// Notifications arriving within this window of the last one sent go out
+/// as one (the first after a quiet spell goes out at once).
 pub const COALESCE: Duration = Duration::from_millis(30);
 /// Bound of one notification send to a client (a client that stops reading
 /// loses notifications, it never blocks the gateway).
@@ -914,16 +915,20 @@ async fn notifier(
 ) {
     let mut pending: u8 = 0;
     let mut flush_at: Option<tokio::time::Instant> = None;
+    // The first change after a quiet spell goes out at once; what follows
+    // within COALESCE goes out as one, after it.
+    let mut last_flush = tokio::time::Instant::now() - COALESCE;
     let mut last_tools = match inner.upgrade() {
         Some(i) => i.tools_fingerprint(),
         None => return,
     };
     let mut last_switches = switches.borrow().clone();
     loop {
-        fn raise(bits: u8, pending: &mut u8, flush_at: &mut Option<tokio::time::Instant>) {
+        let earliest = last_flush + COALESCE;
+        let raise = |bits: u8, pending: &mut u8, flush_at: &mut Option<tokio::time::Instant>| {
             *pending |= bits;
-            flush_at.get_or_insert_with(|| tokio::time::Instant::now() + COALESCE);
-        }
+            flush_at.get_or_insert_with(|| earliest.max(tokio::time::Instant::now()));
+        };
         tokio::select! {
             _ = stop.cancelled() => return,
             ev = events.recv() => {
@@ -957,6 +962,7 @@ async fn notifier(
             }
             _ = async { tokio::time::sleep_until(flush_at.unwrap()).await }, if flush_at.is_some() => {
                 flush_at = None;
+                last_flush = tokio::time::Instant::now();
                 let Some(inner) = inner.upgrade() else { return };
                 let mut bits = std::mem::take(&mut pending);
                 if bits & TOOLS != 0 {
