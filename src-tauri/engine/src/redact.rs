@@ -101,23 +101,235 @@ pub fn secret_values(
     out
 }
 
-/// Names that say "this is a credential".
-fn looks_secret(name: &str) -> bool {
+/// Names (of env variables, headers, query parameters, flags) that say
+/// "this is a credential": one of these words anywhere in the name, and
+/// `PAT` as a word of its own (`GITHUB_PAT`, `githubPat`; not `PATH`).
+pub fn looks_secret(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
-    [
-        "KEY",
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "CREDENTIAL",
-        "AUTH",
-        "PAT",
-        "COOKIE",
-        "SESSION",
-    ]
-    .iter()
-    .any(|w| n.contains(w))
+    let word_pat = words(name).iter().any(|w| w.eq_ignore_ascii_case("PAT"));
+    word_pat
+        || [
+            "KEY",
+            "TOKEN",
+            "SECRET",
+            "PASSWORD",
+            "PASSWD",
+            "CREDENTIAL",
+            "AUTH",
+            "COOKIE",
+            "SESSION",
+        ]
+        .iter()
+        .any(|w| n.contains(w))
+}
+
+/// The words of a name: split at anything but letters and digits, and
+/// where a lower-case letter meets an upper-case one (`githubPat`).
+fn words(name: &str) -> Vec<&str> {
+    let b = name.as_bytes();
+    let mut cuts = vec![0];
+    cuts.extend(
+        (1..b.len()).filter(|&i| b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase()),
+    );
+    cuts.push(b.len());
+    cuts.windows(2)
+        .flat_map(|w| name[w[0]..w[1]].split(|c: char| !c.is_ascii_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Schemes a credential follows in a header value (`Bearer TOKEN`).
+const AUTH_SCHEMES: &[&str] = &["Bearer", "Basic", "Token", "Bot", "Digest", "ApiKey"];
+
+/// Prefixes of well-known credentials (GitHub, GitLab, OpenAI and
+/// Anthropic, Stripe, Slack, Hugging Face, npm, PyPI, Shopify, Linear,
+/// Notion, DigitalOcean, Grafana, Figma, Perplexity, Groq, Google, AWS,
+/// SendGrid), each followed by at least [`MIN_AFTER_PREFIX`] characters.
+const TOKEN_PREFIXES: &[&str] = &[
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "gldt-",
+    "glrt-",
+    "sk-",
+    "sk_live_",
+    "sk_test_",
+    "rk_live_",
+    "rk_test_",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "xoxr-",
+    "xoxs-",
+    "xapp-",
+    "hf_",
+    "npm_",
+    "pypi-",
+    "shpat_",
+    "shpss_",
+    "lin_api_",
+    "ntn_",
+    "dop_v1_",
+    "glsa_",
+    "figd_",
+    "pplx-",
+    "gsk_",
+    "AIza",
+    "AKIA",
+    "ASIA",
+    "SG.",
+];
+const MIN_AFTER_PREFIX: usize = 16;
+
+/// Whether `word` has the shape of a well-known credential: a known
+/// prefix followed by a long run of token characters, or a JSON Web Token.
+pub fn token_shaped(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| matches!(c, '"' | '\'' | ',' | ';' | '(' | ')'));
+    let token_char = |c: char| c.is_ascii_alphanumeric() || "-_.=+/".contains(c);
+    if !w.chars().all(token_char) {
+        return false;
+    }
+    if TOKEN_PREFIXES
+        .iter()
+        .any(|p| w.starts_with(p) && w.len() >= p.len() + MIN_AFTER_PREFIX)
+    {
+        return true;
+    }
+    // A JWT: three base64url parts, the first a JSON object (`eyJ`).
+    let parts: Vec<&str> = w.split('.').collect();
+    w.starts_with("eyJ") && parts.len() == 3 && parts.iter().all(|p| p.len() >= 8)
+}
+
+/// `value` with its `${…}` references taken out (a `${VAR:-default}`
+/// leaves its default: that is literal text); an unterminated `${` stays.
+pub fn literal_text(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let body = &rest[start + 2..];
+        let Some(end) = body.find('}') else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        if let Some((_, default)) = body[..end].split_once(":-") {
+            out.push_str(default);
+        }
+        rest = &body[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Values that a credential's name may hold without being one: switches,
+/// small numbers, and the name of a variable (`GITHUB_TOKEN` as the value
+/// of `--token-env`).
+fn plain_setting(literal: &str) -> bool {
+    let l = literal.to_ascii_lowercase();
+    matches!(
+        l.as_str(),
+        "true" | "false" | "yes" | "no" | "on" | "off" | "none" | "null"
+    ) || (literal.len() <= 6 && literal.chars().all(|c| c.is_ascii_digit()))
+        || (literal.contains('_')
+            && literal
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+}
+
+/// Whether a value written in a server's definition carries a credential
+/// as literal text, judged as the masking judges launches: with its `${…}`
+/// references taken out, what is left follows an auth scheme (`Bearer x`),
+/// has a known token's shape, or is the value of a name that says
+/// credential ([`looks_secret`]: an env variable, header, query parameter
+/// or flag named `name`). Returns where the credential starts (after the
+/// scheme); `None` when the value is only references or plain text.
+pub fn literal_secret(name: &str, value: &str) -> Option<usize> {
+    let lead = value.len() - value.trim_start().len();
+    let after_lead = &value[lead..];
+    let scheme = AUTH_SCHEMES.iter().find_map(|s| {
+        let head = after_lead.get(..s.len())?;
+        let rest = &after_lead[s.len()..];
+        (head.eq_ignore_ascii_case(s) && rest.starts_with(' '))
+            .then(|| s.len() + rest.len() - rest.trim_start().len())
+    });
+    let start = lead + scheme.unwrap_or(0);
+    let literal = literal_text(&value[start..]);
+    let literal = literal.trim();
+    if literal.chars().count() < MIN_SECRET_LEN {
+        return None;
+    }
+    let shaped = literal
+        .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
+        .any(token_shaped);
+    let named = looks_secret(name) && !plain_setting(literal);
+    (shaped || scheme.is_some() || named).then_some(start)
+}
+
+/// The parts of a URL as written that carry a credential as literal text:
+/// the password of its user info (or a user name shaped like a token), a
+/// path segment shaped like a token, a query value judged by
+/// [`literal_secret`] with its parameter's name. Each with a short name for
+/// it (`password`, `user`, `path`, or the query parameter's name) and its
+/// byte range in `url`.
+pub fn url_literal_secrets(url: &str) -> Vec<(String, std::ops::Range<usize>)> {
+    let mut out = vec![];
+    let Some(scheme) = url.find("://") else {
+        return out;
+    };
+    let host_at = scheme + 3;
+    let authority_end = url[host_at..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| host_at + i);
+    let authority = &url[host_at..authority_end];
+    if let Some(at) = authority.rfind('@') {
+        let info = &authority[..at];
+        match info.find(':') {
+            Some(colon) => {
+                let range = host_at + colon + 1..host_at + at;
+                if !literal_text(&url[range.clone()]).trim().is_empty() {
+                    out.push(("password".to_string(), range));
+                }
+            }
+            None if token_shaped(&literal_text(info)) => {
+                out.push(("user".to_string(), host_at..host_at + at));
+            }
+            None => {}
+        }
+    }
+    let fragment = url[authority_end..]
+        .find('#')
+        .map_or(url.len(), |i| authority_end + i);
+    let query = url[authority_end..fragment]
+        .find('?')
+        .map(|i| authority_end + i);
+    let mut at = authority_end;
+    for seg in url[authority_end..query.unwrap_or(fragment)].split('/') {
+        if !seg.is_empty() && token_shaped(&literal_text(seg)) {
+            out.push(("path".to_string(), at..at + seg.len()));
+        }
+        at += seg.len() + 1;
+    }
+    if let Some(q) = query {
+        let mut at = q + 1;
+        for pair in url[q + 1..fragment].split('&') {
+            if let Some((k, v)) = pair.split_once('=') {
+                let (key, value) = url::form_urlencoded::parse(pair.as_bytes())
+                    .next()
+                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                    .unwrap_or_default();
+                if literal_secret(&key, &value).is_some() {
+                    let from = at + k.len() + 1;
+                    out.push((key, from..from + v.len()));
+                }
+            }
+            at += pair.len() + 1;
+        }
+    }
+    out
 }
 
 /// Parts of an expanded URL that a variable supplied: for each query pair,
@@ -187,6 +399,93 @@ mod tests {
             "ok stays",
             "short values are not masked"
         );
+    }
+
+    #[test]
+    fn credential_names_are_words_not_any_letters() {
+        for yes in [
+            "GITHUB_TOKEN",
+            "apiKey",
+            "X-API-Key",
+            "Authorization",
+            "GITHUB_PAT",
+            "githubPat",
+            "PAT",
+            "db_password",
+        ] {
+            assert!(looks_secret(yes), "{yes} names a credential");
+        }
+        for no in [
+            "PATH",
+            "PATTERN",
+            "DISPATCH_MODE",
+            "DEBUG",
+            "Accept",
+            "region",
+        ] {
+            assert!(!looks_secret(no), "{no} does not name a credential");
+        }
+    }
+
+    #[test]
+    fn literal_secrets_are_found_by_name_shape_and_scheme() {
+        let gh = "ghp_0123456789abcdefghijABCDEFGHIJ";
+        assert_eq!(literal_secret("GITHUB_TOKEN", "hunter2-value"), Some(0));
+        assert_eq!(literal_secret("Authorization", "Bearer abcd1234"), Some(7));
+        assert_eq!(
+            literal_secret("X-Anything", "Bearer abcd1234"),
+            Some(7),
+            "a scheme says credential whatever the name"
+        );
+        assert_eq!(
+            literal_secret("", gh),
+            Some(0),
+            "a token's shape says credential without a name"
+        );
+        assert_eq!(literal_secret("NOTE", &format!("use {gh} here")), Some(0));
+        for (name, value) in [
+            ("GITHUB_TOKEN", "${GITHUB_TOKEN}"),
+            ("GITHUB_TOKEN", "${keychain:github.GITHUB_TOKEN}"),
+            ("Authorization", "Bearer ${env:TOKEN}"),
+            ("API_KEY", "true"),
+            ("API_KEY_ENV", "OPENAI_API_KEY"),
+            ("AUTH_PORT", "8080"),
+            ("Accept", "application/json"),
+            ("DEBUG", "verbose-mode-on"),
+            ("TOKEN", "abc"),
+        ] {
+            assert_eq!(
+                literal_secret(name, value),
+                None,
+                "{name}={value} holds no literal credential"
+            );
+        }
+        assert_eq!(
+            literal_secret("TOKEN", "${TOKEN:-s3cr3t-default}"),
+            Some(0),
+            "a default is literal text"
+        );
+        assert!(token_shaped("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"));
+        assert!(!token_shaped("sk-short") && !token_shaped("ghp_") && !token_shaped("@scope/pkg"));
+    }
+
+    #[test]
+    fn url_secrets_are_the_literal_credential_parts() {
+        let url = "https://me:pw-123456@h.example/ghp_0123456789abcdefghijABCD/mcp?api_key=k-123456&mode=fast&token=${T}";
+        let found = url_literal_secrets(url);
+        let parts: Vec<(&str, &str)> = found
+            .iter()
+            .map(|(k, r)| (k.as_str(), &url[r.clone()]))
+            .collect();
+        assert_eq!(
+            parts,
+            vec![
+                ("password", "pw-123456"),
+                ("path", "ghp_0123456789abcdefghijABCD"),
+                ("api_key", "k-123456"),
+            ]
+        );
+        assert!(url_literal_secrets("https://h.example/mcp?mode=fast&key=${KEY}").is_empty());
     }
 
     #[test]

@@ -59,15 +59,16 @@ const LAYERS: &[(&str, &[&str])] = &[
         "on top of the manager: the gateway, approvals, the file watcher",
         &["gateway", "approvals", "watch"],
     ),
-    (
-        "profiles: their servers, tools and costs",
-        &["profiles"],
-    ),
+    ("profiles: their servers, tools and costs", &["profiles"]),
     ("connecting clients to the gateway", &["connect"]),
     ("the engine facade", &["engine"]),
     (
         "the MCP Registry catalog (installs through the engine)",
         &["registry"],
+    ),
+    (
+        "sharing profiles: export and import (keychain names as installs give them)",
+        &["profile_share"],
     ),
 ];
 

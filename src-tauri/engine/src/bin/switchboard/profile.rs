@@ -9,6 +9,9 @@ use switchboard_engine::discovery::Discovery;
 use switchboard_engine::host::Host;
 use switchboard_engine::manager::Manager;
 use switchboard_engine::profile::{ProfileChange, ToolRule, Via};
+use switchboard_engine::profile_share::{
+    self, ImportOptions, SecretKind, SecretToEnter, ServerAction,
+};
 use switchboard_engine::profiles::{self, ProfileView};
 use switchboard_engine::settings::Settings;
 
@@ -99,6 +102,18 @@ pub(crate) enum ProfileAction {
         yes: bool,
         #[arg(long)]
         json: bool,
+        /// Make the profile under this name (when the document's is taken
+        /// or not valid here).
+        #[arg(long = "as", value_name = "NEW-NAME")]
+        as_name: Option<String>,
+        /// Servers defined here differently: write the document's
+        /// definitions into Switchboard's own file (else nothing is written).
+        #[arg(long)]
+        replace: bool,
+        /// With --yes: the secrets to enter as NAME=VALUE lines on standard
+        /// input, instead of being asked for them.
+        #[arg(long, requires = "yes")]
+        secrets_stdin: bool,
     },
 }
 
@@ -127,23 +142,60 @@ pub(crate) fn run(
     match action {
         ProfileAction::List { json } => list(settings, d, json)?,
         ProfileAction::Create { name, servers } => {
-            change(host, settings, d, ProfileChange::Create { name: name.clone(), servers: servers.clone() })?;
+            change(
+                host,
+                settings,
+                d,
+                ProfileChange::Create {
+                    name: name.clone(),
+                    servers: servers.clone(),
+                },
+            )?;
             println!("Created profile \"{name}\" with {} servers", servers.len());
         }
         ProfileAction::Delete { name } => {
-            change(host, settings, d, ProfileChange::Delete { name: name.clone() })?;
+            change(
+                host,
+                settings,
+                d,
+                ProfileChange::Delete { name: name.clone() },
+            )?;
             println!("Deleted profile \"{name}\"");
         }
         ProfileAction::Rename { name, new_name } => {
-            change(host, settings, d, ProfileChange::Rename { name: name.clone(), new_name: new_name.clone() })?;
+            change(
+                host,
+                settings,
+                d,
+                ProfileChange::Rename {
+                    name: name.clone(),
+                    new_name: new_name.clone(),
+                },
+            )?;
             println!("Renamed profile \"{name}\" to \"{new_name}\"");
         }
         ProfileAction::Add { name, servers } => {
-            change(host, settings, d, ProfileChange::Add { name: name.clone(), servers: servers.clone() })?;
+            change(
+                host,
+                settings,
+                d,
+                ProfileChange::Add {
+                    name: name.clone(),
+                    servers: servers.clone(),
+                },
+            )?;
             println!("Added {} to profile \"{name}\"", servers.join(", "));
         }
         ProfileAction::Remove { name, servers } => {
-            change(host, settings, d, ProfileChange::Remove { name: name.clone(), servers: servers.clone() })?;
+            change(
+                host,
+                settings,
+                d,
+                ProfileChange::Remove {
+                    name: name.clone(),
+                    servers: servers.clone(),
+                },
+            )?;
             println!("Removed {} from profile \"{name}\"", servers.join(", "));
         }
         ProfileAction::Tools {
@@ -159,22 +211,46 @@ pub(crate) fn run(
                 (_, _, true) => None,
                 _ => anyhow::bail!("give --allow TOOL…, --deny TOOL… or --all"),
             };
-            change(host, settings, d, ProfileChange::SetRule { name: name.clone(), server: server.clone(), rule })?;
+            change(
+                host,
+                settings,
+                d,
+                ProfileChange::SetRule {
+                    name: name.clone(),
+                    server: server.clone(),
+                    rule,
+                },
+            )?;
             println!("Profile \"{name}\": tools of {server} changed");
         }
         ProfileAction::Use { name } => {
             *settings = profiles::change(host, |p| p.switch_to(&name))?;
-            println!("Switched to profile \"{}\"", settings.profiles.active_name());
+            println!(
+                "Switched to profile \"{}\"",
+                settings.profiles.active_name()
+            );
         }
         ProfileAction::Budget { tokens, client } => {
-            let who = client.clone().unwrap_or_else(|| "every other client".into());
+            let who = client
+                .clone()
+                .unwrap_or_else(|| "every other client".into());
             change(host, settings, d, ProfileChange::Budget { client, tokens })?;
             println!("Token budget of {who}: {tokens}");
         }
         ProfileAction::Show { .. } => unreachable!("run by the runtime"),
-        ProfileAction::Apply { .. } | ProfileAction::Export { .. } | ProfileAction::Import { .. } => {
-            anyhow::bail!("not available yet")
+        ProfileAction::Export { name, output } => export(host, settings, d, &name, output)?,
+        ProfileAction::Import {
+            file,
+            yes,
+            json,
+            as_name,
+            replace,
+            secrets_stdin,
+        } => {
+            let opts = ImportOptions { as_name, replace };
+            import(host, settings, d, &file, &opts, yes, json, secrets_stdin)?
         }
+        ProfileAction::Apply { .. } => anyhow::bail!("not available yet"),
     }
     Ok(())
 }
@@ -213,7 +289,10 @@ fn list(settings: &Settings, d: &Discovery, json: bool) -> anyhow::Result<()> {
     }))
     .collect();
     if json {
-        println!("{}", serde_json::to_string_pretty(&json!({ "profiles": rows }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "profiles": rows }))?
+        );
         return Ok(());
     }
     for r in rows {
@@ -224,7 +303,9 @@ fn list(settings: &Settings, d: &Discovery, json: bool) -> anyhow::Result<()> {
             .flatten()
             .map(|s| {
                 let s = s.as_str().unwrap_or_default();
-                let missing = r["missing"].as_array().is_some_and(|m| m.iter().any(|x| x == s));
+                let missing = r["missing"]
+                    .as_array()
+                    .is_some_and(|m| m.iter().any(|x| x == s));
                 if missing {
                     format!("{s} (missing)")
                 } else {
@@ -281,7 +362,11 @@ pub(crate) async fn show(
         }
     }
     if let Some(o) = &v.over_budget {
-        let top: Vec<String> = o.biggest.iter().map(|(n, t)| format!("{n} ({t})")).collect();
+        let top: Vec<String> = o
+            .biggest
+            .iter()
+            .map(|(n, t)| format!("{n} ({t})"))
+            .collect();
         println!(
             "Over the budget of {} tokens; biggest: {}. Tool search (`serve --tool-search`) would cost {} tokens instead.",
             o.budget,
@@ -293,4 +378,205 @@ pub(crate) async fn show(
         println!("Used by: {}", v.used_by.join(", "));
     }
     Ok(())
+}
+
+/// `profile export NAME [-o FILE]`: the document on standard output, or in
+/// FILE; what the importer must enter on standard error.
+fn export(
+    host: &Host,
+    settings: &Settings,
+    d: &Discovery,
+    name: &str,
+    output: Option<std::path::PathBuf>,
+) -> anyhow::Result<()> {
+    let doc = profile_share::export(host, settings, d, name)?;
+    let text = doc.to_text();
+    match &output {
+        Some(path) => {
+            std::fs::write(path, &text)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+            eprintln!(
+                "Exported profile \"{}\" ({} servers) to {}",
+                doc.profile.name,
+                doc.servers.len(),
+                path.display()
+            );
+        }
+        None => print!("{text}"),
+    }
+    if !doc.secrets.is_empty() {
+        eprintln!(
+            "Secrets are references, never values ({}); whoever imports it enters them: {}",
+            doc.secrets.len(),
+            doc.secrets
+                .iter()
+                .map(|s| format!("{} {}", s.server, s.field))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// `profile import FILE`: the preview; with --yes the secrets (asked for,
+/// or NAME=VALUE lines with --secrets-stdin) and the writes.
+#[allow(clippy::too_many_arguments)]
+fn import(
+    host: &Host,
+    settings: &mut Settings,
+    d: &Discovery,
+    file: &std::path::Path,
+    opts: &ImportOptions,
+    yes: bool,
+    json: bool,
+    secrets_stdin: bool,
+) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    let text = profile_share::read_document(file)?;
+    let resolver = profile_share::resolver_for(host);
+    let preview = profile_share::preview(host, settings, d, &text, opts, &resolver)?;
+    if !yes {
+        if json {
+            println!("{}", serde_json::to_string_pretty(&preview)?);
+        } else {
+            print_preview(&preview, file);
+            println!("Nothing written; run again with --yes to import.");
+        }
+        return Ok(());
+    }
+    if !preview.conflicts.is_empty() {
+        // Refused before any secret is asked for.
+        return Err(profile_share::ShareError::Conflicts(preview.conflicts.clone()).into());
+    }
+    let enterable: Vec<&SecretToEnter> = preview
+        .secrets
+        .iter()
+        .filter(|s| s.kind != SecretKind::Variable)
+        .collect();
+    let mut values = std::collections::BTreeMap::new();
+    if secrets_stdin {
+        let mut input = String::new();
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(std::io::stdin().lock(), 1 << 20),
+            &mut input,
+        )?;
+        for line in input.lines().filter(|l| !l.trim().is_empty()) {
+            let Some((k, v)) = line.split_once('=') else {
+                anyhow::bail!(
+                    "standard input should hold secrets as NAME=VALUE lines (one per secret)"
+                );
+            };
+            values.insert(k.trim().to_string(), v.to_string());
+        }
+    } else if !json && !enterable.is_empty() && std::io::stdin().is_terminal() {
+        eprintln!("Secrets this profile needs (kept in the OS keychain; press Enter to skip one and enter it later):");
+        for s in &enterable {
+            let v = crate::token::prompt(&format!("  {} ({} of {}): ", s.name, s.field, s.server))?;
+            let v = v.trim_end_matches(['\r', '\n']);
+            if !v.is_empty() {
+                values.insert(s.name.clone(), v.to_string());
+            }
+        }
+    }
+    let vault = (!values.is_empty()).then(switchboard_engine::auth::vault::Vault::keychain);
+    let report = profile_share::import(
+        host,
+        settings,
+        d,
+        &text,
+        opts,
+        &resolver,
+        &values,
+        vault.as_ref(),
+    )?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(());
+    }
+    print_preview(&report.preview, file);
+    match (&report.preview.profile, report.history_id) {
+        (_, None) => println!("Nothing to write: all of it is here already."),
+        (Some(p), Some(id)) => println!(
+            "Imported profile \"{p}\" (history #{id}; `switchboard undo {id}` takes it back)."
+        ),
+        (None, Some(id)) => println!(
+            "Imported the servers (history #{id}; `switchboard undo {id}` takes them back)."
+        ),
+    }
+    if !report.kept.is_empty() {
+        println!("Kept in the OS keychain: {}", report.kept.join(", "));
+    }
+    let names = |kind: fn(SecretKind) -> bool| {
+        report
+            .to_enter
+            .iter()
+            .filter(|s| kind(s.kind) && !s.set)
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (asked, variables) = (
+        names(|k| k != SecretKind::Variable),
+        names(|k| k == SecretKind::Variable),
+    );
+    if !asked.is_empty() {
+        println!(
+            "Still to enter: {asked}; `switchboard profile import {} --yes` asks for them again.",
+            file.display()
+        );
+    }
+    if !variables.is_empty() {
+        println!("Environment variables to set where Switchboard starts: {variables}.");
+    }
+    Ok(())
+}
+
+fn print_preview(p: &profile_share::ImportPreview, file: &std::path::Path) {
+    match &p.profile {
+        Some(name) if p.profile_exists => println!("Profile \"{name}\" from {}: here already, the same servers and tools.", file.display()),
+        Some(name) => println!("Profile \"{name}\" from {}: {} servers.", file.display(), p.profile_servers.len()),
+        None => println!("All the servers of another machine (Everything) from {}; they join Everything here (--as NAME makes them a profile).", file.display()),
+    }
+    println!("Servers, into {}:", p.file.display());
+    for s in &p.servers {
+        let here = s.existing.as_deref().unwrap_or("");
+        let what = match s.action {
+            ServerAction::Add => "adds it".to_string(),
+            ServerAction::Reuse => format!("the same definition is here already ({here}): used as it is"),
+            ServerAction::Replace => format!("replaces the one here ({here}) with the document's"),
+            ServerAction::Conflict => format!("CONFLICT: defined differently here ({here}); kept, nothing is written (--replace writes the document's)"),
+        };
+        println!("  {:<24} {what}", s.name);
+        if let Some(n) = &s.note {
+            println!("  {:<24} note: {n}", "");
+        }
+    }
+    if !p.missing_runtimes.is_empty() {
+        println!("Missing on this machine (the servers are written anyway; they start once it is installed):");
+        for m in &p.missing_runtimes {
+            let runtime = m
+                .runtime
+                .as_deref()
+                .map(|r| format!(" ({r})"))
+                .unwrap_or_default();
+            println!("  {:<24} {}{runtime}: {}", m.server, m.program, m.install);
+        }
+    }
+    if !p.secrets.is_empty() {
+        println!("Secrets to enter (the document holds references, never values):");
+        for s in &p.secrets {
+            let how = match s.kind {
+                SecretKind::Keychain => format!("keychain {}: asked for by --yes (or {}=VALUE on standard input with --secrets-stdin)", s.name, s.name),
+                SecretKind::OauthAppSecret => format!("the OAuth app's client secret: asked for by --yes (or {}=VALUE with --secrets-stdin), or in the app's sign-in settings", s.name),
+                SecretKind::Variable if s.set => format!("environment variable {}: set here", s.name),
+                SecretKind::Variable => format!("environment variable {}: set it where Switchboard starts", s.name),
+            };
+            let reference = s
+                .reference
+                .as_deref()
+                .map(|r| format!(" = {r}"))
+                .unwrap_or_default();
+            println!("  {:<24} {}{reference} — {how}", s.server, s.field);
+        }
+    }
 }
