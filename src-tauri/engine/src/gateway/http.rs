@@ -147,7 +147,12 @@ async fn profile(
     req: Request,
 ) -> Response {
     use tower_service::Service as _;
-    let known = st.gateway.watch_switches().borrow().profile(&name).is_some();
+    let known = st
+        .gateway
+        .watch_switches()
+        .borrow()
+        .profile(&name)
+        .is_some();
     if !known {
         return (StatusCode::NOT_FOUND, format!("Not Found: no profile \"{name}\" in this Switchboard gateway (see `switchboard profile list`)")).into_response();
     }

@@ -33,7 +33,10 @@ pub async fn serve(host: Host, o: Serve) -> anyhow::Result<()> {
             anyhow::bail!("serve: give --server or --profile, not both");
         }
         let (settings, _) = switchboard_engine::settings::Settings::load(&host);
-        settings.profiles.filter(p).map_err(|e| anyhow::anyhow!("serve --profile: {e}"))?;
+        settings
+            .profiles
+            .filter(p)
+            .map_err(|e| anyhow::anyhow!("serve --profile: {e}"))?;
     }
     let listen = match &o.http {
         Some(addr) => {
