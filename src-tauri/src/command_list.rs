@@ -81,6 +81,10 @@ macro_rules! with_commands {
             commands::tool_review,
             commands::approve_tools,
             commands::set_approval_mode,
+            commands::list_profiles,
+            commands::tool_costs,
+            commands::change_profile,
+            commands::switch_profile,
         }
     };
 }

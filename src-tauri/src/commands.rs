@@ -13,6 +13,8 @@ use switchboard_engine::discovery::SourceInfo;
 use switchboard_engine::engine::ServerView;
 use switchboard_engine::events::LogLine;
 use switchboard_engine::manager::{CallOutcome, ElicitAnswer, ToolIndex};
+use switchboard_engine::profile::ProfileChange;
+use switchboard_engine::profiles::{ProfileView, ToolCost};
 use switchboard_engine::projects::Approved;
 use switchboard_engine::settings::ProjectFolder;
 use switchboard_engine::sources::text::EntryText;
@@ -822,4 +824,39 @@ pub async fn set_approval_mode(
     mode: switchboard_engine::settings::ApprovalMode,
 ) -> CommandResult<()> {
     Ok(state.engine.set_approval_mode(&server, mode).await?)
+}
+
+// Profiles: named sets of servers and tools, and what they cost in tokens.
+
+/// Runs `f` off the async runtime: counting tokens may run the sidecar.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> CommandResult<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| CommandError::new(ErrorCode::Io, format!("counting tokens failed: {e}")))
+}
+
+/// Every profile (Everything first): servers, tools, tokens, who uses it.
+#[tauri::command]
+pub async fn list_profiles(state: S<'_>) -> CommandResult<Vec<ProfileView>> {
+    let engine = state.engine.clone();
+    blocking(move || engine.profiles()).await
+}
+
+/// Every tool with the tokens its definition costs (`o200k_base`).
+#[tauri::command]
+pub async fn tool_costs(state: S<'_>) -> CommandResult<Vec<ToolCost>> {
+    let engine = state.engine.clone();
+    blocking(move || engine.tool_costs()).await
+}
+
+/// Create, rename, delete a profile, or change its servers, tools or budget.
+#[tauri::command]
+pub async fn change_profile(state: S<'_>, change: ProfileChange) -> CommandResult<()> {
+    Ok(state.engine.change_profiles(change).await?)
+}
+
+/// Switch the gateway's `/mcp` (and the clients that follow the switch) to `name`.
+#[tauri::command]
+pub async fn switch_profile(state: S<'_>, name: String) -> CommandResult<()> {
+    Ok(state.engine.switch_profile(&name).await?)
 }

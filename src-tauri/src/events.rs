@@ -30,9 +30,12 @@ pub enum AppEvent {
     Gateway {
         status: crate::gateway::GatewayStatus,
     },
+    /// The profiles changed (made, renamed, switched to, by the app or
+    /// elsewhere): `active` is the one switched to now.
+    Profiles { active: String },
 }
 
-fn emit<R: Runtime, T: Serialize + Clone>(app: &tauri::AppHandle<R>, payload: &T) {
+pub(crate) fn emit<R: Runtime, T: Serialize + Clone>(app: &tauri::AppHandle<R>, payload: &T) {
     let _ = app.emit(EVENT, payload.clone());
 }
 
@@ -46,6 +49,7 @@ pub fn start<R: Runtime>(
 ) {
     let rx = state.engine.manager().subscribe();
     tauri::async_runtime::spawn(forward(rx, app.clone()));
+    crate::profile_switch::follow(app.clone(), state.engine.host());
     state
         .engine
         .manager()

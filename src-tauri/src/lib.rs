@@ -11,6 +11,7 @@ pub mod error;
 pub mod events;
 pub mod gateway;
 pub mod probe;
+pub mod profile_switch;
 pub mod sidecar;
 pub mod state;
 pub mod tool_calls;
@@ -96,6 +97,12 @@ pub fn on_run_event<R: tauri::Runtime>(app: &tauri::AppHandle<R>, event: RunEven
 /// Entry point of the `switchboard-app` binary. Like the CLI, it honours
 /// HOME, XDG_CONFIG_HOME and SWITCHBOARD_SYSTEM_ROOT (`Host::current()`).
 pub fn run() {
+    // Token counts come from the `switchboard tokens` sidecar: the app never
+    // loads the tokenizer itself. Without the sidecar, counts stay 0.
+    match sidecar::path() {
+        Ok(p) => switchboard_engine::tokens::use_program(p),
+        Err(e) => eprintln!("switchboard: token counts not available: {e}"),
+    }
     let app = builder(
         tauri::Builder::default(),
         Engine::for_host(Host::current()),
@@ -659,6 +666,80 @@ mod tests {
         let again = invoke(&t, "cancel_tool_call", json!({"callId": "c-1"}))
             .expect("cancel_tool_call succeeds");
         assert_eq!(again, json!(false), "an ended call is forgotten");
+    }
+
+    /// Profiles through the commands: made with a server, listed after the
+    /// built-in Everything with their tools and tokens, a tool switched off
+    /// lowers the total, switched to; the engine's refusals come back with
+    /// its code and message.
+    #[test]
+    fn profiles_are_made_listed_switched_and_refused_with_the_engines_message() {
+        // The app counts with its sidecar; a test counts in its own process.
+        switchboard_engine::tokens::use_in_process();
+        let t = app_with_beta();
+        let change = |c: Value| invoke(&t, "change_profile", json!({ "change": c }));
+        change(json!({"kind": "create", "name": "Writing", "servers": ["beta"]})).expect("create");
+        let costs = invoke(&t, "tool_costs", json!({})).expect("tool_costs succeeds");
+        let echo = costs
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "mcp_beta_echo")
+            .unwrap_or_else(|| panic!("beta's echo has a cost: {costs}"));
+        assert_eq!(
+            (&echo["server"], &echo["tool"]),
+            (&json!("beta"), &json!("echo"))
+        );
+        assert!(echo["tokens"].as_u64().unwrap() > 10, "{echo}");
+
+        let list = invoke(&t, "list_profiles", json!({})).expect("list_profiles succeeds");
+        let (all, writing) = (&list[0], &list[1]);
+        assert_eq!(
+            (&all["name"], &all["builtIn"], &all["active"]),
+            (&json!("Everything"), &json!(true), &json!(true)),
+            "{list}"
+        );
+        assert_eq!(all["tokenizer"], "o200k_base", "{all}");
+        assert_eq!(writing["name"], "Writing", "{list}");
+        assert_eq!(writing["servers"][0]["name"], "beta", "{writing}");
+        assert_eq!(
+            writing["tokens"], all["tokens"],
+            "beta is every server here"
+        );
+
+        change(json!({"kind": "setTool", "name": "writing", "server": "beta", "tool": "echo", "on": false}))
+            .expect("setTool");
+        invoke(&t, "switch_profile", json!({"name": "writing"})).expect("switch_profile");
+        let list = invoke(&t, "list_profiles", json!({})).unwrap();
+        let writing = &list[1];
+        assert_eq!(writing["active"], true, "{writing}");
+        assert_eq!(list[0]["active"], false, "{list}");
+        assert_eq!(
+            writing["servers"][0]["leftOut"][0]["tool"], "echo",
+            "{writing}"
+        );
+        assert_eq!(
+            writing["tokens"].as_u64().unwrap() + echo["tokens"].as_u64().unwrap(),
+            list[0]["tokens"].as_u64().unwrap(),
+            "the total drops by echo's cost: {list}"
+        );
+
+        let err = change(json!({"kind": "create", "name": "writing"})).expect_err("taken");
+        assert_eq!(err["code"], "already-exists", "{err}");
+        let err = change(json!({"kind": "delete", "name": "Everything"})).expect_err("built in");
+        assert_eq!(err["code"], "invalid", "{err}");
+        assert!(
+            err["message"].as_str().unwrap().contains("built in"),
+            "{err}"
+        );
+        let err = change(json!({"kind": "add", "name": "Writing", "servers": ["nope"]}))
+            .expect_err("unknown server");
+        assert_eq!(
+            err["message"],
+            "no server named \"nope\" was found (see `switchboard discover`)"
+        );
+        let err = invoke(&t, "switch_profile", json!({"name": "Nope"})).expect_err("unknown");
+        assert_eq!(err["code"], "not-found", "{err}");
     }
 
     /// The one command list (`command_list.rs`), the UI's calls and the

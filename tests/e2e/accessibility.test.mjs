@@ -8,7 +8,7 @@ import { startApp, gotoView, byTestId } from './lib/app.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const VIEWS = ['servers', 'catalog', 'tools', 'resources', 'gateway', 'accounts', 'sources', 'logs', 'history', 'settings'];
+const VIEWS = ['servers', 'catalog', 'tools', 'profiles', 'resources', 'gateway', 'accounts', 'sources', 'logs', 'history', 'settings'];
 
 let app;
 before(async () => {

@@ -4,7 +4,8 @@
 // window with the window manager's close button hides the window while the
 // gateway keeps answering other clients, the tray menu's "Show Switchboard"
 // brings the window back, and its "Quit Switchboard" ends the app and every
-// server it started.
+// server it started. The menu lists the profiles, the active one checked: a
+// profile made elsewhere appears in it, and choosing one switches to it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -31,13 +32,18 @@ after(async () => {
 });
 
 const text = async (b, id) => (await (await byTestId(b, id)).getText()).trim();
+/** The menu's entries, separators left out. */
+const labels = (menu) => menu.filter((e) => e.type !== 'separator').map((e) => e.label);
+/** The menu of the newest registered item, as the panel reads it now. */
+const trayMenu = async () => (await desktop.request('items')).items.at(-1)?.menu ?? [];
+const checked = (menu) => menu.filter((e) => e.checked).map((e) => e.label);
 const isMapped = async () => (await desktop.request('mapped', { pid: app.pid, title: 'Switchboard' })).mapped;
 
 test('the tray icon shows Show and Quit; closing the window hides it, the gateway keeps serving, Show brings it back', { skip: missing && 'tests/python/.venv is missing (tests/python/setup.sh)' }, async () => {
   const b = app.browser;
   const item = await desktop.waitFor((m) => m.event === 'registered' && !m.error, 'the app\'s tray icon to register', 30_000);
-  const labels = item.menu.map((e) => e.label);
-  assert.deepEqual(labels, ['Show Switchboard', 'Quit Switchboard'], JSON.stringify(item));
+  assert.deepEqual(labels(item.menu), ['Show Switchboard', 'Profile', 'Everything', 'Quit Switchboard'], JSON.stringify(item));
+  assert.deepEqual(checked(item.menu), ['Everything'], 'the active profile is checked');
   assert.ok(item.title || item.id, `the item names itself: ${JSON.stringify(item)}`);
   assert.ok(item.iconFile || item.pixmaps > 0, `the item has an icon: ${JSON.stringify(item)}`);
   if (item.iconFile) fs.copyFileSync(item.iconFile, path.join(E2E.artifacts, 'tray-icon.png'));
@@ -83,6 +89,23 @@ test('the tray icon shows Show and Quit; closing the window hides it, the gatewa
   await screenshot(b, 'tray-window-shown-again');
 });
 
+test('a profile made elsewhere (the settings file, as the CLI writes it) appears in the tray menu; choosing it switches, and the header follows', { skip: missing && 'tests/python/.venv is missing (tests/python/setup.sh)' }, async () => {
+  const b = app.browser;
+  const s = JSON.parse(fs.readFileSync(app.fx.settings, 'utf8'));
+  s.profiles = { list: [{ name: 'Focus', servers: [{ name: 'alpha' }] }] };
+  fs.writeFileSync(`${app.fx.settings}.tmp`, JSON.stringify(s, null, 2) + '\n');
+  fs.renameSync(`${app.fx.settings}.tmp`, app.fx.settings);
+  let seen = [];
+  const menuHas = (fn) => async () => fn((seen = await trayMenu()));
+  await until(menuHas((m) => labels(m).includes('Focus')), () => `Focus in the tray menu: ${JSON.stringify(labels(seen))}`, 10_000);
+  assert.deepEqual(labels(await trayMenu()), ['Show Switchboard', 'Profile', 'Everything', 'Focus', 'Quit Switchboard']);
+  await desktop.request('click', { label: 'Focus' });
+  await until(() => JSON.parse(fs.readFileSync(app.fx.settings, 'utf8')).profiles?.active === 'Focus', 'settings.json: Focus is active after the tray click');
+  await until(menuHas((m) => JSON.stringify(checked(m)) === '["Focus"]'), () => `only Focus checked: ${JSON.stringify(seen)}`);
+  await eventually(b, async () => (await (await byTestId(b, 'profile-switch')).getAttribute('data-active')) === 'Focus', 'the header shows Focus active');
+  await screenshot(b, 'tray-profile-switched');
+});
+
 test('Quit Switchboard in the tray menu ends the app and every server it started', { skip: missing && 'tests/python/.venv is missing (tests/python/setup.sh)' }, async () => {
   const pid = app.pid;
   assert.ok(processesMatching(E2E.binDir + '/').length > 0, 'servers run before Quit');
@@ -99,7 +122,7 @@ test('started at login (the autostart entry passes --hidden), the app waits in t
   app = await startApp('tray-at-login', { appArgs: ['--hidden'] });
   quit = false;
   const item = await desktop.waitFor((m) => m.event === 'registered' && !m.error && desktop.messages.indexOf(m) >= before, 'the tray icon of the app started at login', 30_000);
-  assert.deepEqual(item.menu.map((e) => e.label), ['Show Switchboard', 'Quit Switchboard']);
+  assert.deepEqual(labels(item.menu), ['Show Switchboard', 'Profile', 'Everything', 'Quit Switchboard']);
   // The servers start as usual while the window stays closed.
   await until(() => processesMatching(E2E.binDir + '/').length > 0, 'the servers start while the window is closed', 30_000);
   assert.equal(await isMapped(), false, 'the window is not shown at login');

@@ -568,7 +568,13 @@ impl Engine {
 
     /// Every profile (Everything first) with its servers, tools and costs.
     pub fn profiles(&self) -> Vec<crate::profiles::ProfileView> {
-        crate::profiles::views(&self.settings(), &self.snapshot(), &self.manager)
+        let mut settings = self.settings();
+        // The profiles as the file has them: a change made in another process
+        // (the CLI) shows before the watcher's re-discovery re-reads settings.
+        if let (disk, None) = Settings::load(&self.host) {
+            settings.profiles = disk.profiles;
+        }
+        crate::profiles::views(&settings, &self.snapshot(), &self.manager)
     }
 
     /// Every tool with the tokens its definition costs.

@@ -135,8 +135,11 @@ class Desktop:
         return {
             "id": eid,
             "label": label.replace("_", ""),
+            "type": props["type"].value if "type" in props else "standard",
             "enabled": props["enabled"].value if "enabled" in props else True,
             "visible": props["visible"].value if "visible" in props else True,
+            # A check item: "toggle-type" is "checkmark", "toggle-state" 1 when checked.
+            "checked": props["toggle-state"].value == 1 if "toggle-state" in props else None,
             "children": [self.entry(c.value) for c in children],
         }
 

@@ -31,6 +31,8 @@ import type {
   HistoryEntry,
   LogLine,
   ProbeReport,
+  ProfileChange,
+  ProfileView,
   ProjectFolder,
   PromptList,
   PromptResult,
@@ -41,6 +43,7 @@ import type {
   SignInStatus,
   SourceInfo,
   StepUp,
+  ToolCost,
   ToolIndex,
   ServerDefaults,
   ToolsApproved,
@@ -289,4 +292,13 @@ export const api = {
   /** What the gateway holds back of a server until approved. */
   setApprovalMode: (server: string, mode: ApprovalMode) =>
     call<void>('set_approval_mode', { server, mode }),
+  // ---- profiles (issue 28) ----
+  /** Every profile, Everything first: servers (missing ones too), tools, tokens, clients using it. */
+  listProfiles: () => call<ProfileView[]>('list_profiles'),
+  /** Every tool's definition cost in tokens (counted with the tokenizer the profiles name). */
+  toolCosts: () => call<ToolCost[]>('tool_costs'),
+  /** Create, rename, delete a profile, or change its servers or tools; the error is the engine's message. */
+  changeProfile: (change: ProfileChange) => call<void>('change_profile', { change }),
+  /** What the gateway's `/mcp` serves from now on (its clients hear `list_changed`). */
+  switchProfile: (name: string) => call<void>('switch_profile', { name }),
 };

@@ -5,6 +5,7 @@ export type ViewId =
   | 'servers'
   | 'catalog'
   | 'tools'
+  | 'profiles'
   | 'resources'
   | 'gateway'
   | 'accounts'
@@ -36,6 +37,12 @@ export const VIEWS: readonly ViewDef[] = [
     id: 'tools',
     label: 'Tools',
     blurb: 'What each server offers, under the name your clients see.',
+  },
+  {
+    id: 'profiles',
+    label: 'Profiles',
+    blurb:
+      'Named sets of servers and tools for a task or a client, and what each costs in context.',
   },
   {
     id: 'resources',

@@ -74,13 +74,19 @@ describe('applyEvent', () => {
     ]).toEqual(['servers']);
   });
 
-  it('updates tool counts and reloads the tool index', () => {
+  it('updates tool counts and reloads the tool index, its token costs and the profiles', () => {
     const d = emptyData();
     d.servers = [server('a')];
     const r = applyEvent(d, { type: 'tools', server: 'a', count: 4, deferred: true });
     expect(d.servers[0].runtime?.toolCount).toBe(4);
     expect(d.servers[0].runtime?.deferred).toBe(true);
-    expect([...r]).toEqual(['tools']);
+    expect([...r]).toEqual(['tools', 'costs', 'profiles']);
+  });
+
+  it('lists the profiles again when they changed (here or in another process)', () => {
+    expect([...applyEvent(emptyData(), { type: 'profiles', active: 'Writing' })]).toEqual([
+      'profiles',
+    ]);
   });
 
   it('appends log lines, bounded', () => {
@@ -123,7 +129,7 @@ describe('applyEvent', () => {
     expect(d.elicitations).toEqual([
       { id: 3, server: 'a', message: 'Name?', schema: { type: 'object' } },
     ]);
-    const all = ['servers', 'sources', 'tools', 'projects'];
+    const all = ['servers', 'sources', 'tools', 'projects', 'profiles', 'costs'];
     expect(
       [
         ...applyEvent(d, {

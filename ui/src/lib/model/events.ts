@@ -40,7 +40,8 @@ export interface EngineData {
   gateway: GatewayStatus | null;
 }
 
-export type Reload = 'servers' | 'sources' | 'tools' | 'projects' | 'gateway';
+export type Reload =
+  'servers' | 'sources' | 'tools' | 'projects' | 'gateway' | 'profiles' | 'costs';
 
 export function emptyData(): EngineData {
   return {
@@ -59,7 +60,11 @@ export function emptyData(): EngineData {
 
 // The gateway's status is not among them: every gateway event carries it
 // whole, so it is fetched only at start and after events were lost.
-const EVERYTHING: Reload[] = ['servers', 'sources', 'tools', 'projects'];
+// Profiles and token costs follow the tools and the settings file, so
+// every structural change lists them again too.
+const EVERYTHING: Reload[] = ['servers', 'sources', 'tools', 'projects', 'profiles', 'costs'];
+/** What a changed tool list makes stale: the list, its costs, the profiles' totals. */
+const TOOLS: Reload[] = ['tools', 'costs', 'profiles'];
 
 /** Mutates `data` and returns what must be fetched again. */
 export function applyEvent(
@@ -89,7 +94,7 @@ export function applyEvent(
         rt.toolCount = ev.count;
         rt.deferred = ev.deferred;
       } else reload.add('servers');
-      reload.add('tools');
+      TOOLS.forEach((r) => reload.add(r));
       break;
     }
     case 'log':
@@ -101,7 +106,8 @@ export function applyEvent(
       break;
     }
     case 'removed':
-      reload.add('servers').add('tools');
+      reload.add('servers');
+      TOOLS.forEach((r) => reload.add(r));
       break;
     case 'elicitation':
       data.elicitations.push({
@@ -139,6 +145,9 @@ export function applyEvent(
       break;
     case 'gateway':
       data.gateway = ev.status;
+      break;
+    case 'profiles':
+      reload.add('profiles');
       break;
   }
   return reload;

@@ -9,9 +9,11 @@ import { appendNew, MAX_LINES } from '../model/logs';
 import type {
   ChannelEvent,
   GatewayStatus,
+  ProfileView,
   ProjectFolder,
   ServerView,
   SourceInfo,
+  ToolCost,
   ToolIndex,
 } from '../types';
 
@@ -42,6 +44,10 @@ class EngineStore {
   sources = $state<SourceInfo[]>([]);
   projects = $state<ProjectFolder[]>([]);
   tools = $state.raw<ToolIndex>({ tools: [], collisions: [] });
+  /** Every profile, Everything first, with its servers, tools and tokens. */
+  profiles = $state.raw<ProfileView[]>([]);
+  /** What each tool's definition costs in tokens. */
+  costs = $state.raw<ToolCost[]>([]);
   /** Set once the first lists have loaded (before the servers connect). */
   loaded = $state(false);
   error = $state<CommandError | null>(null);
@@ -69,7 +75,9 @@ class EngineStore {
       }
       this.#schedule(applyEvent(this.data, ev));
     });
-    await this.reload(new Set(['servers', 'sources', 'tools', 'projects', 'gateway']));
+    await this.reload(
+      new Set(['servers', 'sources', 'tools', 'projects', 'gateway', 'profiles', 'costs']),
+    );
     this.loaded = true;
   }
 
@@ -101,7 +109,15 @@ class EngineStore {
 
   // Per list, the number of the last request sent: an older answer that
   // arrives after a newer one is dropped instead of overwriting it.
-  #seq: Record<Reload, number> = { servers: 0, sources: 0, tools: 0, projects: 0, gateway: 0 };
+  #seq: Record<Reload, number> = {
+    servers: 0,
+    sources: 0,
+    tools: 0,
+    projects: 0,
+    gateway: 0,
+    profiles: 0,
+    costs: 0,
+  };
 
   #latest<T>(
     kind: Reload,
@@ -176,11 +192,20 @@ class EngineStore {
         jobs.push(this.#latest('tools', api.listTools, (t) => (this.tools = t)));
       if (what.has('gateway'))
         jobs.push(this.#latest('gateway', api.gatewayStatus, (g) => (this.data.gateway = g)));
+      if (what.has('profiles'))
+        jobs.push(this.#latest('profiles', api.listProfiles, (p) => (this.profiles = p)));
+      if (what.has('costs'))
+        jobs.push(this.#latest('costs', api.toolCosts, (c) => (this.costs = c)));
       await Promise.all(jobs);
       this.error = null;
     } catch (e) {
       this.error = e as CommandError;
     }
+  }
+
+  /** Lists `what` again (after a change whose event may come later). */
+  refresh(...what: Reload[]) {
+    this.#schedule(new Set(what));
   }
 
   /**
@@ -262,7 +287,9 @@ class EngineStore {
       // The command has returned, so the engine's lists are final: reload them.
       // Its events may have been handled before the engine's snapshot followed
       // (a reload then shows the old winners and nothing would fix it).
-      this.#schedule(new Set<Reload>(['servers', 'sources', 'tools', 'projects']));
+      this.#schedule(
+        new Set<Reload>(['servers', 'sources', 'tools', 'projects', 'profiles', 'costs']),
+      );
       if (ok) this.notice = { kind: 'ok', text: ok };
       return r;
     } catch (e) {

@@ -314,7 +314,7 @@ reason: string | null, };
 
 export type EngineEvent = { "type": "status", server: string, status: ServerStatus, } | { "type": "tools", server: string, count: number, deferred: boolean, } | { "type": "log", server: string, lines: Array<LogLine>, } | { "type": "warning", server: string, message: string, } | { "type": "removed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "resources-changed", server: string, } | { "type": "prompts-changed", server: string, } | { "type": "reconciled", report: ReconcileReport, } | { "type": "elicitation", id: number, server: string, message: string, schema: JsonSchema, } | { "type": "source-changed", source: string, path: string, } | { "type": "discovery-changed", servers: number, warnings: number, } | { "type": "sign-in", server: string, phase: SignInPhase, } | { "type": "approvals" };
 
-export type AppEvent = { "type": "ready", report: StartupReport, } | { "type": "resync" } | { "type": "gateway", status: GatewayStatus, };
+export type AppEvent = { "type": "ready", report: StartupReport, } | { "type": "resync" } | { "type": "gateway", status: GatewayStatus, } | { "type": "profiles", active: string, };
 
 export type ResourceInfo = { uri: string, name: string, title?: string, description?: string, mimeType?: string, 
 /**
@@ -585,7 +585,11 @@ export type GatewaySession = { id: number, client: string, version: string,
 /**
  * `None`: the aggregate; else the one server it is for.
  */
-server: string | null, };
+server: string | null, 
+/**
+ * The profile it was opened for (`/mcp/p/<profile>`, `serve --profile`).
+ */
+profile?: string, };
 
 export type GatewayToolCalls = { server: string, tool: string, calls: number, 
 /**
@@ -695,6 +699,85 @@ approved: Array<string>,
  * Approved items the server no longer offers, forgotten.
  */
 forgotten: Array<string>, };
+
+export type ToolRule = { "allow": Array<string> } | { "deny": Array<string> };
+
+export type ProfileChange = { "kind": "create", name: string, servers: Array<string>, } | { "kind": "delete", name: string, } | { "kind": "rename", name: string, newName: string, } | { "kind": "add", name: string, servers: Array<string>, } | { "kind": "remove", name: string, servers: Array<string>, } | { "kind": "setTool", name: string, server: string, tool: string, on: boolean, } | { "kind": "setRule", name: string, server: string, rule?: ToolRule, } | { "kind": "budget", client?: string, tokens: number, };
+
+export type ToolCost = { 
+/**
+ * The gateway name (`mcp_<server>_<tool>`).
+ */
+name: string, server: string, 
+/**
+ * The raw name on its server.
+ */
+tool: string, 
+/**
+ * Tokens of its definition ([`TOKENIZER`]).
+ */
+tokens: number, };
+
+export type ProfileServerView = { name: string, 
+/**
+ * No source defines a server of this name any more: the profile keeps
+ * it (it comes back when the server does), and shows it as missing.
+ */
+missing: boolean, 
+/**
+ * Whether it runs now (`None`: not known to the manager).
+ */
+status?: ServerStatus, 
+/**
+ * Absent: every tool.
+ */
+rule?: ToolRule, 
+/**
+ * Its tools the profile lets through.
+ */
+tools: Array<ToolCost>, 
+/**
+ * Its tools the profile leaves out.
+ */
+leftOut: Array<ToolCost>, 
+/**
+ * Tokens of the tools let through.
+ */
+tokens: number, };
+
+export type OverBudget = { budget: number, 
+/**
+ * Servers costing the most, largest first: (server, tokens).
+ */
+biggest: Array<[string, number]>, 
+/**
+ * Tokens of the gateway's tool-search pair (`search_tools`,
+ * `call_tool`), offered instead of every tool.
+ */
+toolSearchTokens: number, };
+
+export type ProfileView = { name: string, 
+/**
+ * The built-in profile (every server, every tool).
+ */
+builtIn: boolean, 
+/**
+ * What the switch is on (the gateway's `/mcp` serves it).
+ */
+active: boolean, servers: Array<ProfileServerView>, 
+/**
+ * Tokens of every tool definition it offers.
+ */
+tokens: number, tokenizer: string, 
+/**
+ * Client ids and project folders that follow it.
+ */
+usedBy: Array<string>, 
+/**
+ * Over the smallest budget of the clients using it (or the default
+ * budget): the biggest contributors, and what tool search would cost.
+ */
+overBudget?: OverBudget, };
 
 export type RegistryOffline = { 
 /**

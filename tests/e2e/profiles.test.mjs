@@ -1,0 +1,218 @@
+// Profiles (issue 28): a profile made in the Profiles view (a server checked,
+// another dragged in and checked off again), switched to from the header;
+// the Tools view and the token totals follow; a tool switched off inside the
+// profile lowers its total. Changes made to the settings file outside the app
+// (as the CLI makes them) show at once: a budget makes the profile over
+// budget (the warning names the biggest server and what tool search costs),
+// a client using the profile makes deleting it refused with the engine's
+// message. axe-core finds nothing serious on the view, light or dark.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import {
+  startApp, gotoView, byTestId, exists, fill, eventually, screenshot, screenshotDark, testIds, waitForStatus, readJson,
+} from './lib/app.mjs';
+import { seriousViolations } from './lib/axe.mjs';
+
+let app;
+before(async () => {
+  app = await startApp('profiles');
+});
+after(async () => {
+  if (app) await app.close();
+});
+
+const attr = async (b, id, name) => (await byTestId(b, id)).getAttribute(name);
+const num = async (b, id, name = 'data-tokens') => Number(await attr(b, id, name));
+const text = async (b, id) => (await (await byTestId(b, id)).getText()).trim();
+const hash = (b) => b.execute(() => decodeURIComponent(window.location.hash));
+
+/** Clears a Svelte-bound field with the keyboard (WebDriver's clear fires no input event). */
+async function retype(b, el, value) {
+  await el.click();
+  await b.keys(['Control', 'a']);
+  await b.keys(['Backspace']);
+  await el.setValue(value);
+}
+
+/** Changes Switchboard's settings file as another program would (the CLI), in one rename. */
+function editSettings(change) {
+  const s = readJson(app.fx.settings);
+  change(s);
+  const tmp = `${app.fx.settings}.e2e-tmp`;
+  fs.writeFileSync(tmp, JSON.stringify(s, null, 2) + '\n');
+  fs.renameSync(tmp, app.fx.settings);
+}
+
+/** The Tools view's line about the active profile: name, tool count, tokens. */
+async function toolsProfile(b) {
+  const el = await byTestId(b, 'tools-profile');
+  return {
+    name: await el.getAttribute('data-profile'),
+    count: Number(await el.getAttribute('data-count')),
+    tokens: Number(await el.getAttribute('data-tokens')),
+    text: (await el.getText()).trim(),
+  };
+}
+
+let everything;
+
+test('Everything is listed first, built in and active, with what its tools cost', async () => {
+  const b = app.browser;
+  await gotoView(b, 'servers');
+  for (const s of ['alpha', 'beta', 'browsermcp']) await waitForStatus(b, s, 'connected', { timeout: 30_000 });
+  // The Servers view names each server's cost too.
+  await eventually(b, async () => Number(await attr(b, 'server-tokens-alpha', 'data-tokens')) > 0, 'alpha\'s tokens in the Servers view', 20_000);
+  await screenshot(b, 'profiles-servers-tokens');
+  await gotoView(b, 'profiles');
+  assert.deepEqual(await testIds(b, 'profile-row-'), ['profile-row-Everything']);
+  assert.equal(await attr(b, 'profile-row-Everything', 'data-active'), 'true');
+  // Counted by the app's sidecar (`switchboard tokens`), not guessed.
+  await eventually(b, async () => (await num(b, 'profile-tokens')) > 0, 'Everything costs tokens', 20_000);
+  assert.match(await text(b, 'profile-tokens'), /^[\d,]+ tokens · o200k_base/);
+  everything = await num(b, 'profile-tokens');
+  assert.equal(await exists(b, 'profile-delete'), false, 'Everything cannot be deleted');
+  assert.equal(await (await byTestId(b, 'profile-server-check-alpha')).isEnabled(), false, 'Everything is not edited');
+});
+
+test('a profile is made by name (a bad name gets the engine\'s error inline), a server checked in, another dragged in', async () => {
+  const b = app.browser;
+  await gotoView(b, 'profiles');
+  const name = await byTestId(b, 'profile-new-name');
+  await fill(name, 'a/b');
+  await (await byTestId(b, 'profile-create')).click();
+  assert.match(await text(b, 'profile-create-error'), /"a\/b" is not a profile name/);
+
+  await retype(b, name, 'Focus');
+  await (await byTestId(b, 'profile-create')).click();
+  await eventually(b, async () => (await hash(b)) === '#/profiles/Focus', 'the new profile is shown');
+  await eventually(b, async () => (await text(b, 'profile-name')) === 'Focus', 'its name is the title');
+  assert.equal(await num(b, 'profile-tokens'), 0, 'an empty profile costs nothing');
+
+  // Checked in (the keyboard's way).
+  await (await byTestId(b, 'profile-server-check-alpha')).click();
+  await byTestId(b, 'profile-server-alpha');
+  await eventually(b, async () => (await num(b, 'profile-tokens')) > 0, 'alpha\'s tools count in Focus');
+
+  // Dragged in by its handle onto the profile's server list.
+  const grip = await byTestId(b, 'server-drag-beta');
+  const drop = await byTestId(b, 'profile-drop');
+  const from = await grip.getLocation();
+  const to = await drop.getLocation();
+  const size = await drop.getSize();
+  const dx = Math.round(to.x + size.width / 2 - from.x);
+  const dy = Math.round(to.y + Math.min(size.height / 2, 60) - from.y);
+  await b.action('pointer', { parameters: { pointerType: 'mouse' } })
+    .move({ origin: grip, x: 0, y: 0 })
+    .down({ button: 0 })
+    .pause(100)
+    .move({ origin: 'pointer', x: Math.round(dx / 2), y: Math.round(dy / 2), duration: 200 })
+    .move({ origin: 'pointer', x: dx - Math.round(dx / 2), y: dy - Math.round(dy / 2), duration: 200 })
+    .pause(100)
+    .up({ button: 0 })
+    .perform();
+  await byTestId(b, 'profile-server-beta', { timeout: 5_000 });
+  await eventually(b, async () => (await (await byTestId(b, 'profile-server-check-beta')).isSelected()), 'beta\'s checkbox follows the drop');
+  const both = await num(b, 'profile-tokens');
+
+  // And checked off again: Focus is alpha alone.
+  await (await byTestId(b, 'profile-server-check-beta')).click();
+  await eventually(b, async () => !(await exists(b, 'profile-server-beta')), 'beta leaves Focus');
+  await eventually(b, async () => (await num(b, 'profile-tokens')) < both, 'the total drops without beta');
+  assert.deepEqual(readJson(app.fx.settings).profiles.list, [{ name: 'Focus', servers: [{ name: 'alpha' }] }]);
+  assert.deepEqual(await testIds(b, 'profile-row-'), ['profile-row-Everything', 'profile-row-Focus']);
+});
+
+test('switched to from the header: the Tools view and the token total follow', async () => {
+  const b = app.browser;
+  await gotoView(b, 'tools');
+  const all = await toolsProfile(b);
+  assert.equal(all.name, 'Everything');
+  assert.equal(all.tokens, everything, 'the Tools view shows the same total as the Profiles view');
+  assert.match(all.text, /o200k_base/, `the tokenizer is named: ${all.text}`);
+
+  await (await byTestId(b, 'profile-switch-Focus')).click();
+  await eventually(b, async () => (await toolsProfile(b)).name === 'Focus', 'the Tools view follows the switch');
+  const focus = await toolsProfile(b);
+  assert.ok(focus.count > 0 && focus.count < all.count, `Focus lists fewer tools (${focus.count}) than Everything (${all.count})`);
+  assert.ok(focus.tokens > 0 && focus.tokens < all.tokens, `Focus costs less (${focus.tokens}) than Everything (${all.tokens})`);
+  assert.equal(await attr(b, 'profile-switch', 'data-active'), 'Focus');
+  assert.equal(await attr(b, 'profile-switch-Focus', 'aria-pressed'), 'true');
+  assert.equal(readJson(app.fx.settings).profiles.active, 'Focus', 'the switch is saved: the gateway serves Focus');
+
+  // Only Focus's tools are listed; the others are one click away, marked.
+  await fill(await byTestId(b, 'tool-search'), 'echo');
+  await byTestId(b, 'tool-row-mcp_alpha_echo');
+  assert.equal(await exists(b, 'tool-row-mcp_beta_echo'), false, 'beta\'s echo is not in Focus');
+  await (await byTestId(b, 'tools-profile-only')).click();
+  const beta = await byTestId(b, 'tool-row-mcp_beta_echo');
+  assert.equal(await beta.getAttribute('data-in-profile'), 'false');
+  await (await byTestId(b, 'tools-profile-only')).click();
+  await screenshot(b, 'profiles-tools-follow');
+});
+
+test('a tool switched off inside the profile lowers its total', async () => {
+  const b = app.browser;
+  await gotoView(b, 'profiles');
+  await (await byTestId(b, 'profile-row-Focus')).click();
+  await eventually(b, async () => (await text(b, 'profile-name')) === 'Focus', 'Focus is shown');
+  const before = await num(b, 'profile-tokens');
+  await (await byTestId(b, 'profile-tools-toggle-alpha')).click();
+  const echo = await byTestId(b, 'profile-tool-mcp_alpha_echo');
+  assert.equal(await echo.getAttribute('aria-checked'), 'true');
+  await echo.click();
+  await eventually(b, async () => (await num(b, 'profile-tokens')) < before, 'Focus costs less without echo');
+  assert.equal(await (await byTestId(b, 'profile-tool-mcp_alpha_echo')).getAttribute('aria-checked'), 'false');
+  const after = await num(b, 'profile-tokens');
+  assert.deepEqual(readJson(app.fx.settings).profiles.list[0].servers, [{ name: 'alpha', tools: { deny: ['echo'] } }]);
+
+  await gotoView(b, 'tools');
+  await eventually(b, async () => (await toolsProfile(b)).tokens === after, 'the Tools view shows the new total');
+});
+
+test('changes made in the settings file elsewhere show at once: a budget (over budget) and a client using the profile', async () => {
+  const b = app.browser;
+  await gotoView(b, 'profiles');
+  await (await byTestId(b, 'profile-row-Focus')).click();
+  const focus = await num(b, 'profile-tokens');
+  editSettings((s) => {
+    s.profiles.budgets = { default: Math.max(1, Math.floor(focus / 2)) };
+    s.profiles.clients = { cursor: { profile: 'Focus', via: 'gateway' } };
+  });
+  const warning = await byTestId(b, 'profile-over-budget', { timeout: 10_000 });
+  assert.match(await warning.getText(), /Over budget/);
+  assert.match(await text(b, 'profile-over-budget-biggest'), /^alpha [\d,]+$/);
+  assert.ok((await num(b, 'profile-tool-search-tokens')) > 0, 'tool search has its own cost');
+  await eventually(b, async () => /cursor/.test(await text(b, 'profile-used-by')), 'Used by cursor');
+  await (await byTestId(b, 'profile-tools-toggle-alpha')).click().catch(() => {});
+  await screenshot(b, 'profiles');
+  await screenshotDark(b, 'profiles-dark');
+
+  // Deleting it is refused while cursor uses it: the engine's message, inline.
+  await (await byTestId(b, 'profile-delete')).click();
+  await (await byTestId(b, 'profile-delete-confirm')).click();
+  assert.match(await text(b, 'profile-error'), /profile "Focus" is in use by cursor/);
+  assert.ok(await exists(b, 'profile-row-Focus'), 'Focus is still there');
+});
+
+test('the Profiles view has no serious or critical accessibility violation, light and dark', async () => {
+  const b = app.browser;
+  await gotoView(b, 'profiles');
+  await byTestId(b, 'profile-detail');
+  const found = (await seriousViolations(b)).map((v) => `light: ${v}`);
+  await b.execute(() => {
+    const css = [];
+    for (const sheet of document.styleSheets) {
+      for (const r of sheet.cssRules) {
+        if (r instanceof CSSMediaRule && /prefers-color-scheme:\s*dark/.test(r.media.mediaText)) for (const inner of r.cssRules) css.push(inner.cssText);
+      }
+    }
+    const style = document.createElement('style');
+    style.id = 'e2e-dark';
+    style.textContent = css.join('\n');
+    document.head.append(style);
+  });
+  found.push(...(await seriousViolations(b)).map((v) => `dark: ${v}`));
+  await b.execute(() => document.getElementById('e2e-dark')?.remove());
+  assert.deepEqual(found, [], `\n${found.join('\n')}`);
+});
