@@ -358,10 +358,7 @@ impl ProfileSettings {
     /// Switch to `name` (the gateway's `/mcp` serves it); clients that follow
     /// the switch get it as their profile (their files are applied after).
     pub fn switch_to(&mut self, name: &str) -> Result<(), ProfileError> {
-        let name = match self.filter(name)? {
-            None => None,
-            Some(p) => Some(p.name.clone()),
-        };
+        let name = self.filter(name)?.map(|p| p.name.clone());
         for c in self.clients.values_mut().filter(|c| c.follow) {
             c.profile = name.clone().unwrap_or(EVERYTHING.into());
         }

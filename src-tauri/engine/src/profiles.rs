@@ -36,8 +36,9 @@ pub struct ToolCost {
 /// schema with `properties`).
 pub fn tool_costs(manager: &Manager) -> Vec<ToolCost> {
     let index = manager.tools();
-    let mut by_server: HashMap<&str, (std::sync::Arc<Vec<Tool>>, HashMap<String, usize>)> =
-        HashMap::new();
+    // Per server: its tool list and where each raw name sits in it.
+    type Listed = (std::sync::Arc<Vec<Tool>>, HashMap<String, usize>);
+    let mut by_server: HashMap<&str, Listed> = HashMap::new();
     let mut defs: Vec<Tool> = Vec::with_capacity(index.tools.len());
     let mut kept = Vec::with_capacity(index.tools.len());
     for e in &index.tools {
