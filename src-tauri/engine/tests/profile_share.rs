@@ -934,9 +934,13 @@ fn a_profile_naming_an_unknown_server_is_refused() {
     );
 }
 
+/// A change to an exported document, the message it must be refused with,
+/// and the secret value that message must not repeat.
+type SecretCase = (Box<dyn Fn(&mut Value)>, &'static str, &'static str);
+
 #[test]
 fn a_literal_secret_anywhere_is_refused_naming_field_and_server() {
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str, &str)> = vec![
+    let cases: Vec<SecretCase> = vec![
         (
             Box::new(|v| v["servers"]["github"]["env"]["GITHUB_PERSONAL_ACCESS_TOKEN"] = json!(GH)),
             "field env.GITHUB_PERSONAL_ACCESS_TOKEN of server \"github\" carries a secret value",
