@@ -85,6 +85,7 @@ macro_rules! with_commands {
             commands::tool_costs,
             commands::change_profile,
             commands::switch_profile,
+            commands::apply_profile,
         }
     };
 }

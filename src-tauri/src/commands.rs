@@ -14,6 +14,7 @@ use switchboard_engine::engine::ServerView;
 use switchboard_engine::events::LogLine;
 use switchboard_engine::manager::{CallOutcome, ElicitAnswer, ToolIndex};
 use switchboard_engine::profile::ProfileChange;
+use switchboard_engine::profile_apply::ApplyReport;
 use switchboard_engine::profiles::{ProfileView, ToolCost};
 use switchboard_engine::projects::Approved;
 use switchboard_engine::settings::ProjectFolder;
@@ -859,4 +860,45 @@ pub async fn change_profile(state: S<'_>, change: ProfileChange) -> CommandResul
 #[tauri::command]
 pub async fn switch_profile(state: S<'_>, name: String) -> CommandResult<()> {
     Ok(state.engine.switch_profile(&name).await?)
+}
+
+/// Apply a profile to a client: in its own file (`file`: exactly the
+/// profile's servers on) or through the gateway (`gateway`: one
+/// `switchboard` entry serving it); `follow`: it moves with the switch.
+#[tauri::command]
+pub async fn apply_profile(
+    state: S<'_>,
+    gateway: G<'_>,
+    client: String,
+    profile: String,
+    via: switchboard_engine::profile::Via,
+    follow: bool,
+) -> CommandResult<ApplyReport> {
+    if via == switchboard_engine::profile::Via::Gateway {
+        let target = gateway_target(&state, &gateway, &client).await?;
+        state.engine.set_gateway_target(target);
+    }
+    Ok(state
+        .engine
+        .apply_profile(&client, &profile, via, follow)
+        .await?)
+}
+
+/// How a client's entry reaches the gateway when a profile is applied
+/// through it: as it does now when it has one (`None`), else by running the
+/// bundled `switchboard serve`, else over the app's HTTP gateway.
+async fn gateway_target(
+    state: &AppState,
+    gateway: &crate::gateway::AppGateway,
+    client: &str,
+) -> CommandResult<Option<switchboard_engine::connect::Via>> {
+    use switchboard_engine::connect::EntryState;
+    let connections = state.engine.connections();
+    let connected = connections
+        .iter()
+        .any(|c| c.client == client && matches!(c.entry, EntryState::Connected { .. }));
+    if connected {
+        return Ok(None);
+    }
+    Ok(Some(via(gateway, crate::sidecar::path().is_err()).await?))
 }

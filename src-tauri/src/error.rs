@@ -40,6 +40,12 @@ impl From<EditError> for CommandError {
     }
 }
 
+impl From<switchboard_engine::profile_apply::ApplyError> for CommandError {
+    fn from(e: switchboard_engine::profile_apply::ApplyError) -> Self {
+        CommandError::new(e.code(), e.to_string())
+    }
+}
+
 impl From<UndoError> for CommandError {
     fn from(e: UndoError) -> Self {
         CommandError::new(e.code(), e.to_string())

@@ -153,7 +153,13 @@ mod tests {
 
     /// The app over an empty temporary HOME (no env var is touched).
     fn app() -> TestApp {
+        app_with(|_| {})
+    }
+
+    /// The app over a temporary HOME that `prepare` fills first.
+    fn app_with(prepare: impl FnOnce(&std::path::Path)) -> TestApp {
         let home = tempfile::tempdir().unwrap();
+        prepare(home.path());
         let host = Host {
             os: Os::Linux,
             home: home.path().to_path_buf(),
@@ -740,6 +746,40 @@ mod tests {
         );
         let err = invoke(&t, "switch_profile", json!({"name": "Nope"})).expect_err("unknown");
         assert_eq!(err["code"], "not-found", "{err}");
+    }
+
+    /// "Use in…": a profile applied to Cursor's own file through the
+    /// command: the report says what was switched off, the change is in the
+    /// history, and the profile is then used by cursor.
+    #[test]
+    fn apply_profile_writes_the_clients_file_and_reports_what_it_changed() {
+        let t = app_with(|home| {
+            let dir = home.join(".cursor");
+            std::fs::create_dir_all(&dir).unwrap();
+            let servers =
+                r#"{"mcpServers": {"a": {"command": "a-mcp"}, "b": {"command": "b-mcp"}}}"#;
+            std::fs::write(dir.join("mcp.json"), servers).unwrap();
+        });
+        let create = json!({"kind": "create", "name": "Focus", "servers": ["a"]});
+        invoke(&t, "change_profile", json!({ "change": create })).expect("create");
+        let report = invoke(
+            &t,
+            "apply_profile",
+            json!({"client": "cursor", "profile": "Focus", "via": "file", "follow": false}),
+        )
+        .expect("apply_profile succeeds");
+        assert_eq!(report["disabled"], json!(["b"]), "{report}");
+        assert_eq!(report["via"], "file", "{report}");
+        assert!(report["historyId"].is_u64(), "recorded: {report}");
+        let list = invoke(&t, "list_profiles", json!({})).unwrap();
+        assert_eq!(list[1]["usedBy"], json!(["cursor"]), "{list}");
+        let err = invoke(
+            &t,
+            "apply_profile",
+            json!({"client": "nope", "profile": "Focus", "via": "file", "follow": false}),
+        )
+        .expect_err("unknown client");
+        assert_eq!(err["code"], "unknown-client", "{err}");
     }
 
     /// The one command list (`command_list.rs`), the UI's calls and the

@@ -247,6 +247,8 @@ pub fn typescript() -> String {
         <switchboard_engine::profiles::ProfileServerView as TS>::decl(&cfg),
         <switchboard_engine::profiles::OverBudget as TS>::decl(&cfg),
         <switchboard_engine::profiles::ProfileView as TS>::decl(&cfg),
+        <switchboard_engine::profile::Via as TS>::decl(&cfg),
+        <switchboard_engine::profile_apply::ApplyReport as TS>::decl(&cfg),
         <switchboard_engine::registry::client::Offline as TS>::decl(&cfg),
         <crate::catalog::CatalogEntry as TS>::decl(&cfg),
         <crate::catalog::CatalogPage as TS>::decl(&cfg),

@@ -1,14 +1,16 @@
 // Profiles (issue 28): a profile made in the Profiles view (a server checked,
 // another dragged in and checked off again), switched to from the header;
 // the Tools view and the token totals follow; a tool switched off inside the
-// profile lowers its total. Changes made to the settings file outside the app
-// (as the CLI makes them) show at once: a budget makes the profile over
-// budget (the warning names the biggest server and what tool search costs),
-// a client using the profile makes deleting it refused with the engine's
-// message. axe-core finds nothing serious on the view, light or dark.
+// profile lowers its total. "Use in…" applies it to Cursor's own file and
+// says what it changed; a budget written into the settings file outside the
+// app (as the CLI writes it) shows at once as the over-budget warning (the
+// biggest server, what tool search costs); deleting a profile Cursor uses is
+// refused with the engine's message. axe-core finds nothing serious on the
+// view, light or dark.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
 import {
   startApp, gotoView, byTestId, exists, fill, eventually, screenshot, screenshotDark, testIds, waitForStatus, readJson,
 } from './lib/app.mjs';
@@ -170,25 +172,48 @@ test('a tool switched off inside the profile lowers its total', async () => {
   await eventually(b, async () => (await toolsProfile(b)).tokens === after, 'the Tools view shows the new total');
 });
 
-test('changes made in the settings file elsewhere show at once: a budget (over budget) and a client using the profile', async () => {
+test('used in Cursor from the Profiles view (in its own file): the report says what changed, Cursor uses it; a budget written from outside makes it over budget; delete is refused while Cursor uses it', async () => {
   const b = app.browser;
   await gotoView(b, 'profiles');
   await (await byTestId(b, 'profile-row-Focus')).click();
+  await eventually(b, async () => (await text(b, 'profile-name')) === 'Focus', 'Focus is shown');
+  const cursorFile = path.join(app.fx.home, '.cursor/mcp.json');
+  const before = fs.readFileSync(cursorFile, 'utf8');
+  await (await byTestId(b, 'profile-use-client')).selectByAttribute('value', 'cursor');
+  await (await byTestId(b, 'profile-use-via-file')).click();
+  await (await byTestId(b, 'profile-use-apply')).click();
+  try {
+    await eventually(b, async () => (await exists(b, 'profile-use-report')) || exists(b, 'profile-use-error'), 'a report or an error', 20_000);
+  } catch (e) {
+    await screenshot(b, 'profiles-use-stuck');
+    throw new Error(`${e.message}; Apply says "${await text(b, 'profile-use-apply')}", client "${await (await byTestId(b, 'profile-use-client')).getValue()}", settings' clients ${JSON.stringify(readJson(app.fx.settings).profiles.clients)}, Cursor's file changed: ${fs.readFileSync(cursorFile, 'utf8') !== before}`);
+  }
+  if (await exists(b, 'profile-use-error')) assert.fail(`applying failed: ${await text(b, 'profile-use-error')}`);
+  const said = await text(b, 'profile-use-report');
+  assert.match(said, /Focus in Cursor, in its own file/);
+  assert.match(said, /Added: alpha/, said);
+  assert.match(said, /Switched off: .*cursor-user-only/, said);
+  assert.notEqual(fs.readFileSync(cursorFile, 'utf8'), before, 'Cursor\'s file was written');
+  assert.ok(JSON.parse(fs.readFileSync(cursorFile, 'utf8')).mcpServers.alpha, 'alpha is in Cursor\'s file');
+  await eventually(b, async () => /cursor/.test(await text(b, 'profile-used-by')), 'Used by cursor');
+  await (await byTestId(b, 'profile-use-report')).scrollIntoView({ block: 'center' });
+  await screenshot(b, 'profiles-use-in-cursor');
+
+  // A budget set outside the app (as `switchboard profile budget` does).
   const focus = await num(b, 'profile-tokens');
   editSettings((s) => {
     s.profiles.budgets = { default: Math.max(1, Math.floor(focus / 2)) };
-    s.profiles.clients = { cursor: { profile: 'Focus', via: 'gateway' } };
   });
   const warning = await byTestId(b, 'profile-over-budget', { timeout: 10_000 });
   assert.match(await warning.getText(), /Over budget/);
   assert.match(await text(b, 'profile-over-budget-biggest'), /^alpha [\d,]+$/);
   assert.ok((await num(b, 'profile-tool-search-tokens')) > 0, 'tool search has its own cost');
-  await eventually(b, async () => /cursor/.test(await text(b, 'profile-used-by')), 'Used by cursor');
-  await (await byTestId(b, 'profile-tools-toggle-alpha')).click().catch(() => {});
+  await (await byTestId(b, 'profile-tools-toggle-alpha')).click();
+  await b.execute(() => document.querySelector('.content')?.scrollTo(0, 0));
   await screenshot(b, 'profiles');
   await screenshotDark(b, 'profiles-dark');
 
-  // Deleting it is refused while cursor uses it: the engine's message, inline.
+  // Deleting it is refused while Cursor uses it: the engine's message, inline.
   await (await byTestId(b, 'profile-delete')).click();
   await (await byTestId(b, 'profile-delete-confirm')).click();
   assert.match(await text(b, 'profile-error'), /profile "Focus" is in use by cursor/);
@@ -198,8 +223,12 @@ test('changes made in the settings file elsewhere show at once: a budget (over b
 test('the Profiles view has no serious or critical accessibility violation, light and dark', async () => {
   const b = app.browser;
   await gotoView(b, 'profiles');
-  await byTestId(b, 'profile-detail');
-  const found = (await seriousViolations(b)).map((v) => `light: ${v}`);
+  await (await byTestId(b, 'profile-row-Everything')).click();
+  await eventually(b, async () => (await text(b, 'profile-name')) === 'Everything', 'Everything is shown');
+  const found = (await seriousViolations(b)).map((v) => `Everything: ${v}`);
+  await (await byTestId(b, 'profile-row-Focus')).click();
+  await eventually(b, async () => (await text(b, 'profile-name')) === 'Focus', 'Focus is shown');
+  found.push(...(await seriousViolations(b)).map((v) => `light: ${v}`));
   await b.execute(() => {
     const css = [];
     for (const sheet of document.styleSheets) {

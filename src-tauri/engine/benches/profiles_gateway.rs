@@ -70,6 +70,25 @@ fn count_bench() {
         Goal::Max(50.0),
         &format!("{COUNT_RUNS} runs, {total} tokens a run, none counted before"),
     );
+    // What a re-list costs when the definitions did not change: each is
+    // serialized and looked up, none counted again.
+    let tools: Vec<Tool> = (0..TOOLS).map(|i| tool(COUNT_RUNS - 1, i)).collect();
+    let mut again = vec![];
+    for _ in 0..COUNT_RUNS {
+        let start = Instant::now();
+        let _ = switchboard_engine::tokens::count_definitions(&tools);
+        again.push(start.elapsed());
+    }
+    let (median, p90) = ms_stats(&again);
+    record(
+        "Profiles",
+        "The same 10,000 definitions again (counts cached)",
+        median,
+        Some(p90),
+        "ms",
+        Goal::None,
+        &format!("{COUNT_RUNS} runs"),
+    );
 }
 
 #[derive(Clone)]

@@ -57,6 +57,25 @@ pub const ENTRY_NAME: &str = GATEWAY_ENTRY_NAME;
 /// The arguments of the stdio entry: the gateway over stdin/stdout.
 pub const SERVE_ARGS: &[&str] = &["serve"];
 
+/// The stdio entry's arguments: `serve`, or `serve --profile NAME` for one
+/// profile's servers and tools.
+pub fn serve_args(profile: Option<&str>) -> Vec<String> {
+    let mut args: Vec<String> = SERVE_ARGS.iter().map(|a| a.to_string()).collect();
+    if let Some(p) = profile {
+        args.extend(["--profile".to_string(), p.to_string()]);
+    }
+    args
+}
+
+/// The gateway URL of one profile: `http://127.0.0.1:PORT/mcp/p/<profile>`
+/// beside the gateway's `…/mcp` (the name escaped as a path segment).
+pub fn profile_url(gateway_url: &str, profile: &str) -> String {
+    let segment = url::form_urlencoded::byte_serialize(profile.as_bytes())
+        .collect::<String>()
+        .replace('+', "%20");
+    format!("{}/p/{segment}", gateway_url.trim_end_matches('/'))
+}
+
 /// How a client's entry can reach the HTTP gateway.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -374,7 +393,7 @@ fn user_source(host: &Host, discovery: &Discovery, client: Client) -> Option<Sou
         .or_else(|| user_sources(host).into_iter().find(|s| s.client == client))
 }
 
-fn source_for(host: &Host, discovery: &Discovery, client: Client) -> Result<SourceSpec> {
+pub(crate) fn source_for(host: &Host, discovery: &Discovery, client: Client) -> Result<SourceSpec> {
     user_source(host, discovery, client).ok_or_else(|| ConnectError::UnknownClient {
         given: client_id(client),
         known: connectable_clients().into_iter().map(client_id).collect(),
@@ -488,22 +507,34 @@ pub fn connections(
 
 /// The definition connect writes for `client`.
 pub fn entry_def(client: Client, via: &Via) -> Result<ServerDef> {
+    entry_def_for(client, via, None)
+}
+
+/// The definition connect writes for `client`, serving `profile` only
+/// (`serve --profile NAME`, `…/mcp/p/NAME`) or the whole gateway (`None`).
+pub fn entry_def_for(client: Client, via: &Via, profile: Option<&str>) -> Result<ServerDef> {
     match via {
         Via::Stdio { binary } => {
             if !binary.is_absolute() {
                 return Err(ConnectError::RelativeBinary(binary.clone()));
             }
+            let args = serve_args(profile);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
             Ok(ServerDef::stdio(
                 ENTRY_NAME,
                 &binary.to_string_lossy(),
-                SERVE_ARGS,
+                &args,
             ))
         }
         Via::Http(t) => {
             if !is_gateway_url(&t.url) {
                 return Err(ConnectError::NotGatewayUrl(t.url.clone()));
             }
-            let mut def = ServerDef::remote(ENTRY_NAME, Transport::Http, &t.url);
+            let url = match profile {
+                Some(p) => profile_url(&t.url, p),
+                None => t.url.clone(),
+            };
+            let mut def = ServerDef::remote(ENTRY_NAME, Transport::Http, &url);
             let value = match http_support(client) {
                 HttpSupport::None => {
                     return Err(ConnectError::NoHttp {
@@ -565,8 +596,23 @@ pub fn plan_connect(
     client: Client,
     opts: &ConnectOptions,
 ) -> Result<ConnectPlan> {
+    plan_connect_to(host, settings, discovery, client, opts, None)
+}
+
+/// `plan_connect` for an entry that serves `profile` only (`None`: the
+/// whole gateway, i.e. the profile switched to).
+pub fn plan_connect_to(
+    host: &Host,
+    settings: &Settings,
+    discovery: &Discovery,
+    client: Client,
+    opts: &ConnectOptions,
+    profile: Option<&str>,
+) -> Result<ConnectPlan> {
+    let profile = profile_name(settings, profile)?;
+    let profile = profile.as_deref();
     let spec = source_for(host, discovery, client)?;
-    let def = entry_def(client, &opts.via)?;
+    let def = entry_def_for(client, &opts.via, profile)?;
     let label = client.display_name();
     let action = match entry_state(settings, &spec)? {
         EntryState::Foreign { runs } => {
@@ -660,6 +706,17 @@ pub fn plan_connect(
     })
 }
 
+/// A profile's name as the profile spells it (refused when there is none).
+fn profile_name(settings: &Settings, profile: Option<&str>) -> Result<Option<String>> {
+    let Some(p) = profile else { return Ok(None) };
+    Ok(Some(
+        match settings.profiles.filter(p).map_err(EditError::from)? {
+            Some(x) => x.name.clone(),
+            None => crate::profile::EVERYTHING.to_string(),
+        },
+    ))
+}
+
 /// The container's value in `spec`'s file now (`None`: no file or no container).
 fn container_value(spec: &SourceSpec) -> std::result::Result<Option<Value>, EditError> {
     let text = match std::fs::read_to_string(&spec.path) {
@@ -692,16 +749,35 @@ pub fn connect(
     client: Client,
     opts: &ConnectOptions,
 ) -> Result<ConnectReport> {
-    let plan = plan_connect(host, settings, discovery, client, opts)?;
+    connect_to(host, settings, discovery, client, opts, None)
+}
+
+/// `connect` with an entry that serves `profile` only (`serve --profile
+/// NAME`, `…/mcp/p/NAME`); `None`: the whole gateway.
+pub fn connect_to(
+    host: &Host,
+    settings: &mut Settings,
+    discovery: &Discovery,
+    client: Client,
+    opts: &ConnectOptions,
+    profile: Option<&str>,
+) -> Result<ConnectReport> {
+    let profile = profile_name(settings, profile)?;
+    let profile = profile.as_deref();
+    let plan = plan_connect_to(host, settings, discovery, client, opts, profile)?;
     let spec = source_for(host, discovery, client)?;
-    let def = entry_def(client, &opts.via)?;
+    let def = entry_def_for(client, &opts.via, profile)?;
     let seen = discovery.source(&spec.id).and_then(|s| s.hash);
     let transport = def.transport.as_str();
+    let what = match profile {
+        Some(p) => format!("Switchboard's profile \"{p}\""),
+        None => "Switchboard".to_string(),
+    };
     let recording = Recording::begin(
         host,
         Label::fixed(
             Some(ENTRY_NAME),
-            format!("connect {} to Switchboard ({transport})", plan.label),
+            format!("connect {} to {what} ({transport})", plan.label),
         ),
     );
 

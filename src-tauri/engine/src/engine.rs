@@ -89,6 +89,9 @@ pub struct Engine {
     /// Ends trust on first use (started once, by `start` or `watch`).
     keeper: tokio_util::sync::CancellationToken,
     keeping: std::sync::atomic::AtomicBool,
+    /// How clients' `switchboard` entries reach the gateway when a profile
+    /// is applied through it (`set_gateway_target`).
+    gateway_target: RwLock<Option<crate::connect::Via>>,
 }
 
 impl Engine {
@@ -111,6 +114,7 @@ impl Engine {
             approve_next: Default::default(),
             keeper: Default::default(),
             keeping: Default::default(),
+            gateway_target: RwLock::new(None),
             manager,
             settings: RwLock::new(settings),
             discovery: RwLock::new(Arc::new(Discovery::default())),
@@ -454,6 +458,8 @@ impl Engine {
     fn save_settings(&self, f: impl Fn(&mut Settings)) -> Result<(), EditError> {
         let s = Settings::update(&self.host, f)?;
         *self.settings.write().unwrap() = s;
+        // Gateways in this process follow at once (tool switches, exclusions).
+        crate::gateway::switches::nudge(&self.host);
         Ok(())
     }
 
@@ -577,6 +583,11 @@ impl Engine {
         crate::profiles::views(&settings, &self.snapshot(), &self.manager)
     }
 
+    /// What each client's tool definitions cost, against its budget.
+    pub fn client_costs(&self) -> Vec<crate::profiles::ClientCost> {
+        crate::profiles::client_costs(&self.settings(), &self.snapshot(), &self.manager)
+    }
+
     /// Every tool with the tokens its definition costs.
     pub fn tool_costs(&self) -> Vec<crate::profiles::ToolCost> {
         crate::profiles::tool_costs(&self.manager)
@@ -598,10 +609,99 @@ impl Engine {
     /// Switch to a profile: the gateway's `/mcp` serves it at once (clients
     /// hear `list_changed`), and the clients that follow the switch get it.
     pub async fn switch_profile(&self, name: &str) -> Result<(), EditError> {
-        let _g = self.edits.lock().await;
-        let s = crate::profiles::change(&self.host, |p| p.switch_to(name))?;
-        *self.settings.write().unwrap() = s;
+        self.switch_profile_applied(name).await?;
         Ok(())
+    }
+
+    /// `switch_profile`, with what it did to each following client's file
+    /// (restart notices included). One history entry.
+    pub async fn switch_profile_applied(
+        &self,
+        name: &str,
+    ) -> Result<Vec<crate::profile_apply::ApplyReport>, crate::profile_apply::ApplyError> {
+        let result = {
+            let _g = self.edits.lock().await;
+            let mut settings = self.settings();
+            let r = crate::profile_apply::switch(&self.host, &mut settings, &self.snapshot(), name);
+            *self.settings.write().unwrap() = settings;
+            r
+        };
+        self.refresh().await;
+        result
+    }
+
+    /// How clients' `switchboard` entries reach the gateway when a profile
+    /// is applied through it: the app's bundled `switchboard` (stdio) or its
+    /// HTTP gateway. Unset, an entry already there is pointed anew the way
+    /// it reaches the gateway now, and a client without one is refused.
+    pub fn set_gateway_target(&self, target: Option<crate::connect::Via>) {
+        *self.gateway_target.write().unwrap() = target;
+    }
+
+    /// Apply a profile (or Everything) to a client: in its own file
+    /// (`Via::File`: exactly the profile's servers on) or through the
+    /// gateway (`Via::Gateway`: one `switchboard` entry serving the
+    /// profile). `follow`: the client moves with `switch_profile`. One
+    /// history entry; `undo` takes it back byte for byte.
+    pub async fn apply_profile(
+        &self,
+        client_id: &str,
+        profile: &str,
+        via: crate::profile::Via,
+        follow: bool,
+    ) -> Result<crate::profile_apply::ApplyReport, crate::profile_apply::ApplyError> {
+        let client = crate::connect::parse_client(client_id)?;
+        let target =
+            self.gateway_target
+                .read()
+                .unwrap()
+                .clone()
+                .map(|via| crate::connect::ConnectOptions {
+                    via,
+                    disable_duplicates: false,
+                });
+        let result = {
+            let _g = self.edits.lock().await;
+            let mut settings = self.settings();
+            let r = crate::profile_apply::apply(
+                &self.host,
+                &mut settings,
+                &self.snapshot(),
+                client,
+                profile,
+                via,
+                follow,
+                target.as_ref(),
+            );
+            *self.settings.write().unwrap() = settings;
+            r
+        };
+        self.refresh().await;
+        result
+    }
+
+    /// Bind a project folder to a profile: its clients' project files hold
+    /// exactly the profile's servers. One report per file.
+    pub async fn apply_profile_to_project(
+        &self,
+        dir: &Path,
+        profile: &str,
+    ) -> Result<Vec<crate::profile_apply::ApplyReport>, crate::profile_apply::ApplyError> {
+        let result = {
+            let _g = self.edits.lock().await;
+            let mut settings = self.settings();
+            let r = crate::profile_apply::apply_project(
+                &self.host,
+                &mut settings,
+                &self.snapshot(),
+                dir,
+                profile,
+            );
+            *self.settings.write().unwrap() = settings;
+            r
+        };
+        self.refresh().await;
+        result
     }
 
     /// Leave a server out of the gateway, or serve it again (it keeps

@@ -22,6 +22,7 @@ pub mod naming;
 pub mod opener;
 pub mod ports;
 pub mod profile;
+pub mod profile_apply;
 pub mod profile_share;
 pub mod profiles;
 pub mod projects;

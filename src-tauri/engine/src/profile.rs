@@ -186,6 +186,46 @@ pub struct FileChanges {
     /// Servers the profile has that the file did not define, added to it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub added: Vec<String>,
+    /// Where each change above sits in the file, so that taking it back
+    /// puts back the very bytes it replaced (`profile_apply`). Internal: not
+    /// for the UI.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub exact: Vec<Splice>,
+}
+
+/// One change a profile made to a file, as bytes: at `at`, `put_len` bytes
+/// (hashing to `put`) replaced `removed`. It is taken back byte for byte
+/// only while the bytes around it (up to [`Splice::CONTEXT`] each side,
+/// hashing to `left` and `right`) are as they were; otherwise the change is
+/// taken back by meaning. Offsets are from the start of the servers'
+/// container (`mcpServers`' `{`), or of the file when `whole`, so an edit
+/// elsewhere in the file (Claude Code rewrites `~/.claude.json` often) does
+/// not move them. No secret is kept here: hashes, and the bytes a flag or a
+/// new entry replaced; a parked entry's bytes stay with the parked entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Splice {
+    pub server: String,
+    pub at: usize,
+    /// The bytes the change took out; `None`: a parked entry, whose bytes
+    /// are kept with it (`settings::ParkedEntry::text`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed: Option<String>,
+    pub put_len: usize,
+    pub put: String,
+    pub left: String,
+    pub right: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub whole: bool,
+    /// The change created the file: taking it back to nothing deletes it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub created_file: bool,
+}
+
+impl Splice {
+    /// Bytes of context checked on each side.
+    pub const CONTEXT: usize = 64;
 }
 
 impl FileChanges {
@@ -331,10 +371,7 @@ impl ProfileSettings {
             )
             .collect();
         if !users.is_empty() {
-            return Err(ProfileError::InUse {
-                name: old,
-                users,
-            });
+            return Err(ProfileError::InUse { name: old, users });
         }
         self.list.retain(|p| !same(&p.name));
         if self.active.as_deref().is_some_and(same) {
@@ -553,12 +590,21 @@ mod tests {
             s.create("writing").unwrap_err(),
             ProfileError::Exists("writing".into())
         );
-        assert!(matches!(s.create("everything"), Err(ProfileError::Exists(_))));
+        assert!(matches!(
+            s.create("everything"),
+            Err(ProfileError::Exists(_))
+        ));
         assert!(matches!(s.create("a/b"), Err(ProfileError::BadName(_))));
         assert!(matches!(s.create(""), Err(ProfileError::BadName(_))));
-        assert!(matches!(s.editable("Everything"), Err(ProfileError::BuiltIn)));
+        assert!(matches!(
+            s.editable("Everything"),
+            Err(ProfileError::BuiltIn)
+        ));
         assert_eq!(s.filter("everything"), Ok(None));
-        assert!(matches!(s.filter("nope"), Err(ProfileError::Unknown { .. })));
+        assert!(matches!(
+            s.filter("nope"),
+            Err(ProfileError::Unknown { .. })
+        ));
         s.active = Some("Writing".into());
         s.rename("writing", "Prose").unwrap();
         assert_eq!(s.active_name(), "Prose");

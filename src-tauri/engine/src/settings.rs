@@ -60,6 +60,11 @@ pub struct ParkedEntry {
     pub source: String,
     pub name: String,
     pub entry: Value,
+    /// The bytes taking it out removed from the file, when a profile parked
+    /// it: applying another profile puts them back where they were
+    /// (`profile_apply`), while the file around them is unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

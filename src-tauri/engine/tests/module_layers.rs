@@ -61,6 +61,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("profiles: their servers, tools and costs", &["profiles"]),
     ("connecting clients to the gateway", &["connect"]),
+    (
+        "applying profiles to clients' files or gateway entries",
+        &["profile_apply"],
+    ),
     ("the engine facade", &["engine"]),
     (
         "the MCP Registry catalog (installs through the engine)",

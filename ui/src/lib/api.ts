@@ -13,6 +13,7 @@ import type {
   RegistrySettings,
   RuntimeCheck,
   AppInfo,
+  ApplyReport,
   ApprovalMode,
   Approved,
   CallOutcome,
@@ -49,6 +50,7 @@ import type {
   ToolsApproved,
   TrustReport,
   UndoReport,
+  Via,
 } from './types';
 import type { ErrorCode } from './types';
 
@@ -301,4 +303,11 @@ export const api = {
   changeProfile: (change: ProfileChange) => call<void>('change_profile', { change }),
   /** What the gateway's `/mcp` serves from now on (its clients hear `list_changed`). */
   switchProfile: (name: string) => call<void>('switch_profile', { name }),
+  /**
+   * Apply a profile to a client: in its own file (exactly its servers on, the
+   * others off; undo in History) or through the gateway (one `switchboard`
+   * entry serving it). `follow`: the client moves with the header's switch.
+   */
+  applyProfile: (client: string, profile: string, via: Via, follow: boolean) =>
+    call<ApplyReport>('apply_profile', { client, profile, via, follow }),
 };

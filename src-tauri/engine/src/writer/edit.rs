@@ -61,12 +61,8 @@ impl EditError {
             EditError::Write(WriteError::ReadOnly { .. }) => ErrorCode::ReadOnly,
             EditError::Write(_) => ErrorCode::Io,
             EditError::UnknownSource(_) => ErrorCode::UnknownSource,
-            EditError::Profile(crate::profile::ProfileError::Unknown { .. }) => {
-                ErrorCode::NotFound
-            }
-            EditError::Profile(crate::profile::ProfileError::Exists(_)) => {
-                ErrorCode::AlreadyExists
-            }
+            EditError::Profile(crate::profile::ProfileError::Unknown { .. }) => ErrorCode::NotFound,
+            EditError::Profile(crate::profile::ProfileError::Exists(_)) => ErrorCode::AlreadyExists,
             EditError::Profile(_) => ErrorCode::Invalid,
         }
     }
@@ -265,7 +261,11 @@ fn key(k: &str) -> PathSeg {
 }
 
 /// Path of `name`'s entry in `spec`, and its current value if present.
-fn entry_path(spec: &SourceSpec, doc: &Value, name: &str) -> (Vec<PathSeg>, Option<Value>) {
+pub(crate) fn entry_path(
+    spec: &SourceSpec,
+    doc: &Value,
+    name: &str,
+) -> (Vec<PathSeg>, Option<Value>) {
     let mut p = spec.container.path().to_vec();
     match &spec.container {
         Container::Map(_) => {
@@ -357,6 +357,7 @@ impl<'a> Writer<'a> {
                             source: spec.id.clone(),
                             name: def.name.clone(),
                             entry,
+                            text: None,
                         },
                     )?;
                     return Ok(());
@@ -603,6 +604,7 @@ impl<'a> Writer<'a> {
                             source: spec.id.clone(),
                             name: name.into(),
                             entry,
+                            text: None,
                         },
                     )?;
                     if let Err(e) = file.commit(&[DocEdit::Remove { path }], seen) {
@@ -631,23 +633,7 @@ impl<'a> Writer<'a> {
         enabled: bool,
         existing: Option<&Value>,
     ) -> Vec<DocEdit> {
-        let EnableFlag::InEntry { key: k, inverted } = spec.dialect.enable_flag() else {
-            return vec![];
-        };
-        let mut p = entry.to_vec();
-        p.push(key(k));
-        let present = existing.and_then(|e| e.get(k)).is_some();
-        if enabled && !present {
-            return vec![];
-        }
-        if enabled && inverted {
-            // `disabled: true` → drop the key rather than write `disabled: false`.
-            return vec![DocEdit::Remove { path: p }];
-        }
-        vec![DocEdit::Set {
-            path: p,
-            value: Value::Bool(enabled != inverted),
-        }]
+        in_entry_enable(spec, entry, enabled, existing)
     }
 
     /// Enable flags kept outside the entry: Gemini's enablement file and
@@ -763,6 +749,33 @@ impl<'a> Writer<'a> {
         *self.settings = Settings::update(self.host, |s| s.priority = ids.clone())?;
         Ok(())
     }
+}
+
+/// Edits that switch the enable flag inside the entry at `entry` (none for
+/// a client whose switch lives elsewhere).
+pub(crate) fn in_entry_enable(
+    spec: &SourceSpec,
+    entry: &[PathSeg],
+    enabled: bool,
+    existing: Option<&Value>,
+) -> Vec<DocEdit> {
+    let EnableFlag::InEntry { key: k, inverted } = spec.dialect.enable_flag() else {
+        return vec![];
+    };
+    let mut p = entry.to_vec();
+    p.push(key(k));
+    let present = existing.and_then(|e| e.get(k)).is_some();
+    if enabled && !present {
+        return vec![];
+    }
+    if enabled && inverted {
+        // `disabled: true` → drop the key rather than write `disabled: false`.
+        return vec![DocEdit::Remove { path: p }];
+    }
+    vec![DocEdit::Set {
+        path: p,
+        value: Value::Bool(enabled != inverted),
+    }]
 }
 
 /// The current definition of `name` in `spec` (parked entries included).

@@ -374,7 +374,9 @@ impl History {
             .prefix(".entry.")
             .suffix(".tmp")
             .tempfile_in(&self.dir)?;
-        serde_json::to_writer_pretty(&mut meta, &entry)?;
+        // One write: straight into the file, serde writes token by token (an
+        // entry's diff of several files was millions of system calls).
+        meta.write_all(&serde_json::to_vec_pretty(&entry)?)?;
         meta.flush()?;
         meta.as_file().sync_all()?;
         meta.persist(self.meta_path(id)).map_err(|e| e.error)?;

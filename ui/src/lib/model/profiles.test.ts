@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   activeProfile,
+  applyLines,
+  applyTitle,
   biggestText,
   formatTokens,
   pickProfile,
@@ -11,7 +13,7 @@ import {
   tokensText,
   toolSwitches,
 } from './profiles';
-import type { ProfileServerView, ProfileView, ToolCost } from '../types';
+import type { ApplyReport, ProfileServerView, ProfileView, ToolCost } from '../types';
 
 const cost = (server: string, tool: string, tokens: number): ToolCost => ({
   name: `mcp_${server}_${tool}`,
@@ -134,5 +136,46 @@ describe('which profile the view shows', () => {
   it('is the active one when none or an unknown one is asked for (a deleted profile)', () => {
     expect(pickProfile(list, null)?.name).toBe('Writing');
     expect(pickProfile(list, 'Gone')?.name).toBe('Writing');
+  });
+});
+
+describe('what applying a profile to a client did', () => {
+  const report = (extra: Partial<ApplyReport> = {}): ApplyReport => ({
+    client: 'cursor',
+    label: 'Cursor',
+    profile: 'Focus',
+    via: 'file',
+    source: 'cursor-user',
+    path: '/home/u/.cursor/mcp.json',
+    enabled: [],
+    disabled: [],
+    added: [],
+    removed: [],
+    notes: [],
+    ...extra,
+  });
+
+  it('says what was switched on, off, added and taken out, then the notes', () => {
+    const r = report({
+      enabled: ['alpha'],
+      disabled: ['github', 'linear'],
+      added: ['beta'],
+      notes: ['"x" is left out: its file is read-only'],
+    });
+    expect(applyTitle(r)).toBe('Focus in Cursor, in its own file');
+    expect(applyLines(r)).toEqual([
+      'Switched on: alpha',
+      'Switched off: github, linear',
+      'Added: beta',
+      '"x" is left out: its file is read-only',
+    ]);
+  });
+
+  it('says so when the file already held exactly the profile', () => {
+    const r = report({ via: 'gateway' });
+    expect(applyTitle(r)).toBe('Focus in Cursor, through the gateway');
+    expect(applyLines(r)).toEqual([
+      'Nothing to change: the file already holds exactly these servers.',
+    ]);
   });
 });

@@ -2,7 +2,7 @@
 // servers a profile can hold, each server's tool switches, the over-budget
 // summary, and which tools the active profile lets through.
 
-import type { OverBudget, ProfileServerView, ProfileView, ToolCost } from '../types';
+import type { ApplyReport, OverBudget, ProfileServerView, ProfileView, ToolCost } from '../types';
 
 /** `12,345` (the same grouping on every machine). */
 export function formatTokens(n: number): string {
@@ -115,4 +115,21 @@ export function pickProfile(
   return (
     (w ? profiles.find((p) => p.name.toLowerCase() === w) : undefined) ?? activeProfile(profiles)
   );
+}
+
+/** What applying a profile to a client did, one line each, then its notes. */
+export function applyLines(r: ApplyReport): string[] {
+  const list = (xs: string[]) => xs.join(', ');
+  const out: string[] = [];
+  if (r.enabled.length) out.push(`Switched on: ${list(r.enabled)}`);
+  if (r.disabled.length) out.push(`Switched off: ${list(r.disabled)}`);
+  if (r.added.length) out.push(`Added: ${list(r.added)}`);
+  if (r.removed.length) out.push(`Taken out again: ${list(r.removed)}`);
+  if (!out.length) out.push('Nothing to change: the file already holds exactly these servers.');
+  return [...out, ...r.notes];
+}
+
+/** `Focus in Cursor, in its own file` / `…, through the gateway`. */
+export function applyTitle(r: ApplyReport): string {
+  return `${r.profile} in ${r.label}, ${r.via === 'file' ? 'in its own file' : 'through the gateway'}`;
 }

@@ -779,6 +779,53 @@ usedBy: Array<string>,
  */
 overBudget?: OverBudget, };
 
+export type Via = "file" | "gateway";
+
+export type ApplyReport = { 
+/**
+ * The client's id (`cursor`).
+ */
+client: string, label: string, 
+/**
+ * The profile applied (its own spelling), or `Everything`.
+ */
+profile: string, via: Via, 
+/**
+ * The source id of the file (`cursor-user`, `cursor-project@/dir`).
+ */
+source: string, path: string, 
+/**
+ * Servers turned on (in the client's own way, or brought back from
+ * where Switchboard parked them).
+ */
+enabled: Array<string>, 
+/**
+ * Servers turned off (or parked).
+ */
+disabled: Array<string>, 
+/**
+ * Servers the file did not define, added with their winning definition.
+ */
+added: Array<string>, 
+/**
+ * Servers a profile had added, taken out again.
+ */
+removed: Array<string>, 
+/**
+ * What the user should know (servers left out and why, an entry the
+ * gateway also serves, …).
+ */
+notes: Array<string>, 
+/**
+ * The client reads its file only when it starts: what to do for the
+ * change to count (set only when the file changed).
+ */
+restartHint?: string, 
+/**
+ * The history entry (`switchboard undo ID`), if anything was written.
+ */
+historyId?: number, };
+
 export type RegistryOffline = { 
 /**
  * Milliseconds since 1970 (UTC).

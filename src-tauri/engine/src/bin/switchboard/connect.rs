@@ -16,6 +16,8 @@ pub struct Connect {
     pub http: Option<String>,
     pub disable_duplicates: bool,
     pub dry_run: bool,
+    /// Serve only this profile (`serve --profile NAME`, `/mcp/p/NAME`).
+    pub profile: Option<String>,
     pub json: bool,
 }
 
@@ -67,7 +69,8 @@ pub fn connect(
         disable_duplicates: c.disable_duplicates,
     };
     if c.dry_run {
-        let plan = connect::plan_connect(host, settings, &d, client, &opts)?;
+        let plan =
+            connect::plan_connect_to(host, settings, &d, client, &opts, c.profile.as_deref())?;
         if c.json {
             println!("{}", serde_json::to_string_pretty(&plan)?);
         } else {
@@ -75,7 +78,7 @@ pub fn connect(
         }
         return Ok(());
     }
-    let report = connect::connect(host, settings, &d, client, &opts)?;
+    let report = connect::connect_to(host, settings, &d, client, &opts, c.profile.as_deref())?;
     if c.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());

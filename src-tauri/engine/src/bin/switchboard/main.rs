@@ -272,6 +272,11 @@ pub(crate) enum Command {
         /// Show what would be written and disabled; change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Serve only this profile's servers and tools (`serve --profile
+        /// NAME`, or the gateway's /mcp/p/NAME) instead of the profile
+        /// switched to.
+        #[arg(long, value_name = "NAME")]
+        profile: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -509,8 +514,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Gateway { .. } => serve::print_token()?,
         Command::Tokens => {
-            let texts: Vec<String> = serde_json::from_reader(std::io::stdin().lock())
-                .map_err(|e| anyhow::anyhow!("tokens: stdin is not a JSON array of strings: {e}"))?;
+            let texts: Vec<String> =
+                serde_json::from_reader(std::io::stdin().lock()).map_err(|e| {
+                    anyhow::anyhow!("tokens: stdin is not a JSON array of strings: {e}")
+                })?;
             let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
             let counts = switchboard_engine::tokens::count_parallel(&refs);
             println!("{}", serde_json::to_string(&counts)?);
@@ -524,6 +531,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             http,
             disable_duplicates,
             dry_run,
+            profile,
             json,
         } => connect::connect(
             &host,
@@ -534,6 +542,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 http,
                 disable_duplicates,
                 dry_run,
+                profile,
                 json,
             },
         )?,

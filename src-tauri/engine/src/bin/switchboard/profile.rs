@@ -76,14 +76,25 @@ pub(crate) enum ProfileAction {
         name: String,
         #[arg(long, value_name = "ID")]
         client: Option<String>,
-        /// A project folder instead: its clients' project files follow the profile.
-        #[arg(long, value_name = "DIR", conflicts_with = "client")]
+        /// A project folder instead: its clients' project files follow the
+        /// profile. (The same id as the global `--project`, which then reads
+        /// the folder as trusted for this run.)
+        #[arg(
+            long = "project",
+            id = "projects",
+            value_name = "DIR",
+            conflicts_with = "client"
+        )]
         project: Option<std::path::PathBuf>,
         #[arg(long, value_enum, default_value = "file")]
         via: ViaArg,
         /// The client moves with `profile use` (the app's profile switch).
         #[arg(long)]
         follow: bool,
+        /// With --via gateway: also disable, in that client, the servers
+        /// the gateway serves (as `connect --disable-duplicates`).
+        #[arg(long)]
+        disable_duplicates: bool,
         #[arg(long)]
         json: bool,
     },
@@ -224,11 +235,15 @@ pub(crate) fn run(
             println!("Profile \"{name}\": tools of {server} changed");
         }
         ProfileAction::Use { name } => {
-            *settings = profiles::change(host, |p| p.switch_to(&name))?;
+            // Clients applied with --follow follow, in their files too.
+            let reports = switchboard_engine::profile_apply::switch(host, settings, d, &name)?;
             println!(
                 "Switched to profile \"{}\"",
                 settings.profiles.active_name()
             );
+            for r in &reports {
+                print_applied(r);
+            }
         }
         ProfileAction::Budget { tokens, client } => {
             let who = client
@@ -250,9 +265,103 @@ pub(crate) fn run(
             let opts = ImportOptions { as_name, replace };
             import(host, settings, d, &file, &opts, yes, json, secrets_stdin)?
         }
-        ProfileAction::Apply { .. } => anyhow::bail!("not available yet"),
+        ProfileAction::Apply {
+            name,
+            client,
+            project,
+            via,
+            follow,
+            disable_duplicates,
+            json,
+        } => {
+            use switchboard_engine::{connect, profile_apply};
+            let via = Via::from(via);
+            let reports = match (client, project) {
+                (Some(id), None) => {
+                    let client = connect::parse_client(&id)?;
+                    // Over stdio, this binary serves the profile.
+                    let gateway = match via {
+                        Via::Gateway => Some(connect::ConnectOptions {
+                            via: connect::Via::Stdio {
+                                binary: std::env::current_exe().map_err(|e| {
+                                    anyhow::anyhow!("cannot find the switchboard binary's own path: {e}")
+                                })?,
+                            },
+                            disable_duplicates,
+                        }),
+                        Via::File => None,
+                    };
+                    let r = profile_apply::apply(
+                        host,
+                        settings,
+                        d,
+                        client,
+                        &name,
+                        via,
+                        follow,
+                        gateway.as_ref(),
+                    )?;
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&r)?);
+                        return Ok(());
+                    }
+                    vec![r]
+                }
+                (None, Some(dir)) => {
+                    if via == Via::Gateway || follow {
+                        anyhow::bail!("a project folder follows its profile in its own files: --project takes neither --via gateway nor --follow");
+                    }
+                    let r = profile_apply::apply_project(host, settings, d, &dir, &name)?;
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&r)?);
+                        return Ok(());
+                    }
+                    r
+                }
+                _ => anyhow::bail!("give --client ID (a client's user file) or --project DIR (a project folder's files)"),
+            };
+            for r in &reports {
+                print_applied(r);
+            }
+            if let Some(n) = reports.iter().find_map(|r| r.history_id) {
+                println!("Recorded as #{n} in `switchboard history`; `switchboard undo {n}` takes it back (applying \"Everything\" takes back what profiles changed)");
+            }
+        }
     }
     Ok(())
+}
+
+/// What applying a profile did to one file, for people.
+fn print_applied(r: &switchboard_engine::profile_apply::ApplyReport) {
+    let via = match r.via {
+        Via::File => "in its file",
+        Via::Gateway => "through the gateway",
+    };
+    println!(
+        "{}: profile \"{}\" {via} ({})",
+        r.label,
+        r.profile,
+        r.path.display()
+    );
+    for (what, list) in [
+        ("switched on", &r.enabled),
+        ("switched off", &r.disabled),
+        ("added", &r.added),
+        ("taken out", &r.removed),
+    ] {
+        if !list.is_empty() {
+            println!("  {what}: {}", list.join(", "));
+        }
+    }
+    if !r.changed() && r.via == Via::File {
+        println!("  nothing to change");
+    }
+    for n in &r.notes {
+        println!("  note: {n}");
+    }
+    if let Some(h) = &r.restart_hint {
+        println!("  {h}");
+    }
 }
 
 /// One change through the same path as the app's (servers added must exist).
