@@ -569,10 +569,15 @@ impl Gateway {
 
     /// The same gateway for one server alone, under its own names.
     pub fn scoped(&self, server: &str) -> Gateway {
+        self.with_scope(Scope::One(server.to_string()))
+    }
+
+    /// This gateway's manager, switches, readiness and relay, for another scope.
+    fn with_scope(&self, scope: Scope) -> Gateway {
         let i = &self.inner;
         Self::build(
             i.manager.clone(),
-            Scope::One(server.to_string()),
+            scope,
             i.opts.clone(),
             i.switches.clone(),
             i.ready_tx.clone(),
@@ -586,17 +591,7 @@ impl Gateway {
     /// names. A profile that does not exist (or is deleted while clients
     /// are connected) serves nothing.
     pub fn for_profile(&self, profile: &str) -> Gateway {
-        let i = &self.inner;
-        Self::build(
-            i.manager.clone(),
-            Scope::Profile(profile.to_string()),
-            i.opts.clone(),
-            i.switches.clone(),
-            i.ready_tx.clone(),
-            i.ready.clone(),
-            i.relay.clone(),
-            i.next_session.clone(),
-        )
+        self.with_scope(Scope::Profile(profile.to_string()))
     }
 
     /// The servers passed the startup gate: `tools/list` stops waiting.
