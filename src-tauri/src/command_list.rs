@@ -86,6 +86,11 @@ macro_rules! with_commands {
             commands::change_profile,
             commands::switch_profile,
             commands::apply_profile,
+            commands::client_costs,
+            share::export_profile,
+            share::preview_profile_import,
+            share::import_profile,
+            share::pick_save_path,
         }
     };
 }

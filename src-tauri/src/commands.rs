@@ -15,7 +15,7 @@ use switchboard_engine::events::LogLine;
 use switchboard_engine::manager::{CallOutcome, ElicitAnswer, ToolIndex};
 use switchboard_engine::profile::ProfileChange;
 use switchboard_engine::profile_apply::ApplyReport;
-use switchboard_engine::profiles::{ProfileView, ToolCost};
+use switchboard_engine::profiles::{ClientCost, ProfileView, ToolCost};
 use switchboard_engine::projects::Approved;
 use switchboard_engine::settings::ProjectFolder;
 use switchboard_engine::sources::text::EntryText;
@@ -841,6 +841,14 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 pub async fn list_profiles(state: S<'_>) -> CommandResult<Vec<ProfileView>> {
     let engine = state.engine.clone();
     blocking(move || engine.profiles()).await
+}
+
+/// What each client with a config file loads now: its servers' tokens
+/// against its budget, and the profile it follows.
+#[tauri::command]
+pub async fn client_costs(state: S<'_>) -> CommandResult<Vec<ClientCost>> {
+    let engine = state.engine.clone();
+    blocking(move || engine.client_costs()).await
 }
 
 /// Every tool with the tokens its definition costs (`o200k_base`).

@@ -12,6 +12,7 @@ pub mod events;
 pub mod gateway;
 pub mod probe;
 pub mod profile_switch;
+pub mod share;
 pub mod sidecar;
 pub mod state;
 pub mod tool_calls;
@@ -21,6 +22,8 @@ pub mod webview;
 
 #[cfg(test)]
 mod account_tests;
+#[cfg(test)]
+mod share_tests;
 
 use switchboard_engine::engine::Engine;
 use switchboard_engine::host::Host;
@@ -524,7 +527,7 @@ mod tests {
     /// The rmcp fixture server (tests/src/bin/fixture_server.rs), built by
     /// `cargo build -p switchboard-tests --bin fixture-server` (a workspace
     /// `cargo test` builds it first); `SWITCHBOARD_FIXTURE_SERVER` overrides.
-    fn fixture_server() -> std::path::PathBuf {
+    pub(crate) fn fixture_server() -> std::path::PathBuf {
         if let Some(p) = std::env::var_os("SWITCHBOARD_FIXTURE_SERVER") {
             return p.into();
         }

@@ -574,18 +574,23 @@ impl Engine {
 
     /// Every profile (Everything first) with its servers, tools and costs.
     pub fn profiles(&self) -> Vec<crate::profiles::ProfileView> {
-        let mut settings = self.settings();
-        // The profiles as the file has them: a change made in another process
-        // (the CLI) shows before the watcher's re-discovery re-reads settings.
-        if let (disk, None) = Settings::load(&self.host) {
-            settings.profiles = disk.profiles;
-        }
-        crate::profiles::views(&settings, &self.snapshot(), &self.manager)
+        crate::profiles::views(&self.profile_settings(), &self.snapshot(), &self.manager)
     }
 
     /// What each client's tool definitions cost, against its budget.
     pub fn client_costs(&self) -> Vec<crate::profiles::ClientCost> {
-        crate::profiles::client_costs(&self.settings(), &self.snapshot(), &self.manager)
+        crate::profiles::client_costs(&self.profile_settings(), &self.snapshot(), &self.manager)
+    }
+
+    /// The settings with the profiles (and budgets) as the file has them: a
+    /// change made in another process (the CLI) shows before the watcher's
+    /// re-discovery re-reads the settings.
+    fn profile_settings(&self) -> Settings {
+        let mut settings = self.settings();
+        if let (disk, None) = Settings::load(&self.host) {
+            settings.profiles = disk.profiles;
+        }
+        settings
     }
 
     /// Every tool with the tokens its definition costs.

@@ -271,6 +271,7 @@ pub struct ClientCost {
     /// entry counts as the profile it serves.
     pub servers: Vec<(String, u32)>,
     pub tokens: u32,
+    pub tokenizer: &'static str,
     pub budget: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
@@ -334,6 +335,7 @@ pub fn client_costs(
                 client: id,
                 servers,
                 tokens: 0,
+                tokenizer: TOKENIZER,
                 over_budget: None,
             }),
         }

@@ -826,6 +826,143 @@ restartHint?: string,
  */
 historyId?: number, };
 
+export type ClientCost = { 
+/**
+ * The client's id (`cursor`).
+ */
+client: string, label: string, 
+/**
+ * The profile it follows, if any.
+ */
+profile?: string, via?: Via, 
+/**
+ * (server, tokens), in the order its files list them; the gateway
+ * entry counts as the profile it serves.
+ */
+servers: Array<[string, number]>, tokens: number, tokenizer: string, budget: number, overBudget?: OverBudget, };
+
+export type ProfileServer = { 
+/**
+ * The server's name (its winning definition is used).
+ */
+name: string, 
+/**
+ * Absent: every tool of the server.
+ */
+tools?: ToolRule, };
+
+export type SecretRef = { server: string, 
+/**
+ * `env.GITHUB_TOKEN`, `headers.Authorization`, `args[3]`, `url`,
+ * `oauth.clientSecret`.
+ */
+field: string, 
+/**
+ * What the definition holds instead of the value (`${keychain:NAME}`,
+ * `${VAR}`); absent for an OAuth app's client secret, which is kept in
+ * the keychain beside the sign-in and never in a file.
+ */
+reference?: string, };
+
+export type SecretKind = "keychain" | "variable" | "oauthAppSecret";
+
+export type ImportOptions = { 
+/**
+ * The name of the profile made here (default: the document's).
+ */
+asName?: string, 
+/**
+ * Write the document's definition of a server defined here
+ * differently into Switchboard's own file.
+ */
+replace: boolean, };
+
+export type ServerAction = "add" | "reuse" | "replace" | "conflict";
+
+export type ServerPlan = { name: string, action: ServerAction, 
+/**
+ * Where the server is defined here now (client and file).
+ */
+existing?: string, 
+/**
+ * Something to know about it (a definition that still wins over it).
+ */
+note?: string, 
+/**
+ * The definition the document gives.
+ */
+def: ServerDef, };
+
+export type MissingRuntime = { server: string, program: string, 
+/**
+ * What it comes with (`Node.js`), when known.
+ */
+runtime?: string, 
+/**
+ * How to install it on this system.
+ */
+install: string, };
+
+export type SecretToEnter = { server: string, field: string, reference?: string, kind: SecretKind, 
+/**
+ * What to give its value as (`NAME=VALUE`): the keychain name, the
+ * variable, or `SERVER.oauth.clientSecret`.
+ */
+name: string, 
+/**
+ * A variable already set in this process's environment.
+ */
+set: boolean, };
+
+export type ImportPreview = { 
+/**
+ * The profile it makes; absent for an export of Everything imported
+ * without a name (its servers join Everything here).
+ */
+profile?: string, 
+/**
+ * The same profile (servers and tool rules) is here already.
+ */
+profileExists: boolean, 
+/**
+ * The profile's servers with their tool rules, in its order.
+ */
+profileServers: Array<ProfileServer>, 
+/**
+ * Switchboard's own file, where the servers go.
+ */
+file: string, servers: Array<ServerPlan>, 
+/**
+ * Servers defined here differently (written only with `replace`).
+ */
+conflicts: Array<string>, missingRuntimes: Array<MissingRuntime>, secrets: Array<SecretToEnter>, 
+/**
+ * Whether importing would write anything.
+ */
+writes: boolean, };
+
+export type ImportReport = { preview: ImportPreview, 
+/**
+ * The history entry of the writes (undo it to take the import back).
+ */
+historyId?: number, 
+/**
+ * Secrets entered and kept in the keychain, by name.
+ */
+kept: Array<string>, 
+/**
+ * Secrets still to enter.
+ */
+toEnter: Array<SecretToEnter>, };
+
+export type ProfileSource = { "kind": "file", path: string, } | { "kind": "text", text: string, };
+
+export type Exported = { profile: string, path: string, servers: Array<string>, 
+/**
+ * What whoever imports it enters (the file holds references only).
+ */
+secrets: Array<SecretRef>, };
+
 export type RegistryOffline = { 
 /**
  * Milliseconds since 1970 (UTC).
