@@ -18,6 +18,7 @@ import type {
   Approved,
   CallOutcome,
   ClientConnection,
+  ClientCost,
   ClientSecretStatus,
   CommandErrorPayload,
   ConnectPlan,
@@ -27,12 +28,17 @@ import type {
   DisconnectReport,
   ChannelEvent,
   EntryText,
+  Exported,
   GatewaySettings,
   GatewayStatus,
   HistoryEntry,
+  ImportOptions,
+  ImportPreview,
+  ImportReport,
   LogLine,
   ProbeReport,
   ProfileChange,
+  ProfileSource,
   ProfileView,
   ProjectFolder,
   PromptList,
@@ -310,4 +316,20 @@ export const api = {
    */
   applyProfile: (client: string, profile: string, via: Via, follow: boolean) =>
     call<ApplyReport>('apply_profile', { client, profile, via, follow }),
+  /** What each client with a config file loads now, in tokens, against its budget. */
+  clientCosts: () => call<ClientCost[]>('client_costs'),
+  /**
+   * Writes profile `name` to `path` (`~/` is the home folder) with every
+   * secret a reference; an existing file only with `replace`.
+   */
+  exportProfile: (name: string, path: string, replace: boolean) =>
+    call<Exported>('export_profile', { name, path, replace }),
+  /** The system's save dialog at `fileName` in the home folder; `null` when cancelled. */
+  pickSavePath: (fileName: string) => call<string | null>('pick_save_path', { fileName }),
+  /** What importing a profile document would add, reuse or refuse here; nothing is written. */
+  previewProfileImport: (source: ProfileSource, options: ImportOptions) =>
+    call<ImportPreview>('preview_profile_import', { source, options }),
+  /** Imports it; `values` (secrets by name) go to the keychain first. */
+  importProfile: (source: ProfileSource, options: ImportOptions, values: Record<string, string>) =>
+    call<ImportReport>('import_profile', { source, options, values }),
 };

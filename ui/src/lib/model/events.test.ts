@@ -74,18 +74,19 @@ describe('applyEvent', () => {
     ]).toEqual(['servers']);
   });
 
-  it('updates tool counts and reloads the tool index, its token costs and the profiles', () => {
+  it('updates tool counts and reloads the tool index, its token costs, the profiles and the clients', () => {
     const d = emptyData();
     d.servers = [server('a')];
     const r = applyEvent(d, { type: 'tools', server: 'a', count: 4, deferred: true });
     expect(d.servers[0].runtime?.toolCount).toBe(4);
     expect(d.servers[0].runtime?.deferred).toBe(true);
-    expect([...r]).toEqual(['tools', 'costs', 'profiles']);
+    expect([...r]).toEqual(['tools', 'costs', 'profiles', 'clients']);
   });
 
-  it('lists the profiles again when they changed (here or in another process)', () => {
+  it("lists the profiles and the clients' costs again when they changed (here or in another process)", () => {
     expect([...applyEvent(emptyData(), { type: 'profiles', active: 'Writing' })]).toEqual([
       'profiles',
+      'clients',
     ]);
   });
 
@@ -129,7 +130,7 @@ describe('applyEvent', () => {
     expect(d.elicitations).toEqual([
       { id: 3, server: 'a', message: 'Name?', schema: { type: 'object' } },
     ]);
-    const all = ['servers', 'sources', 'tools', 'projects', 'profiles', 'costs'];
+    const all = ['servers', 'sources', 'tools', 'projects', 'profiles', 'costs', 'clients'];
     expect(
       [
         ...applyEvent(d, {

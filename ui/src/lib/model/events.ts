@@ -41,7 +41,7 @@ export interface EngineData {
 }
 
 export type Reload =
-  'servers' | 'sources' | 'tools' | 'projects' | 'gateway' | 'profiles' | 'costs';
+  'servers' | 'sources' | 'tools' | 'projects' | 'gateway' | 'profiles' | 'costs' | 'clients';
 
 export function emptyData(): EngineData {
   return {
@@ -60,11 +60,20 @@ export function emptyData(): EngineData {
 
 // The gateway's status is not among them: every gateway event carries it
 // whole, so it is fetched only at start and after events were lost.
-// Profiles and token costs follow the tools and the settings file, so
-// every structural change lists them again too.
-const EVERYTHING: Reload[] = ['servers', 'sources', 'tools', 'projects', 'profiles', 'costs'];
-/** What a changed tool list makes stale: the list, its costs, the profiles' totals. */
-const TOOLS: Reload[] = ['tools', 'costs', 'profiles'];
+// Profiles, token costs and what each client loads follow the tools, the
+// config files and the settings file, so every structural change lists them
+// again too.
+const EVERYTHING: Reload[] = [
+  'servers',
+  'sources',
+  'tools',
+  'projects',
+  'profiles',
+  'costs',
+  'clients',
+];
+/** What a changed tool list makes stale: the list, its costs, the profiles' and clients' totals. */
+const TOOLS: Reload[] = ['tools', 'costs', 'profiles', 'clients'];
 
 /** Mutates `data` and returns what must be fetched again. */
 export function applyEvent(
@@ -147,7 +156,9 @@ export function applyEvent(
       data.gateway = ev.status;
       break;
     case 'profiles':
+      // Budgets and the profile each client follows are in the same file.
       reload.add('profiles');
+      reload.add('clients');
       break;
   }
   return reload;

@@ -4,16 +4,32 @@ import {
   applyLines,
   applyTitle,
   biggestText,
+  clientProfileText,
+  exportFileName,
   formatTokens,
+  importActionText,
+  importHeadline,
+  importReportLines,
+  parseBudget,
   pickProfile,
   profileSummary,
   profileToolNames,
+  secretValues,
+  secretsByKind,
   serverChoices,
   tokensBy,
   tokensText,
   toolSwitches,
 } from './profiles';
-import type { ApplyReport, ProfileServerView, ProfileView, ToolCost } from '../types';
+import type {
+  ApplyReport,
+  ClientCost,
+  ImportPreview,
+  ProfileServerView,
+  ProfileView,
+  SecretToEnter,
+  ToolCost,
+} from '../types';
 
 const cost = (server: string, tool: string, tokens: number): ToolCost => ({
   name: `mcp_${server}_${tool}`,
@@ -176,6 +192,135 @@ describe('what applying a profile to a client did', () => {
     expect(applyTitle(r)).toBe('Focus in Cursor, through the gateway');
     expect(applyLines(r)).toEqual([
       'Nothing to change: the file already holds exactly these servers.',
+    ]);
+  });
+});
+
+describe('clients', () => {
+  const client = (extra: Partial<ClientCost> = {}): ClientCost => ({
+    client: 'cursor',
+    label: 'Cursor',
+    servers: [['alpha', 499]],
+    tokens: 499,
+    tokenizer: 'o200k_base',
+    budget: 20000,
+    ...extra,
+  });
+
+  it('says which profile a client follows, and how', () => {
+    expect(clientProfileText(client())).toBe(
+      'No profile applied: the servers its own files switch on',
+    );
+    expect(clientProfileText(client({ profile: 'Focus', via: 'file' }))).toBe(
+      'Follows Focus, in its own file',
+    );
+    expect(clientProfileText(client({ profile: 'Focus', via: 'gateway' }))).toBe(
+      'Follows Focus, through the gateway',
+    );
+  });
+
+  it('takes a budget as a whole number of tokens above 0 (commas allowed)', () => {
+    expect(parseBudget(' 12,000 ')).toEqual({ tokens: 12000 });
+    expect(parseBudget('1')).toEqual({ tokens: 1 });
+    for (const bad of ['', '0', '-5', '1.5', 'lots', '99999999999999999999'])
+      expect(parseBudget(bad), bad).toHaveProperty('error');
+  });
+});
+
+describe('sharing', () => {
+  const secret = (name: string, kind: SecretToEnter['kind'], set = false): SecretToEnter => ({
+    server: 'github',
+    field: 'env.TOKEN',
+    reference: kind === 'keychain' ? `\${keychain:${name}}` : `\${${name}}`,
+    kind,
+    name,
+    set,
+  });
+  const preview = (extra: Partial<ImportPreview> = {}): ImportPreview => ({
+    profile: 'Focus',
+    profileExists: false,
+    profileServers: [{ name: 'alpha' }],
+    file: '/home/me/.config/switchboard/servers.json',
+    servers: [
+      {
+        name: 'alpha',
+        action: 'add',
+        def: { name: 'alpha', transport: 'stdio', command: 'alpha-mcp', enabled: true },
+      },
+    ],
+    conflicts: [],
+    missingRuntimes: [],
+    secrets: [],
+    writes: true,
+    ...extra,
+  });
+
+  it('suggests a file named after the profile', () => {
+    expect(exportFileName('Focus')).toBe('Focus.switchboard-profile.json');
+  });
+
+  it('names what happens to each server', () => {
+    expect(importActionText('add')).toMatch(/Added to Switchboard's own file/);
+    expect(importActionText('reuse')).toMatch(/the same/);
+    expect(importActionText('replace')).toMatch(/document's definition/);
+    expect(importActionText('conflict')).toMatch(/nothing is written/);
+  });
+
+  it('sends only the secrets asked for and typed, never the variables', () => {
+    const secrets = [
+      secret('github.TOKEN', 'keychain'),
+      secret('GITHUB_TOKEN', 'variable'),
+      secret('github.oauth.clientSecret', 'oauthAppSecret'),
+    ];
+    expect(secretsByKind(secrets).enter.map((s) => s.name)).toEqual([
+      'github.TOKEN',
+      'github.oauth.clientSecret',
+    ]);
+    expect(secretsByKind(secrets).variables.map((s) => s.name)).toEqual(['GITHUB_TOKEN']);
+    expect(
+      secretValues(secrets, {
+        'github.TOKEN': 'ghp_x',
+        GITHUB_TOKEN: 'not sent',
+        'github.oauth.clientSecret': '',
+        other: 'not asked for',
+      }),
+    ).toEqual({ 'github.TOKEN': 'ghp_x' });
+  });
+
+  it('heads the preview with the profile it makes, or why none', () => {
+    expect(importHeadline(preview())).toBe('Makes the profile Focus with 1 server.');
+    expect(importHeadline(preview({ profileExists: true }))).toBe(
+      'The profile Focus is here already, with the same 1 server.',
+    );
+    expect(importHeadline(preview({ profile: undefined }))).toBe(
+      'Its 1 server join Everything here; no profile is made.',
+    );
+  });
+
+  it('reports what was written, kept and is still to enter', () => {
+    const p = preview({ secrets: [secret('github.TOKEN', 'keychain'), secret('X', 'variable')] });
+    expect(
+      importReportLines({
+        preview: p,
+        historyId: 12,
+        kept: ['github.TOKEN'],
+        toEnter: [secret('X', 'variable')],
+      }),
+    ).toEqual([
+      'Imported the profile Focus (change #12).',
+      'Written to /home/me/.config/switchboard/servers.json: alpha',
+      'Kept in the OS keychain: github.TOKEN',
+      'Environment variables to set where Switchboard starts: X',
+    ]);
+    expect(
+      importReportLines({
+        preview: preview({ writes: false, servers: [] }),
+        kept: [],
+        toEnter: [secret('github.TOKEN', 'keychain'), secret('SET', 'variable', true)],
+      }),
+    ).toEqual([
+      'Nothing to write: all of it is here already.',
+      'Still to enter (import the file again): github.TOKEN',
     ]);
   });
 });

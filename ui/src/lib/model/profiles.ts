@@ -1,8 +1,20 @@
 // Profiles as the views show them: token figures with their tokenizer, the
 // servers a profile can hold, each server's tool switches, the over-budget
-// summary, and which tools the active profile lets through.
+// summary, which tools the active profile lets through, what each client
+// loads, and the words of an import's preview and report.
 
-import type { ApplyReport, OverBudget, ProfileServerView, ProfileView, ToolCost } from '../types';
+import type {
+  ApplyReport,
+  ClientCost,
+  ImportPreview,
+  ImportReport,
+  OverBudget,
+  ProfileServerView,
+  ProfileView,
+  SecretToEnter,
+  ServerAction,
+  ToolCost,
+} from '../types';
 
 /** `12,345` (the same grouping on every machine). */
 export function formatTokens(n: number): string {
@@ -132,4 +144,97 @@ export function applyLines(r: ApplyReport): string[] {
 /** `Focus in Cursor, in its own file` / `…, through the gateway`. */
 export function applyTitle(r: ApplyReport): string {
   return `${r.profile} in ${r.label}, ${r.via === 'file' ? 'in its own file' : 'through the gateway'}`;
+}
+
+/**
+ * The Profiles view's page of clients (`#/profiles/:clients`): no profile
+ * can be named so (a profile name has no `:`).
+ */
+export const CLIENTS_PAGE = ':clients';
+
+/** `Follows Focus, in its own file` / `…, through the gateway` / no profile. */
+export function clientProfileText(c: ClientCost): string {
+  if (!c.profile) return 'No profile applied: the servers its own files switch on';
+  return `Follows ${c.profile}, ${c.via === 'gateway' ? 'through the gateway' : 'in its own file'}`;
+}
+
+/** A budget as typed: a whole number of tokens above 0, or why not. */
+export function parseBudget(text: string): { tokens: number } | { error: string } {
+  const t = text.trim().replaceAll(',', '');
+  if (!/^\d+$/.test(t) || Number(t) < 1 || !Number.isSafeInteger(Number(t)))
+    return { error: 'A budget is a whole number of tokens, more than 0.' };
+  return { tokens: Number(t) };
+}
+
+/** `Focus.switchboard-profile.json`: the file an export suggests (in the home folder). */
+export function exportFileName(profile: string): string {
+  return `${profile}.switchboard-profile.json`;
+}
+
+/** What importing does with one server, in words. */
+export function importActionText(action: ServerAction): string {
+  switch (action) {
+    case 'add':
+      return "Added to Switchboard's own file";
+    case 'reuse':
+      return 'Here already, the same: used as it is';
+    case 'replace':
+      return "Defined here differently: the document's definition goes into Switchboard's own file";
+    case 'conflict':
+      return 'Defined here differently: kept as it is, and nothing is written';
+  }
+}
+
+/** The secrets the user types in the dialog (into the keychain), and those set as variables. */
+export function secretsByKind(secrets: SecretToEnter[]): {
+  enter: SecretToEnter[];
+  variables: SecretToEnter[];
+} {
+  return {
+    enter: secrets.filter((s) => s.kind !== 'variable'),
+    variables: secrets.filter((s) => s.kind === 'variable'),
+  };
+}
+
+/** The secrets to send with the import: only those asked for and typed. */
+export function secretValues(
+  secrets: SecretToEnter[],
+  typed: Record<string, string>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const s of secretsByKind(secrets).enter) {
+    const v = typed[s.name];
+    if (v) out[s.name] = v;
+  }
+  return out;
+}
+
+/** The preview's headline: what profile the import makes, if any. */
+export function importHeadline(p: ImportPreview): string {
+  const n = p.servers.length;
+  const servers = `${n} server${n === 1 ? '' : 's'}`;
+  if (!p.profile) return `Its ${servers} join Everything here; no profile is made.`;
+  if (p.profileExists) return `The profile ${p.profile} is here already, with the same ${servers}.`;
+  return `Makes the profile ${p.profile} with ${servers}.`;
+}
+
+/** What an import did, one line each. */
+export function importReportLines(r: ImportReport): string[] {
+  const out: string[] = [];
+  const p = r.preview;
+  if (r.historyId === undefined) out.push('Nothing to write: all of it is here already.');
+  else if (p.profile) out.push(`Imported the profile ${p.profile} (change #${r.historyId}).`);
+  else out.push(`Imported the servers (change #${r.historyId}).`);
+  const added = p.servers.filter((s) => s.action === 'add' || s.action === 'replace');
+  if (added.length) out.push(`Written to ${p.file}: ${added.map((s) => s.name).join(', ')}`);
+  if (r.kept.length) out.push(`Kept in the OS keychain: ${r.kept.join(', ')}`);
+  const { enter, variables } = secretsByKind(r.toEnter);
+  if (enter.length)
+    out.push(`Still to enter (import the file again): ${enter.map((s) => s.name).join(', ')}`);
+  const unset = variables.filter((v) => !v.set);
+  if (unset.length)
+    out.push(
+      `Environment variables to set where Switchboard starts: ${unset.map((s) => s.name).join(', ')}`,
+    );
+  return out;
 }

@@ -8,6 +8,7 @@ import { applyEvent, emptyData, type EngineData, type Reload } from '../model/ev
 import { appendNew, MAX_LINES } from '../model/logs';
 import type {
   ChannelEvent,
+  ClientCost,
   GatewayStatus,
   ProfileView,
   ProjectFolder,
@@ -48,6 +49,8 @@ class EngineStore {
   profiles = $state.raw<ProfileView[]>([]);
   /** What each tool's definition costs in tokens. */
   costs = $state.raw<ToolCost[]>([]);
+  /** What each client with a config file loads now, against its budget. */
+  clients = $state.raw<ClientCost[]>([]);
   /** Set once the first lists have loaded (before the servers connect). */
   loaded = $state(false);
   error = $state<CommandError | null>(null);
@@ -76,7 +79,16 @@ class EngineStore {
       this.#schedule(applyEvent(this.data, ev));
     });
     await this.reload(
-      new Set(['servers', 'sources', 'tools', 'projects', 'gateway', 'profiles', 'costs']),
+      new Set([
+        'servers',
+        'sources',
+        'tools',
+        'projects',
+        'gateway',
+        'profiles',
+        'costs',
+        'clients',
+      ]),
     );
     this.loaded = true;
   }
@@ -117,6 +129,7 @@ class EngineStore {
     gateway: 0,
     profiles: 0,
     costs: 0,
+    clients: 0,
   };
 
   #latest<T>(
@@ -196,6 +209,8 @@ class EngineStore {
         jobs.push(this.#latest('profiles', api.listProfiles, (p) => (this.profiles = p)));
       if (what.has('costs'))
         jobs.push(this.#latest('costs', api.toolCosts, (c) => (this.costs = c)));
+      if (what.has('clients'))
+        jobs.push(this.#latest('clients', api.clientCosts, (c) => (this.clients = c)));
       await Promise.all(jobs);
       this.error = null;
     } catch (e) {
@@ -288,7 +303,15 @@ class EngineStore {
       // Its events may have been handled before the engine's snapshot followed
       // (a reload then shows the old winners and nothing would fix it).
       this.#schedule(
-        new Set<Reload>(['servers', 'sources', 'tools', 'projects', 'profiles', 'costs']),
+        new Set<Reload>([
+          'servers',
+          'sources',
+          'tools',
+          'projects',
+          'profiles',
+          'costs',
+          'clients',
+        ]),
       );
       if (ok) this.notice = { kind: 'ok', text: ok };
       return r;

@@ -21,7 +21,7 @@ class ProfilesStore {
       return message(e);
     } finally {
       // Listed again at once; the event from the settings file may come later.
-      engine.refresh('profiles');
+      engine.refresh('profiles', 'clients');
     }
   }
 
@@ -36,7 +36,7 @@ class ProfilesStore {
       return false;
     } finally {
       this.switching = null;
-      engine.refresh('profiles');
+      engine.refresh('profiles', 'clients');
     }
   }
 }
