@@ -63,6 +63,12 @@ impl Redactor {
         out
     }
 
+    /// Whether `text` holds any of the values (without copying it).
+    pub fn finds(&self, text: &str) -> bool {
+        let values = self.values.read().unwrap_or_else(|p| p.into_inner());
+        values.iter().any(|v| text.contains(v.as_str()))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.values
             .read()

@@ -122,6 +122,10 @@ pub struct Settings {
     /// on, which clients and project folders follow one, token budgets.
     #[serde(default, skip_serializing_if = "ProfileSettings::is_default")]
     pub profiles: ProfileSettings,
+    /// What the gateway does when what a server returns has a finding, by
+    /// server name; absent: `warn`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub result_checks: std::collections::BTreeMap<String, ResultMode>,
     #[serde(flatten)]
     pub other: Map<String, Value>,
     /// Why the file could not be used (file and line): these are then the
@@ -146,6 +150,39 @@ pub enum ApprovalMode {
     Warn,
     /// Also every tool never approved.
     HoldNew,
+}
+
+/// What the gateway does when what a server returns has a finding
+/// (`tool_trust::results`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "lowercase")]
+pub enum ResultMode {
+    /// Recorded in the journal only.
+    Log,
+    /// The client gets the result with a visible note before it; the app
+    /// notifies.
+    #[default]
+    Warn,
+    /// The client gets an error that says what was found and how to allow it.
+    Block,
+}
+
+impl ResultMode {
+    pub const ALL: [ResultMode; 3] = [ResultMode::Log, ResultMode::Warn, ResultMode::Block];
+
+    /// The spelling in the settings file and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultMode::Log => "log",
+            ResultMode::Warn => "warn",
+            ResultMode::Block => "block",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ResultMode> {
+        ResultMode::ALL.into_iter().find(|m| m.as_str() == s)
+    }
 }
 
 /// The port the app's gateway listens on unless Settings name another. Fixed,
@@ -285,6 +322,7 @@ impl Default for Settings {
             keep_in_tray: true,
             server_defaults: ServerDefaults::default(),
             profiles: ProfileSettings::default(),
+            result_checks: Default::default(),
             other: Map::new(),
             problem: None,
             read_from: None,
@@ -590,6 +628,7 @@ fn setting_words(key: &str) -> &str {
         "parked" => "disabled servers kept aside",
         "enableProjectConfig" => "project config switch",
         "profiles" => "profiles",
+        "resultChecks" => "checks on what servers return",
         other => other,
     }
 }

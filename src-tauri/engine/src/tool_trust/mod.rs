@@ -11,6 +11,7 @@
 //! both files, so an approval made by the CLI reaches a running gateway.
 
 pub mod pins;
+pub mod results;
 pub mod scan;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
