@@ -150,6 +150,18 @@ pub fn conformance_server_path() -> PathBuf {
     })
 }
 
+/// The built `fixture-tricky-results` (src/bin/fixture_tricky_results.rs:
+/// results that Switchboard's checks on results must catch), searched like
+/// [`fixture_server_path`] (`$SWITCHBOARD_TRICKY_RESULTS` first).
+///
+/// # Panics
+/// If the binary cannot be found.
+pub fn tricky_results_server_path() -> PathBuf {
+    try_built_bin("fixture-tricky-results", "SWITCHBOARD_TRICKY_RESULTS").unwrap_or_else(|| {
+        panic!("fixture-tricky-results binary not found; build it with `cargo build -p switchboard-tests --bin fixture-tricky-results`")
+    })
+}
+
 /// The `switchboard` CLI built from this workspace (`$SWITCHBOARD_BIN`, else
 /// searched like [`fixture_server_path`]). This crate's tests cannot make
 /// Cargo build another package's binary: `cargo build -p switchboard-engine
