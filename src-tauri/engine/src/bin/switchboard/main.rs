@@ -134,6 +134,13 @@ pub(crate) enum Command {
     /// gateway holds a tool whose definition changed since its approval
     /// until it is approved again.
     Approve { server: String, tools: Vec<String> },
+    /// Checks on what servers return through the gateway (tool results,
+    /// resources, prompts): `switchboard checks list`, `switchboard checks
+    /// set SERVER log|warn|block`.
+    Checks {
+        #[command(subcommand)]
+        action: checks::ChecksAction,
+    },
     /// Check every server's tool descriptions, schemas and instructions
     /// offline for hidden text, instruction overrides, requests for secrets
     /// and references to other servers' tools; exits 1 when a finding is high.
@@ -398,6 +405,7 @@ pub(crate) enum RegistryAction {
     },
 }
 
+mod checks;
 mod connect;
 mod history;
 mod profile;
@@ -525,6 +533,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Profile { action } => {
             let d = discover(&host, &settings, &o);
             profile::run(&host, &mut settings, &d, action)?
+        }
+        Command::Checks { action } => {
+            let d = discover(&host, &settings, &o);
+            checks::run(&host, &settings, &d, action)?
         }
         Command::Connect {
             client,
