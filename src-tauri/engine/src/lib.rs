@@ -15,6 +15,7 @@ pub mod events;
 pub mod file_watch;
 pub mod gateway;
 pub mod host;
+pub mod journal;
 pub mod launch;
 pub mod manager;
 pub mod memory;

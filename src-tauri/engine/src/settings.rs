@@ -122,6 +122,9 @@ pub struct Settings {
     /// on, which clients and project folders follow one, token budgets.
     #[serde(default, skip_serializing_if = "ProfileSettings::is_default")]
     pub profiles: ProfileSettings,
+    /// What the call journal keeps (Activity).
+    #[serde(default, skip_serializing_if = "JournalSettings::is_default")]
+    pub journal: JournalSettings,
     /// What the gateway does when what a server returns has a finding, by
     /// server name; absent: `warn`.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -182,6 +185,43 @@ impl ResultMode {
 
     pub fn parse(s: &str) -> Option<ResultMode> {
         ResultMode::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+}
+
+/// How much the call journal keeps (Settings → Activity); `journal`
+/// re-exports it. Each limit is at least 1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct JournalSettings {
+    /// Entries older than this many days are removed.
+    #[serde(default = "default_keep_days")]
+    pub keep_days: u32,
+    /// The journal is kept under this many megabytes (oldest removed first).
+    #[serde(default = "default_keep_mb")]
+    pub keep_mb: u32,
+}
+
+fn default_keep_days() -> u32 {
+    30
+}
+
+fn default_keep_mb() -> u32 {
+    200
+}
+
+impl Default for JournalSettings {
+    fn default() -> Self {
+        JournalSettings {
+            keep_days: default_keep_days(),
+            keep_mb: default_keep_mb(),
+        }
+    }
+}
+
+impl JournalSettings {
+    pub fn is_default(&self) -> bool {
+        *self == JournalSettings::default()
     }
 }
 
@@ -322,6 +362,7 @@ impl Default for Settings {
             keep_in_tray: true,
             server_defaults: ServerDefaults::default(),
             profiles: ProfileSettings::default(),
+            journal: Default::default(),
             result_checks: Default::default(),
             other: Map::new(),
             problem: None,

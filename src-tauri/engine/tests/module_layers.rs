@@ -53,7 +53,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         "edits of client files (writer::edit); tool approvals",
         &["writer", "tool_trust"],
     ),
-    ("project folders", &["projects"]),
+    (
+        "project folders; the call journal (its entries carry tool_trust's findings)",
+        &["projects", "journal"],
+    ),
     ("supervision of the servers", &["manager"]),
     (
         "on top of the manager: the gateway, approvals, the file watcher",

@@ -227,6 +227,25 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The calls clients made through the gateway and the app (the call
+    /// journal): the newest LIMIT, oldest first, with client, server, tool,
+    /// duration, outcome and findings. `--follow` keeps printing calls as
+    /// they are recorded; `activity export` writes them as JSON Lines or CSV.
+    Activity {
+        #[command(subcommand)]
+        action: Option<activity::ActivityAction>,
+        #[command(flatten)]
+        filter: activity::FilterArgs,
+        /// How many of the newest calls to show.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// One JSON object per line (each with its findings).
+        #[arg(long)]
+        json: bool,
+        /// Keep printing calls as they are recorded, until Ctrl-C.
+        #[arg(long)]
+        follow: bool,
+    },
     /// Undo a change from `switchboard history` (the newest when no ID is
     /// given), unless its file changed since Switchboard wrote it.
     Undo { id: Option<u64> },
@@ -405,6 +424,7 @@ pub(crate) enum RegistryAction {
     },
 }
 
+mod activity;
 mod checks;
 mod connect;
 mod history;
@@ -521,6 +541,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             return rt.block_on(serve::serve(host, o));
         }
         Command::Gateway { .. } => serve::print_token()?,
+        Command::Activity {
+            action,
+            filter,
+            limit,
+            json,
+            follow,
+        } => activity::run(
+            &host,
+            activity::Activity {
+                action,
+                filter,
+                limit,
+                json,
+                follow,
+            },
+        )?,
         Command::Tokens => {
             let texts: Vec<String> =
                 serde_json::from_reader(std::io::stdin().lock()).map_err(|e| {

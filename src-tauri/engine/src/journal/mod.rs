@@ -1,0 +1,303 @@
+//! The call journal (SPEC G11): every request that passes through the
+//! gateway or the app's tool explorer (`tools/call`, `resources/read`,
+//! `prompts/get`), recorded masked and capped in an embedded database in
+//! Switchboard's data folder, kept by age and size, queried by the
+//! Activity view and `switchboard activity`.
+//!
+//! - [`Journal`]: what the gateway and the app hold. [`Journal::record`]
+//!   never waits: entries go into a bounded queue (dropped and counted when
+//!   it is full) that one writer thread (`writer.rs`) masks (`mask.rs`: no
+//!   secret value is stored) and inserts in batches, pruning by age and
+//!   size. A bad file is set aside, a locked one skipped; calls go on.
+//! - [`cap_json`] (`cap.rs`): a value's JSON text capped at [`CAP_BYTES`]
+//!   without ever holding all of it.
+//! - [`Reader`] (`query.rs`, `aggregate.rs`, `export.rs`): filters, pages,
+//!   counts, the plots' data and exports; `switchboard activity` reads
+//!   with it alone.
+//! - `store.rs`: the SQLite file (WAL, several processes write it).
+
+mod aggregate;
+mod cap;
+mod entry;
+mod export;
+mod mask;
+mod query;
+mod store;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::settings::JournalSettings;
+pub use aggregate::{bucket_for, percentile, Aggregates, Latency, ServerSeries, BUSIEST};
+pub use cap::{cap_json, cap_json_at, Capped, CAP_BYTES, ERROR_BYTES, TAIL_BYTES};
+pub use entry::{Entry, Kind, Outcome, Via};
+pub use export::Format;
+pub use query::{Filter, Page, Reader, DEFAULT_PAGE, MAX_PAGE};
+
+use crate::host::Host;
+use crate::redact::Redactor;
+use writer::{Msg, Shared, Writer};
+
+/// Why a read or an export failed. Messages name the journal's file.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("the call journal {} cannot be read: {source}", path.display())]
+    Db {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("cannot write the export: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("cannot write the CSV export: {0}")]
+    Csv(#[from] csv::Error),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Where the journal lives: `journal.db` in Switchboard's data folder.
+pub fn path(host: &Host) -> PathBuf {
+    host.switchboard_data_dir().join("journal.db")
+}
+
+/// The queue and the writer's sizes (the defaults suit the app; tests and
+/// benchmarks change them).
+#[derive(Debug, Clone)]
+pub struct Tuning {
+    /// Entries the queue holds before `record` drops.
+    pub queue: usize,
+    /// Bytes of queued entries before `record` drops (entries are capped,
+    /// so this bounds memory far below `queue` × the caps).
+    pub queue_bytes: usize,
+    /// Entries inserted per transaction at most.
+    pub batch: usize,
+    /// How long a write waits for another process's lock before its
+    /// entries are dropped.
+    pub busy_timeout: Duration,
+}
+
+impl Default for Tuning {
+    fn default() -> Tuning {
+        Tuning {
+            queue: 4096,
+            queue_bytes: 32 * 1024 * 1024,
+            batch: 512,
+            busy_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// How the journal is doing (Settings → Activity shows it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    /// Entries written since this journal was opened.
+    pub written: u64,
+    /// Entries dropped: the queue was full, or the file was locked or
+    /// could not be written.
+    pub dropped: u64,
+    /// Entries waiting in the queue.
+    pub queued: u64,
+    /// The last problem (a damaged file set aside, a lock, a full disk).
+    pub problem: Option<String>,
+}
+
+/// The call journal of one process: a queue in front of a writer thread,
+/// and a reader for queries. Cheap to clone (all clones share both); the
+/// writer finishes what is queued when the last clone is dropped.
+#[derive(Clone)]
+pub struct Journal {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    tx: Option<SyncSender<Msg>>,
+    shared: Arc<Shared>,
+    queue_bytes: usize,
+    thread: Option<std::thread::JoinHandle<()>>,
+    reader: Mutex<(Reader, u64)>,
+}
+
+impl Journal {
+    /// Opens (or creates) the journal at `path` and starts its writer.
+    /// Never fails: a problem (a damaged file set aside, a lock, no disk
+    /// space) is in [`Journal::stats`], and calls go on unrecorded.
+    /// `redactor` holds the secret values to mask (the manager's).
+    pub fn open(
+        path: impl Into<PathBuf>,
+        limits: JournalSettings,
+        redactor: Arc<Redactor>,
+    ) -> Journal {
+        Journal::open_with(path, limits, redactor, Tuning::default())
+    }
+
+    /// [`Journal::open`] with other queue and writer sizes.
+    pub fn open_with(
+        path: impl Into<PathBuf>,
+        limits: JournalSettings,
+        redactor: Arc<Redactor>,
+        tuning: Tuning,
+    ) -> Journal {
+        let path = path.into();
+        let (tx, rx) = mpsc::sync_channel(tuning.queue.max(1));
+        let shared = Arc::new(Shared::default());
+        let queue_bytes = tuning.queue_bytes;
+        let w = Writer::new(path.clone(), rx, shared.clone(), redactor, limits, tuning);
+        let thread = std::thread::Builder::new()
+            .name("call-journal".into())
+            .spawn(move || w.run());
+        let (tx, thread) = match thread {
+            Ok(t) => (Some(tx), Some(t)),
+            Err(e) => {
+                shared.set_problem(Some(format!("the call journal cannot start: {e}")));
+                (None, None)
+            }
+        };
+        Journal {
+            inner: Arc::new(Inner {
+                tx,
+                shared,
+                queue_bytes,
+                thread,
+                reader: Mutex::new((Reader::open(path), 0)),
+            }),
+        }
+    }
+
+    /// The journal's file.
+    pub fn path(&self) -> PathBuf {
+        self.reader().0.path().to_path_buf()
+    }
+
+    /// Queues one call for writing; returns at once. When the queue is
+    /// full the entry is dropped and counted ([`Stats::dropped`]).
+    pub fn record(&self, entry: Entry) {
+        let s = &self.inner.shared;
+        let weight = entry.weight();
+        let Some(tx) = self.inner.tx.as_ref() else {
+            s.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        };
+        if s.queued_bytes.fetch_add(weight, Ordering::Relaxed) + weight > self.inner.queue_bytes {
+            s.queued_bytes.fetch_sub(weight, Ordering::Relaxed);
+            s.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        s.queued.fetch_add(1, Ordering::Relaxed);
+        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) =
+            tx.try_send(Msg::Entry(Box::new(entry)))
+        {
+            s.queued.fetch_sub(1, Ordering::Relaxed);
+            s.queued_bytes.fetch_sub(weight, Ordering::Relaxed);
+            s.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Waits until everything queued before this call is written (or
+    /// dropped). For tests, the CLI and shutting down.
+    pub fn flush(&self) {
+        let Some(tx) = self.inner.tx.as_ref() else {
+            return;
+        };
+        let (done, wait) = mpsc::channel();
+        if tx.send(Msg::Flush(done)).is_ok() {
+            let _ = wait.recv();
+        }
+    }
+
+    /// New limits (Settings changed); old entries are pruned at once.
+    pub fn set_limits(&self, limits: JournalSettings) {
+        if let Some(tx) = self.inner.tx.as_ref() {
+            let _ = tx.send(Msg::Limits(limits));
+        }
+    }
+
+    pub fn stats(&self) -> Stats {
+        let s = &self.inner.shared;
+        Stats {
+            written: s.written.load(Ordering::Relaxed),
+            dropped: s.dropped.load(Ordering::Relaxed),
+            queued: s.queued.load(Ordering::Relaxed) as u64,
+            problem: s.problem.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+        }
+    }
+
+    /// The reader, opened anew after the writer set a bad file aside.
+    fn reader(&self) -> std::sync::MutexGuard<'_, (Reader, u64)> {
+        let mut r = self.inner.reader.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = self.inner.shared.generation.load(Ordering::Relaxed);
+        if r.1 != generation {
+            r.0.reopen();
+            r.1 = generation;
+        }
+        r
+    }
+
+    /// [`Reader::query`].
+    pub fn query(&self, filter: &Filter) -> Result<Page> {
+        self.reader().0.query(filter)
+    }
+
+    /// [`Reader::count`].
+    pub fn count(&self, filter: &Filter) -> Result<u64> {
+        self.reader().0.count(filter)
+    }
+
+    /// [`Reader::aggregates`].
+    pub fn aggregates(&self, filter: &Filter) -> Result<Aggregates> {
+        self.reader().0.aggregates(filter)
+    }
+
+    /// [`Reader::export`].
+    pub fn export(
+        &self,
+        filter: &Filter,
+        format: Format,
+        out: &mut dyn std::io::Write,
+    ) -> Result<u64> {
+        self.reader().0.export(filter, format, out)
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // The writer drains the queue, then sees the queue closed.
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Writes entries as they are given, masked and capped, in one
+/// transaction, without the queue (imports, benchmarks). Returns how many.
+pub fn bulk_insert(
+    path: &Path,
+    entries: impl IntoIterator<Item = Entry>,
+    redactor: &Redactor,
+) -> Result<u64> {
+    let db = |source| Error::Db {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut conn = store::open_for_writing(path, Tuning::default().busy_timeout).map_err(db)?;
+    let mut batch = Vec::with_capacity(4096);
+    let mut n = 0;
+    let tx = conn.transaction().map_err(db)?;
+    for e in entries {
+        batch.push(writer::masked(e, redactor));
+        if batch.len() == batch.capacity() {
+            n += store::insert_in(&tx, &batch).map_err(db)?;
+            batch.clear();
+        }
+    }
+    n += store::insert_in(&tx, &batch).map_err(db)?;
+    tx.commit().map_err(db)?;
+    Ok(n)
+}
