@@ -208,9 +208,7 @@ describe('clients', () => {
   });
 
   it('says which profile a client follows, and how', () => {
-    expect(clientProfileText(client())).toBe(
-      'No profile applied: the servers its own files switch on',
-    );
+    expect(clientProfileText(client())).toBe('No profile applied');
     expect(clientProfileText(client({ profile: 'Focus', via: 'file' }))).toBe(
       'Follows Focus, in its own file',
     );
@@ -261,7 +259,7 @@ describe('sharing', () => {
 
   it('names what happens to each server', () => {
     expect(importActionText('add')).toMatch(/Added to Switchboard's own file/);
-    expect(importActionText('reuse')).toMatch(/the same/);
+    expect(importActionText('reuse')).toMatch(/same definition is here/);
     expect(importActionText('replace')).toMatch(/document's definition/);
     expect(importActionText('conflict')).toMatch(/nothing is written/);
   });

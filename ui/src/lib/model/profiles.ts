@@ -154,7 +154,7 @@ export const CLIENTS_PAGE = ':clients';
 
 /** `Follows Focus, in its own file` / `…, through the gateway` / no profile. */
 export function clientProfileText(c: ClientCost): string {
-  if (!c.profile) return 'No profile applied: the servers its own files switch on';
+  if (!c.profile) return 'No profile applied';
   return `Follows ${c.profile}, ${c.via === 'gateway' ? 'through the gateway' : 'in its own file'}`;
 }
 
@@ -177,7 +177,7 @@ export function importActionText(action: ServerAction): string {
     case 'add':
       return "Added to Switchboard's own file";
     case 'reuse':
-      return 'Here already, the same: used as it is';
+      return 'The same definition is here: used as it is';
     case 'replace':
       return "Defined here differently: the document's definition goes into Switchboard's own file";
     case 'conflict':
