@@ -5,8 +5,10 @@
 // says what it changed; a budget written into the settings file outside the
 // app (as the CLI writes it) shows at once as the over-budget warning (the
 // biggest server, what tool search costs); deleting a profile Cursor uses is
-// refused with the engine's message. axe-core finds nothing serious on the
-// view, light or dark.
+// refused with the engine's message. The Clients page shows what Cursor
+// loads (the sum of its servers' figures in the Servers view), and a budget
+// set there below it shows the warning. axe-core finds nothing serious on
+// the view or the Clients page, light or dark.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -220,6 +222,61 @@ test('used in Cursor from the Profiles view (in its own file): the report says w
   assert.ok(await exists(b, 'profile-row-Focus'), 'Focus is still there');
 });
 
+test('the Clients page: Cursor loads what its servers cost in the Servers view; a budget set below that shows the warning', async () => {
+  const b = app.browser;
+  // The truth from outside the page: the servers Cursor's own file switches
+  // on (Focus's, applied above), and what the Servers view says each costs.
+  const cursorFile = path.join(app.fx.home, '.cursor/mcp.json');
+  const names = Object.entries(readJson(cursorFile).mcpServers)
+    .filter(([, d]) => d.disabled !== true && d.enabled !== false)
+    .map(([n]) => n)
+    .sort();
+  assert.ok(names.length > 0, 'Cursor switches servers on');
+  await gotoView(b, 'servers');
+  let expected = 0;
+  for (const n of names) expected += await num(b, `server-tokens-${n}`);
+  assert.ok(expected > 0, `Cursor's servers (${names}) cost tokens`);
+
+  await gotoView(b, 'profiles');
+  await (await byTestId(b, 'profile-clients-row')).click();
+  await eventually(b, async () => (await hash(b)) === '#/profiles/:clients', 'the Clients page is shown');
+  await eventually(b, async () => (await exists(b, 'client-cursor')) && (await num(b, 'client-tokens-cursor')) === expected, `Cursor loads ${expected} tokens`, 20_000);
+  assert.match(await text(b, 'client-tokens-cursor'), /^[\d,]+ tokens · o200k_base$/);
+  assert.equal(await text(b, 'client-profile-cursor'), 'Follows Focus, in its own file');
+  await (await byTestId(b, 'client-servers-toggle-cursor')).click();
+  const listed = (await testIds(b, 'client-server-cursor-')).map((id) => id.slice('client-server-cursor-'.length));
+  assert.deepEqual(listed.sort(), names, 'the servers it loads are the ones its file switches on');
+
+  // A budget above what it loads: no warning, saved for Cursor alone.
+  const setBudget = async (value) => {
+    await retype(b, await byTestId(b, 'client-budget-cursor'), value);
+    await (await byTestId(b, 'client-budget-save-cursor')).click();
+  };
+  await setBudget(String(expected + 1000));
+  await eventually(b, async () => Number(await attr(b, 'client-cursor', 'data-budget')) === expected + 1000, 'the new budget is shown');
+  assert.equal(await attr(b, 'client-cursor', 'data-over'), 'false');
+  assert.equal(await exists(b, 'client-cursor-over-budget'), false, 'within budget: no warning');
+  assert.equal(readJson(app.fx.settings).profiles.budgets.cursor, expected + 1000);
+
+  // Below it: the warning, naming the biggest contributor.
+  await setBudget(String(expected - 1));
+  const warning = await byTestId(b, 'client-cursor-over-budget', { timeout: 10_000 });
+  assert.match(await warning.getText(), /Over budget:[^]*more than the [\d,]+-token budget of Cursor/);
+  assert.equal(Number(await warning.getAttribute('data-budget')), expected - 1);
+  assert.match(await text(b, 'client-cursor-over-budget-biggest'), /^alpha [\d,]+$/);
+  assert.ok((await num(b, 'client-cursor-tool-search-tokens')) > 0, 'tool search has its own cost');
+  assert.equal(await attr(b, 'profile-clients-row', 'data-over'), '1', 'the side says one client is over budget');
+
+  // Not a number: said inline, nothing saved.
+  await setBudget('lots');
+  assert.match(await text(b, 'client-budget-error-cursor'), /whole number of tokens/);
+  assert.equal(readJson(app.fx.settings).profiles.budgets.cursor, expected - 1);
+  await retype(b, await byTestId(b, 'client-budget-cursor'), String(expected - 1));
+  await (await byTestId(b, 'client-cursor')).scrollIntoView({ block: 'center' });
+  await screenshot(b, 'profiles-clients');
+  await screenshotDark(b, 'profiles-clients-dark');
+});
+
 test('the Profiles view has no serious or critical accessibility violation, light and dark', async () => {
   const b = app.browser;
   await gotoView(b, 'profiles');
@@ -229,6 +286,9 @@ test('the Profiles view has no serious or critical accessibility violation, ligh
   await (await byTestId(b, 'profile-row-Focus')).click();
   await eventually(b, async () => (await text(b, 'profile-name')) === 'Focus', 'Focus is shown');
   found.push(...(await seriousViolations(b)).map((v) => `light: ${v}`));
+  await (await byTestId(b, 'profile-clients-row')).click();
+  await byTestId(b, 'client-cursor');
+  found.push(...(await seriousViolations(b)).map((v) => `Clients, light: ${v}`));
   await b.execute(() => {
     const css = [];
     for (const sheet of document.styleSheets) {
@@ -241,6 +301,9 @@ test('the Profiles view has no serious or critical accessibility violation, ligh
     style.textContent = css.join('\n');
     document.head.append(style);
   });
+  found.push(...(await seriousViolations(b)).map((v) => `Clients, dark: ${v}`));
+  await (await byTestId(b, 'profile-row-Focus')).click();
+  await eventually(b, async () => (await text(b, 'profile-name')) === 'Focus', 'Focus is shown');
   found.push(...(await seriousViolations(b)).map((v) => `dark: ${v}`));
   await b.execute(() => document.getElementById('e2e-dark')?.remove());
   assert.deepEqual(found, [], `\n${found.join('\n')}`);
