@@ -21,6 +21,7 @@ pub mod manager;
 pub mod memory;
 pub mod naming;
 pub mod opener;
+pub mod parallel;
 pub mod ports;
 pub mod profile;
 pub mod profile_apply;

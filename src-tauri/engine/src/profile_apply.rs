@@ -925,53 +925,59 @@ fn run_files(
     record: impl Fn(&mut Settings, &[Outcome]),
     mut skipped: Option<&mut Vec<ApplyError>>,
 ) -> Result<Vec<Outcome>> {
+    // Each file is read and edited on its own (on every core); only the
+    // writes below go one after the other.
+    let prepared = {
+        let settings = &*settings;
+        crate::parallel::map(jobs, |job: Job| -> Result<Session> {
+            let p = plan(&job.spec, discovery, &job.record, job.same_profile);
+            if p.undo.is_empty() && profile.is_none() {
+                return Ok(Session::untouched(job.spec, p.rec));
+            }
+            let whole = p.rec.exact.iter().any(|s| s.whole);
+            let prepare = |safe: bool| -> Result<Session> {
+                let mut s = Session::open(job.spec.clone(), p.rec.clone(), whole, safe)?;
+                // What the user saw must still be there.
+                if let Some(info) = discovery.source(&s.spec.id) {
+                    if info.hash != s.hash {
+                        return Err(EditError::Write(WriteError::Conflict {
+                            path: s.spec.path.clone(),
+                        })
+                        .into());
+                    }
+                }
+                s.start(&p.here, settings);
+                for st in &p.undo {
+                    s.run(discovery, st)?;
+                }
+                // Entries put back where they were: the members' order as the
+                // text has it, for the quick edits that follow.
+                if s.touched && !s.safe {
+                    s.value = s.parse(&s.work)?;
+                }
+                if let Some(profile) = profile {
+                    for st in s.steps_for(profile, discovery, &p.kept) {
+                        s.run(discovery, &st)?;
+                    }
+                }
+                Ok(s)
+            };
+            // The quick way, checked once at the end; else step by step.
+            let ready = match prepare(false) {
+                Ok(s) if s.verify() => Ok(s),
+                _ => prepare(true),
+            };
+            ready.and_then(|s| match s.touched && s.spec.read_only {
+                true => Err(EditError::ReadOnly {
+                    path: s.spec.path.clone(),
+                }
+                .into()),
+                false => Ok(s),
+            })
+        })
+    };
     let mut sessions = vec![];
-    for job in jobs {
-        let p = plan(&job.spec, discovery, &job.record, job.same_profile);
-        if p.undo.is_empty() && profile.is_none() {
-            sessions.push(Session::untouched(job.spec, p.rec));
-            continue;
-        }
-        let whole = p.rec.exact.iter().any(|s| s.whole);
-        let prepare = |safe: bool| -> Result<Session> {
-            let mut s = Session::open(job.spec.clone(), p.rec.clone(), whole, safe)?;
-            // What the user saw must still be there.
-            if let Some(info) = discovery.source(&s.spec.id) {
-                if info.hash != s.hash {
-                    return Err(EditError::Write(WriteError::Conflict {
-                        path: s.spec.path.clone(),
-                    })
-                    .into());
-                }
-            }
-            s.start(&p.here, settings);
-            for st in &p.undo {
-                s.run(discovery, st)?;
-            }
-            // Entries put back where they were: the members' order as the
-            // text has it, for the quick edits that follow.
-            if s.touched && !s.safe {
-                s.value = s.parse(&s.work)?;
-            }
-            if let Some(profile) = profile {
-                for st in s.steps_for(profile, discovery, &p.kept) {
-                    s.run(discovery, &st)?;
-                }
-            }
-            Ok(s)
-        };
-        // The quick way, checked once at the end; else step by step.
-        let ready = match prepare(false) {
-            Ok(s) if s.verify() => Ok(s),
-            _ => prepare(true),
-        };
-        let ready = ready.and_then(|s| match s.touched && s.spec.read_only {
-            true => Err(EditError::ReadOnly {
-                path: s.spec.path.clone(),
-            }
-            .into()),
-            false => Ok(s),
-        });
+    for ready in prepared {
         // A file that cannot be done: the whole apply is refused, or (a
         // switch over several clients) that file is left as it is.
         match (ready, skipped.as_deref_mut()) {

@@ -34,22 +34,27 @@ const CACHE_LIMIT: usize = 100_000;
 /// The JSON text a client sends the model for one tool: `name`, `title`,
 /// `description`, `inputSchema`, `outputSchema` (absent fields left out).
 pub fn definition_json(tool: &Tool) -> String {
-    let mut m = Map::new();
-    m.insert("name".into(), Value::String(tool.name.to_string()));
-    if let Some(t) = &tool.title {
-        m.insert("title".into(), Value::String(t.clone()));
+    /// Borrowed, so nothing of the tool is copied to serialize it.
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Definition<'a> {
+        name: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        title: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        description: Option<&'a str>,
+        input_schema: &'a Map<String, Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        output_schema: Option<&'a Map<String, Value>>,
     }
-    if let Some(d) = &tool.description {
-        m.insert("description".into(), Value::String(d.to_string()));
-    }
-    m.insert(
-        "inputSchema".into(),
-        Value::Object((*tool.input_schema).clone()),
-    );
-    if let Some(o) = &tool.output_schema {
-        m.insert("outputSchema".into(), Value::Object((**o).clone()));
-    }
-    serde_json::to_string(&Value::Object(m)).unwrap_or_default()
+    serde_json::to_string(&Definition {
+        name: &tool.name,
+        title: tool.title.as_deref(),
+        description: tool.description.as_deref(),
+        input_schema: &tool.input_schema,
+        output_schema: tool.output_schema.as_deref(),
+    })
+    .unwrap_or_default()
 }
 
 /// Counts many texts at once, in order.
@@ -176,8 +181,22 @@ pub fn tool_tokens(tool: &Tool) -> u32 {
 /// Tokens of each tool's definition, in order. Definitions counted before
 /// are looked up; the rest are counted on both cores.
 pub fn count_definitions(tools: &[Tool]) -> Vec<u32> {
-    let texts: Vec<String> = tools.iter().map(definition_json).collect();
-    let keys: Vec<u64> = texts.iter().map(|t| key(t)).collect();
+    let keyed = |tools: &[Tool]| -> Vec<(String, u64)> {
+        tools
+            .iter()
+            .map(|t| {
+                let text = definition_json(t);
+                let k = key(&text);
+                (text, k)
+            })
+            .collect()
+    };
+    let (texts, keys): (Vec<String>, Vec<u64>) = match tools.len() < 64 {
+        true => keyed(tools),
+        false => crate::parallel::map_chunks(tools, keyed),
+    }
+    .into_iter()
+    .unzip();
     let mut out: Vec<Option<u32>> = {
         let cache = CACHE.lock().unwrap();
         keys.iter()
@@ -207,24 +226,115 @@ pub fn count_definitions(tools: &[Tool]) -> Vec<u32> {
 /// Count many texts in this process, split over the machine's cores when
 /// there are enough.
 pub fn count_parallel(texts: &[&str]) -> Vec<u32> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    if threads < 2 || texts.len() < 64 {
-        return texts.iter().map(|t| count_text(t)).collect();
+    if texts.len() < 64 {
+        return count_pieces(texts);
     }
-    let chunk = texts.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let parts: Vec<_> = texts
-            .chunks(chunk)
-            .map(|c| s.spawn(move || c.iter().map(|t| count_text(t)).collect::<Vec<u32>>()))
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+    crate::parallel::map_chunks(texts, count_pieces)
+}
+
+/// The tokenizer splits a text into pieces (words, numbers, punctuation
+/// runs) with its own pattern and encodes each piece alone, so a text's
+/// count is the sum of its pieces' counts. Tool definitions repeat most
+/// of their pieces (schema keywords, common words): each distinct piece
+/// is encoded once per call, and ASCII texts (nearly all definitions) are
+/// split by [`ascii_pieces`] rather than the pattern's regex.
+fn count_pieces(texts: &[&str]) -> Vec<u32> {
+    let tok = bpe_openai::o200k_base();
+    let mut seen: HashMap<&str, u32> = HashMap::new();
+    let mut count = |piece| {
+        *seen
+            .entry(piece)
+            .or_insert_with(|| tok.bpe.count(piece.as_bytes()) as u32)
+    };
+    texts
+        .iter()
+        .map(|text| match text.is_ascii() {
+            true => ascii_pieces(text).map(&mut count).sum(),
+            false => tok.split(text).map(&mut count).sum(),
+        })
+        .collect()
+}
+
+/// `o200k_base`'s pre-tokenization of an ASCII text: the same pieces as its
+/// pattern (tested against `bpe_openai`'s split), in one pass without a
+/// regex. The pattern's alternatives, first match wins, for ASCII:
+/// 1. an optional prefix (not a letter, digit, `\r` or `\n`), upper-case
+///    letters, then lower-case ones, then an optional contraction (`'s`,
+///    `'t`, `'re`, `'ve`, `'m`, `'ll`, `'d`, any case);
+/// 2. the same with at least one upper-case letter and no lower-case one;
+/// 3. one to three digits;
+/// 4. an optional space, a run of punctuation, then any `\r`, `\n`, `/`;
+/// 5. white space up to and including its last line break;
+/// 6. white space to the end of the text;
+/// 7. a run of white space but its last character (which goes with what
+///    follows);
+/// 8. white space.
+fn ascii_pieces(text: &str) -> impl Iterator<Item = &str> {
+    let b = text.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        if at >= b.len() {
+            return None;
+        }
+        let start = at;
+        at = ascii_piece_end(b, start);
+        Some(&text[start..at])
     })
+}
+
+fn ascii_piece_end(b: &[u8], i: usize) -> usize {
+    // Unicode White_Space within ASCII: tab, line feed, vertical tab, form
+    // feed, carriage return, space.
+    let space = |c: u8| matches!(c, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ');
+    let letter = |c: u8| c.is_ascii_alphabetic();
+    let punct = |c: u8| !space(c) && !c.is_ascii_alphanumeric();
+    let run = |from: usize, f: &dyn Fn(u8) -> bool| {
+        from + b[from..].iter().take_while(|c| f(**c)).count()
+    };
+    let c = b[i];
+    // 1 and 2: letters, maybe after one prefix character.
+    if !c.is_ascii_digit() && c != b'\r' && c != b'\n' {
+        let j = if letter(c) { i } else { i + 1 };
+        let upper = run(j, &|c| c.is_ascii_uppercase());
+        let lower = run(upper, &|c| c.is_ascii_lowercase());
+        if lower > upper || upper > j {
+            return contraction(b, lower);
+        }
+    }
+    // 3
+    if c.is_ascii_digit() {
+        return (i + 1..(i + 3).min(b.len()))
+            .find(|k| !b[*k].is_ascii_digit())
+            .unwrap_or((i + 3).min(b.len()));
+    }
+    // 4
+    let q = if c == b' ' { i + 1 } else { i };
+    if q < b.len() && punct(b[q]) {
+        let end = run(q, &punct);
+        return run(end, &|c| matches!(c, b'\r' | b'\n' | b'/'));
+    }
+    // 5 to 8: white space.
+    let end = run(i, &space);
+    if let Some(last_break) = b[i..end].iter().rposition(|c| matches!(c, b'\r' | b'\n')) {
+        return i + last_break + 1;
+    }
+    if end == b.len() || end - i == 1 {
+        return end;
+    }
+    end - 1
+}
+
+/// After a word at `end`: past a contraction that follows it, if one does.
+fn contraction(b: &[u8], end: usize) -> usize {
+    if b.get(end) != Some(&b'\'') {
+        return end;
+    }
+    let next = |k: usize| b.get(end + k).map(u8::to_ascii_lowercase);
+    match (next(1), next(2)) {
+        (Some(b's' | b't' | b'm' | b'd'), _) => end + 2,
+        (Some(b'r'), Some(b'e')) | (Some(b'v'), Some(b'e')) | (Some(b'l'), Some(b'l')) => end + 3,
+        _ => end,
+    }
 }
 
 /// The biggest contributors of a total, largest first: (name, tokens).
@@ -241,6 +351,65 @@ pub fn biggest<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ASCII split gives exactly the pieces of the pattern's regex.
+    #[test]
+    fn ascii_pieces_are_the_patterns_pieces() {
+        let tok = bpe_openai::o200k_base();
+        let same = |text: &str| {
+            let ours: Vec<&str> = ascii_pieces(text).collect();
+            let theirs: Vec<&str> = tok.split(text).collect();
+            assert_eq!(ours, theirs, "{text:?}");
+        };
+        for text in [
+            "",
+            "Hello world",
+            "don't DON'T they're We'VE I'm you'll he'd it's",
+            "HELLOworld helloWorld HELLO's ABC",
+            "12345 1 22 333 4444 a1b2 x99y",
+            "  two spaces\n\n  indented\r\n\tTab  \t ",
+            "end with spaces   ",
+            "{\"name\":\"x\",\"inputSchema\":{\"type\":\"object\"}}",
+            "a/b//c /// \"q\" ( x ) [1,2] 'quoted' '' 's 'S 'x",
+            " !!\n\r/ ?! \x0b\x0cword\x0b \u{1}\u{1f}x",
+            "   \n   ",
+            "\n",
+            " ",
+            "x  ",
+            "A  B",
+            "'ll'LL're're",
+        ] {
+            same(text);
+        }
+        // Random texts over the characters the pattern treats differently.
+        let alphabet = b"aZ09 \t\n\r\x0b'\"/:.,{}sStTrReEvVlLmMdD_-";
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..20_000 {
+            let len = (state % 24) as usize;
+            let text: String = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    alphabet[(state % alphabet.len() as u64) as usize] as char
+                })
+                .collect();
+            same(&text);
+        }
+    }
+
+    #[test]
+    fn counts_by_pieces_equal_the_tokenizers_count() {
+        let texts = [
+            "{\"name\":\"mcp_gh_search\",\"description\":\"Search issues; don't page.\"}",
+            "Ünïcödé text goes the regex's way: 東京 \u{200b}",
+            "  spaced\n\nout  ",
+        ];
+        let counted = count_pieces(&texts);
+        for (t, n) in texts.iter().zip(counted) {
+            assert_eq!(n, count_text(t), "{t:?}");
+        }
+    }
 
     #[test]
     fn a_definition_is_its_five_fields_in_order() {

@@ -182,8 +182,13 @@ pub fn follow(host: &Host) -> watch::Receiver<Arc<Switches>> {
             tokio::select! {
                 _ = tx.closed() => return,
                 _ = wake.notified() => {
-                    // Editors and our own writer replace the file in steps: read once it settled.
-                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    // Editors and our own writer replace the file in steps:
+                    // read once it settled, or at once when this process
+                    // says it wrote it (our writes are atomic renames).
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+                        _ = nudged.notified() => {}
+                    }
                 }
                 // Written by this process, atomically: it is complete now.
                 _ = nudged.notified() => {}

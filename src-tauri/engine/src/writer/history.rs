@@ -296,9 +296,9 @@ impl History {
         if writes.is_empty() {
             return Ok(None);
         }
-        let (files, stored): (Vec<FileChange>, Vec<StoredFile>) = writes
-            .into_iter()
-            .map(|w| {
+        // Each file's diff and masking on its own core.
+        let (files, stored): (Vec<FileChange>, Vec<StoredFile>) =
+            crate::parallel::map(writes, |w| {
                 let before_hash = w
                     .before
                     .as_deref()
@@ -330,6 +330,7 @@ impl History {
                     },
                 )
             })
+            .into_iter()
             .unzip();
         let content = StoredContent { files: stored };
 
