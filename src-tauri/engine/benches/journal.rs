@@ -12,6 +12,8 @@
 //!    goal ≤ 20 µs for the whole journal overhead per call.
 //! 5. 5,000 calls in a burst: the longest any `record()` took.
 //!
+//! Also reported: the plots over 7 and 29 days, and a search for a rare word.
+//!
 //! `BENCH_JOURNAL_ROWS` sets another size for step 1 (a quick run).
 
 use std::sync::Arc;
@@ -78,8 +80,14 @@ fn entry(rng: &mut Lcg, i: u64, n: u64, now: u64) -> Entry {
     let tool = rng.below(8);
     let client = ["claude-code", "cursor", "codex", "vscode", "gemini-cli"][rng.below(5) as usize];
     let query = 40 + rng.below(100) as usize;
+    // One entry in 10,000 carries the word the search looks for.
+    let marker = if i % 10_000 == 5_000 {
+        "zebra-marker "
+    } else {
+        ""
+    };
     let args = json!({
-        "query": words(rng, query),
+        "query": format!("{marker}{}", words(rng, query)),
         "limit": rng.below(100),
         "path": format!("/home/me/project/src/file_{}.rs", rng.below(1000)),
     });
@@ -222,6 +230,26 @@ fn main() {
         "ms",
         Goal::Max(300.0),
         &format!("{RUNS} runs; the aggregates alone {agg:.0} ms"),
+    );
+    // Search: LIKE over name, arguments, result and error of every row
+    // (the matches are few, so the whole journal is read).
+    let t = Instant::now();
+    let found = reader
+        .query(&Filter {
+            search: Some("zebra-marker".into()),
+            ..Filter::default()
+        })
+        .unwrap();
+    let took = t.elapsed();
+    assert_eq!(found.entries.len() as u64, (rows / 10_000).min(100));
+    record(
+        "Journal",
+        &format!("Search for a word in 1 of 10,000 of {rows} entries (first 100)"),
+        took.as_secs_f64() * 1000.0,
+        None,
+        "ms",
+        Goal::None,
+        "one run; a scan of every row's texts (LIKE, no full-text index)",
     );
     for days in [7, 29] {
         let t = Instant::now();

@@ -147,10 +147,10 @@ impl Reader {
                 .map_err(db)?
                 .map_or(now, |t| t.max(0) as u64),
         };
-        let until = filter.until.unwrap_or(now).max(since + 1);
+        let until = filter.until.unwrap_or(now).max(since.saturating_add(1));
         let bucket_ms = bucket_for(until - since);
         let start = since - since % bucket_ms;
-        let buckets = (until - 1 - start) / bucket_ms + 1;
+        let buckets = (until - 1).saturating_sub(start) / bucket_ms + 1;
 
         let mut st = conn
             .prepare(&format!(
