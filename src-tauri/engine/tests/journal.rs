@@ -246,8 +246,10 @@ fn a_full_queue_drops_and_counts_and_never_waits() {
         j.record(e);
         slowest = slowest.max(t.elapsed());
     }
+    // The writer waits 800 ms for the lock; no call waits with it (the
+    // margin is for a busy test machine's scheduling, not the journal).
     assert!(
-        slowest < Duration::from_millis(5),
+        slowest < Duration::from_millis(100),
         "a record call took {slowest:?}"
     );
     let s = j.stats();
