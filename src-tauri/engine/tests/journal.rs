@@ -504,6 +504,36 @@ fn a_damaged_file_is_set_aside_and_a_new_journal_works() {
     assert_eq!(names(&all(&j, Filter::default())), ["fresh"]);
 }
 
+#[test]
+fn a_file_another_process_set_aside_is_left_for_the_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let j = open(&path);
+    j.record(call("s", "before"));
+    j.flush();
+    // What another process does when it finds the file damaged.
+    let aside = dir.path().join("data/journal.db.corrupt-test");
+    for suffix in ["", "-wal", "-shm"] {
+        let from = format!("{}{suffix}", path.display());
+        if Path::new(&from).exists() {
+            std::fs::rename(&from, format!("{}{suffix}", aside.display())).unwrap();
+        }
+    }
+    let other = open(&path);
+    other.record(call("s", "other"));
+    other.flush();
+    j.record(call("s", "after"));
+    j.flush();
+    assert_eq!(j.stats().dropped, 0, "{:?}", j.stats());
+    assert_eq!(names(&all(&j, Filter::default())), ["after", "other"]);
+    let mut old = switchboard_engine::journal::Reader::open(&aside);
+    assert_eq!(
+        names(&old.query(&Filter::default()).unwrap().entries),
+        ["before"],
+        "nothing more went into the file set aside"
+    );
+}
+
 // ---- Queries, aggregates, exports.
 
 /// 3 servers, 2 clients, every outcome, some findings, over 3 hours.

@@ -63,6 +63,9 @@ pub(crate) struct Writer {
     pub tuning: Tuning,
     conn: Option<Connection>,
     tried_open: Option<Instant>,
+    /// The file the connection has open ([`file_id`]), to notice another
+    /// process setting it aside.
+    opened: Option<u64>,
     age_checked: Option<Instant>,
     /// The kind of the last problem told on stderr, so each is told once
     /// until the journal works again.
@@ -87,6 +90,7 @@ impl Writer {
             tuning,
             conn: None,
             tried_open: None,
+            opened: None,
             age_checked: None,
             told: None,
         }
@@ -146,10 +150,14 @@ impl Writer {
         match store::open_for_writing(&self.path, self.tuning.busy_timeout) {
             Ok(c) => {
                 self.conn = Some(c);
+                self.opened = file_id(&self.path);
                 self.prune();
             }
             Err(e) => match store::trouble(&e) {
-                Trouble::Corrupt => self.start_afresh(&e),
+                Trouble::Corrupt => {
+                    self.opened = file_id(&self.path);
+                    self.start_afresh(&e)
+                }
                 Trouble::Busy => self.problem(
                     "locked",
                     format!(
@@ -172,6 +180,13 @@ impl Writer {
     /// Sets the bad file aside (never deleted) and opens a fresh one.
     fn start_afresh(&mut self, why: &dyn std::fmt::Display) {
         self.conn = None;
+        if cfg!(unix) && file_id(&self.path) != self.opened {
+            // Another process set it aside already (its fresh file is at
+            // the path now, which must not be moved too): use that one.
+            self.shared.generation.fetch_add(1, Ordering::Relaxed);
+            self.connect();
+            return;
+        }
         match store::set_aside(&self.path) {
             Ok(aside) => {
                 self.shared.generation.fetch_add(1, Ordering::Relaxed);
@@ -185,7 +200,10 @@ impl Writer {
                     ),
                 );
                 match store::open_for_writing(&self.path, self.tuning.busy_timeout) {
-                    Ok(c) => self.conn = Some(c),
+                    Ok(c) => {
+                        self.conn = Some(c);
+                        self.opened = file_id(&self.path);
+                    }
                     Err(e) => self.problem(
                         "open",
                         format!(
@@ -211,6 +229,13 @@ impl Writer {
     fn write(&mut self, pending: &mut Vec<Entry>) {
         if pending.is_empty() {
             return;
+        }
+        if self.conn.is_some() && cfg!(unix) && file_id(&self.path) != self.opened {
+            // Another process set the file aside and started a fresh one
+            // (or the file was deleted): follow the path, not the old file.
+            self.conn = None;
+            self.shared.generation.fetch_add(1, Ordering::Relaxed);
+            self.connect();
         }
         if self.conn.is_none() && self.tried_open.is_none_or(|t| t.elapsed() >= REOPEN_AFTER) {
             self.connect();
@@ -320,6 +345,21 @@ impl Writer {
             self.told = Some(kind);
         }
         self.shared.set_problem(Some(text));
+    }
+}
+
+/// Which file is at `path` (its inode number); `None` when there is none,
+/// and off Unix (where an open file cannot be renamed anyway).
+fn file_id(path: &std::path::Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| m.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
     }
 }
 
