@@ -174,7 +174,7 @@ pub async fn call_tool(
     Ok(state
         .engine
         .manager()
-        .call_tool(&name, args, cancel)
+        .call_tool_recorded(&name, args, cancel, "Switchboard (tool explorer)")
         .await?)
 }
 

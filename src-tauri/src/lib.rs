@@ -5,6 +5,7 @@
 
 #[macro_use]
 mod command_list;
+pub mod activity;
 pub mod catalog;
 pub mod commands;
 pub mod error;
@@ -63,6 +64,12 @@ pub fn builder<R: tauri::Runtime>(
     // Reading the config files takes tens of milliseconds: do it now so the
     // first `list_servers` already shows every configured server.
     engine.rediscover();
+    // Calls through the app's gateway and its tool explorer go into the call
+    // journal (Activity) in Switchboard's data folder; opening it never
+    // fails (a problem is shown in its stats) and never blocks a call.
+    engine
+        .manager()
+        .open_journal(engine.host(), &engine.settings());
     let state = AppState::new(engine);
     let gateway = gateway::AppGateway::new(state.engine.clone());
     builder

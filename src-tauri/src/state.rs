@@ -33,6 +33,10 @@ impl AppState {
         }
         let engine = self.engine.clone();
         tauri::async_runtime::block_on(async move { engine.shutdown().await });
+        // What the journal still queues is written before the process ends.
+        if let Some(j) = self.engine.manager().journal() {
+            j.flush();
+        }
     }
 }
 

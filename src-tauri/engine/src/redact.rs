@@ -20,9 +20,21 @@ const MIN_SECRET_LEN: usize = 4;
 pub struct Redactor {
     /// Longest first, so a secret that contains another is masked whole.
     values: RwLock<Vec<String>>,
+    /// Every value set here is also added there (the manager's redactor of
+    /// every server's secrets, for the call journal and result checks).
+    also: Option<std::sync::Arc<Redactor>>,
 }
 
 impl Redactor {
+    /// A redactor whose values are also added to `all`, which only grows
+    /// (a secret of an earlier launch stays masked there).
+    pub fn feeding(all: std::sync::Arc<Redactor>) -> Redactor {
+        Redactor {
+            values: RwLock::default(),
+            also: Some(all),
+        }
+    }
+
     /// Replace the set of values to mask (each launch resolves them anew).
     pub fn set(&self, values: impl IntoIterator<Item = String>) {
         let mut v: Vec<String> = values
@@ -37,7 +49,20 @@ impl Redactor {
         v.extend(encoded);
         v.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         v.dedup();
+        if let Some(all) = &self.also {
+            if !v.iter().all(|x| all.has(x)) {
+                all.add(v.iter().cloned());
+            }
+        }
         *self.values.write().unwrap_or_else(|p| p.into_inner()) = v;
+    }
+
+    fn has(&self, value: &str) -> bool {
+        self.values
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .any(|v| v == value)
     }
 
     /// Add values (e.g. a token injected after the variables were resolved).

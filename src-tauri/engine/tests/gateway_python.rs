@@ -267,3 +267,153 @@ async fn python_sdk_at_a_profile_lists_its_tools_and_hears_it_change() {
         .unwrap();
     assert!(status.success());
 }
+
+/// What a secret of the fixture server `fx` is set to (its env).
+const JOURNAL_SECRET: &str = "fx-journal-secret-7c41d9e2";
+
+/// The call journal (Activity): every request the Python SDK makes through
+/// `switchboard serve`, over stdio and over HTTP, is in `switchboard
+/// activity --json`, with its client, transport, outcome and findings; the
+/// server's secret, which the client sent as an argument and the echo tool
+/// sent back, is masked before the client gets it back and is in no entry
+/// and in none of the journal's files.
+#[tokio::test]
+async fn python_sdk_calls_through_the_gateway_are_in_the_journal_masked() {
+    let Some(py) = python("python_sdk_calls_through_the_gateway_are_in_the_journal_masked") else {
+        return;
+    };
+    let fixture = switchboard_tests::fixture_server_path();
+    let home = Home(switchboard_tests::TempHome::with_servers(json!({
+        "fx": {
+            "command": fixture,
+            "args": ["--name", "fx", "--resources"],
+            "env": { "FX_API_TOKEN": JOURNAL_SECRET }
+        }
+    })));
+    let run = |args: Vec<String>| {
+        let mut c = tokio::process::Command::new(&py);
+        c.arg(python_dir().join("journal_client.py")).args(args);
+        home.env(&mut c);
+        c.env("JOURNAL_SECRET", JOURNAL_SECRET);
+        async move {
+            let o = tokio::time::timeout(T, c.output()).await.unwrap().unwrap();
+            assert!(
+                o.status.success(),
+                "journal_client.py failed:\n{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            serde_json::from_slice::<Value>(&o.stdout).unwrap()
+        }
+    };
+    let stdio = run(vec!["stdio".into(), BIN.into(), "serve".into()]).await;
+    let (mut gateway, url) = home.http().await;
+    let http = run(vec!["http".into(), url, TOKEN.into()]).await;
+    for (via, got) in [("stdio", &stdio), ("http", &http)] {
+        let echo = got["echo"].as_str().unwrap();
+        assert!(
+            !echo.contains(JOURNAL_SECRET)
+                && echo.contains("my key is •••")
+                && echo.starts_with("Switchboard:"),
+            "over {via} the client got the echo masked, with the checks' note first: {echo}"
+        );
+    }
+
+    // Entries are written by the gateways' journal writers: wait for all ten.
+    let deadline = std::time::Instant::now() + T;
+    let entries: Vec<Value> = loop {
+        let out = cli(&home, &["activity", "--json", "--server", "fx"]).await;
+        let entries: Vec<Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if entries.len() >= 10 || std::time::Instant::now() > deadline {
+            assert!(
+                !out.contains(JOURNAL_SECRET),
+                "no secret in activity: {out}"
+            );
+            break entries;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let _ = gateway.kill().await;
+    assert_eq!(
+        entries.len(),
+        10,
+        "5 requests over stdio, 5 over HTTP: {entries:#?}"
+    );
+    for via in ["stdio", "http"] {
+        let mine: Vec<&Value> = entries.iter().filter(|e| e["via"] == via).collect();
+        let what: std::collections::BTreeSet<(String, String)> = mine
+            .iter()
+            .map(|e| {
+                (
+                    e["kind"].as_str().unwrap().to_string(),
+                    e["name"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        let want: std::collections::BTreeSet<(String, String)> = [
+            ("tool", "echo"),
+            ("tool", "add"),
+            ("tool", "fail"),
+            ("resource", "fixture://greeting"),
+            ("prompt", "greet"),
+        ]
+        .iter()
+        .map(|(k, n)| (k.to_string(), n.to_string()))
+        .collect();
+        assert_eq!(what, want, "over {via}");
+        for e in &mine {
+            assert_eq!(
+                e["client"], "mcp",
+                "the Python SDK's name from its initialize"
+            );
+            let outcome = if e["name"] == "fail" {
+                "toolError"
+            } else {
+                "ok"
+            };
+            assert_eq!(e["outcome"], outcome, "{e}");
+        }
+        let echo = mine.iter().find(|e| e["name"] == "echo").unwrap();
+        let args = echo["arguments"].as_str().unwrap();
+        assert!(args.contains("my key is"), "{args}");
+        let rules: Vec<&str> = echo["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap())
+            .collect();
+        assert!(rules.contains(&"known-secret"), "{rules:?}");
+        let add = mine.iter().find(|e| e["name"] == "add").unwrap();
+        assert!(add["result"].as_str().unwrap().contains("42"), "{add}");
+    }
+
+    // Nor in the database's own files (the write-ahead log included).
+    let mut files = vec![];
+    let mut dirs = vec![home.0.path().to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("journal.db"))
+            {
+                files.push(p);
+            }
+        }
+    }
+    assert!(!files.is_empty(), "the journal is in the data folder");
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        assert!(
+            !bytes
+                .windows(JOURNAL_SECRET.len())
+                .any(|w| w == JOURNAL_SECRET.as_bytes()),
+            "{} holds the secret",
+            f.display()
+        );
+    }
+}

@@ -18,6 +18,10 @@ use std::path::{Path, PathBuf};
 /// Lowest first. A unit may name units of the layers before its own.
 const LAYERS: &[(&str, &[&str])] = &[
     (
+        "generic helpers below everything (work split over the cores)",
+        &["parallel"],
+    ),
+    (
         "foundations: the model, the file formats and leaves that name no engine module",
         &[
             "config",

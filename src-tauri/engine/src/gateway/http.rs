@@ -63,7 +63,7 @@ struct HttpState {
 
 fn service(gateway: Gateway, config: StreamableHttpServerConfig) -> Service {
     StreamableHttpService::new(
-        move || Ok(gateway.session()),
+        move || Ok(gateway.session_over(crate::journal::Via::Http)),
         Arc::new(LocalSessionManager::default()),
         config,
     )

@@ -471,6 +471,9 @@ pub(crate) struct Inner {
     /// The visible tool list, rebuilt when the index or the switches change.
     tool_list: Mutex<Option<ToolList>>,
     search: Mutex<Option<Arc<search::SearchIndex>>>,
+    /// Every server's tools by name, for the checks on what comes back;
+    /// rebuilt when the index changes.
+    owners: Mutex<Option<(Arc<ToolIndex>, Arc<crate::tool_trust::results::ToolOwners>)>>,
     /// Aggregate prompt names → (server, prompt), as last listed.
     pub prompt_names: Mutex<ToolRoutes>,
     /// (server, original URI) → sessions subscribed; upstream subscribes on
@@ -553,6 +556,7 @@ impl Gateway {
             next_session,
             tool_list: Mutex::new(None),
             search: Mutex::new(None),
+            owners: Mutex::new(None),
             prompt_names: Mutex::new(HashMap::new()),
             subscribers: tokio::sync::Mutex::new(HashMap::new()),
             stop: CancellationToken::new(),
@@ -606,8 +610,15 @@ impl Gateway {
     }
 
     /// A handler for one new client connection.
+    /// A session for one client over stdio.
     pub fn session(&self) -> GatewaySession {
-        GatewaySession::new(self.inner.clone())
+        self.session_over(crate::journal::Via::Stdio)
+    }
+
+    /// A session for one client reaching the gateway `via` (as the call
+    /// journal records it).
+    pub fn session_over(&self, via: crate::journal::Via) -> GatewaySession {
+        GatewaySession::new(self.inner.clone(), via)
     }
 
     pub fn scope(&self) -> &Scope {
@@ -792,6 +803,64 @@ impl Inner {
             routes: routes.clone(),
         });
         (tools, routes)
+    }
+
+    /// Every server's tools by name (for the cross-server rule).
+    fn tool_owners(&self) -> Arc<crate::tool_trust::results::ToolOwners> {
+        let index = self.manager.tools();
+        let mut cache = self.owners.lock().unwrap();
+        if let Some((i, o)) = cache.as_ref() {
+            if Arc::ptr_eq(i, &index) {
+                return o.clone();
+            }
+        }
+        let owners = Arc::new(crate::tool_trust::results::ToolOwners::new(
+            index
+                .tools
+                .iter()
+                .map(|e| (e.server.as_str(), e.tool.as_str())),
+        ));
+        *cache = Some((index, owners.clone()));
+        owners
+    }
+
+    /// Check an answer of `server` and do what its mode says: the
+    /// findings, what the client gets, and (when something was noted or
+    /// refused) a warning for the app.
+    pub(crate) fn guard<T, U>(
+        &self,
+        server: &str,
+        answer: T,
+        guard: impl FnOnce(
+            crate::settings::ResultMode,
+            &crate::tool_trust::results::ResultContext,
+            T,
+        ) -> crate::tool_trust::results::Guarded<U>,
+    ) -> crate::tool_trust::results::Guarded<U> {
+        use crate::tool_trust::results::{Action, ResultContext};
+        let mode = self.switches.borrow().result_mode(server);
+        let owners = self.tool_owners();
+        let secrets = self.manager.known_secrets();
+        let ctx = ResultContext {
+            tools: &owners,
+            secrets: &secrets,
+        };
+        let g = guard(mode, &ctx, answer);
+        if g.action != Action::Passed {
+            let what = match g.action {
+                Action::Blocked => "refused",
+                _ => "passed on with a warning",
+            };
+            let rules: Vec<&str> = g.findings.iter().map(|f| f.rule.as_str()).collect();
+            self.manager.announce(EngineEvent::Warning {
+                server: server.to_string(),
+                message: format!(
+                    "An answer from \"{server}\" was {what} by the gateway's checks ({}); see Activity.",
+                    rules.join(", ")
+                ),
+            });
+        }
+        g
     }
 
     fn build_tool_list(

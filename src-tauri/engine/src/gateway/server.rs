@@ -19,14 +19,41 @@ use crate::manager::{CallError, ForwardError};
 pub struct GatewaySession {
     inner: Arc<Inner>,
     entry: std::sync::OnceLock<Arc<SessionEntry>>,
+    /// How the client reaches it, as the call journal says.
+    via: crate::journal::Via,
 }
 
 impl GatewaySession {
-    pub(crate) fn new(inner: Arc<Inner>) -> Self {
+    pub(crate) fn new(inner: Arc<Inner>, via: crate::journal::Via) -> Self {
         GatewaySession {
             inner,
             entry: std::sync::OnceLock::new(),
+            via,
         }
+    }
+
+    /// A journal entry for a request of this session's client, when calls
+    /// are recorded (`None`: they are not).
+    fn journal_entry(
+        &self,
+        entry: &SessionEntry,
+        server: &str,
+        kind: crate::journal::Kind,
+        name: &str,
+    ) -> Option<(
+        crate::journal::Journal,
+        crate::journal::Entry,
+        std::time::Instant,
+    )> {
+        let journal = self.inner.manager.journal()?;
+        let info = &entry.info;
+        let e = crate::journal::Entry::new(self.via, server, kind, name)
+            .with_client(
+                info.client.clone(),
+                (!info.version.is_empty()).then(|| info.version.clone()),
+            )
+            .with_profile(info.profile.clone());
+        Some((journal, e, std::time::Instant::now()))
     }
 
     /// The session's entry; a client that skipped `initialize` (stateless
@@ -126,6 +153,9 @@ impl GatewaySession {
             .and_then(|m| m.get_progress_token())
             .or_else(|| cx.meta.get_progress_token());
         let (guard, mut progress) = self.inner.relay.begin_call(&server, &entry, client_token);
+        let record = self
+            .journal_entry(&entry, &server, crate::journal::Kind::Tool, &tool)
+            .map(|(j, e, t)| (j, e.with_arguments(&arguments), t));
         let mut params = CallToolRequestParams::new(tool.clone());
         params.arguments = arguments;
         // The client's _meta goes along; rmcp puts its own progress token in
@@ -165,6 +195,37 @@ impl GatewaySession {
         }
         let failed = !matches!(&result, Ok(r) if r.is_error != Some(true));
         self.inner.relay.activity.called(&server, &tool, failed);
+        // What the server answered is recorded; what the client gets is
+        // checked first (secrets masked, a note before it, or refused).
+        let result = result.map(|r| {
+            let answered = record.as_ref().map(|(journal, e, t)| {
+                let e = e.clone().with_result(&r).with_duration(t.elapsed());
+                let e = match r.is_error {
+                    Some(true) => e.with_error(
+                        crate::journal::Outcome::ToolError,
+                        None,
+                        "the tool answered with an error",
+                    ),
+                    _ => e,
+                };
+                (journal, e)
+            });
+            let g = self.inner.guard(&server, r, |mode, ctx, r| {
+                crate::tool_trust::results::guard_tool(&server, mode, r, ctx)
+            });
+            if let Some((journal, e)) = answered {
+                journal.record(e.with_findings(g.findings.clone()));
+            }
+            g.result
+        });
+        if let (Err(err), Some((journal, e, t))) = (&result, record) {
+            let (outcome, class, message) = failure(err);
+            journal.record(e.with_duration(t.elapsed()).with_error(
+                outcome,
+                Some(class.into()),
+                message,
+            ));
+        }
         match result {
             Ok(mut r) => {
                 if self.one().is_none() {
@@ -286,6 +347,68 @@ impl GatewaySession {
             _ => Ok(()),
         };
         r.map_err(|e| McpError::internal_error(e.to_string(), None))
+    }
+}
+
+type Recording = Option<(
+    crate::journal::Journal,
+    crate::journal::Entry,
+    std::time::Instant,
+)>;
+
+impl GatewaySession {
+    /// One answer to `resources/read` or `prompts/get`: recorded as the
+    /// server gave it, checked, and what the client gets (a refusal as an
+    /// MCP error).
+    fn answered<T: serde::Serialize>(
+        &self,
+        record: Recording,
+        server: &str,
+        answer: Result<T, ForwardError>,
+        guard: impl FnOnce(
+            crate::settings::ResultMode,
+            &crate::tool_trust::results::ResultContext,
+            T,
+        ) -> crate::tool_trust::results::Guarded<Result<T, String>>,
+    ) -> Result<T, McpError> {
+        let answer = match answer {
+            Ok(a) => a,
+            Err(err) => {
+                if let Some((journal, e, t)) = record {
+                    let (outcome, class, message) = failure(&err);
+                    journal.record(e.with_duration(t.elapsed()).with_error(
+                        outcome,
+                        Some(class.into()),
+                        message,
+                    ));
+                }
+                return Err(forwarded(err));
+            }
+        };
+        let answered =
+            record.map(|(j, e, t)| (j, e.with_result(&answer).with_duration(t.elapsed())));
+        let g = self.inner.guard(server, answer, guard);
+        if let Some((journal, e)) = answered {
+            journal.record(e.with_findings(g.findings.clone()));
+        }
+        g.result
+            .map_err(|message| McpError::invalid_request(message, None))
+    }
+}
+
+/// How a forwarded request failed, for the call journal: its outcome, a
+/// short class and the message.
+fn failure(e: &ForwardError) -> (crate::journal::Outcome, &'static str, String) {
+    match e {
+        ForwardError::Server(e) => (
+            crate::journal::Outcome::ProtocolError,
+            "server-error",
+            e.message.to_string(),
+        ),
+        ForwardError::Call(c) => {
+            let (outcome, class) = c.journal_outcome();
+            (outcome, class, c.to_string())
+        }
     }
 }
 
@@ -468,19 +591,28 @@ impl ServerHandler for GatewaySession {
         let (server, original) = self.route_uri(&request.uri)?;
         let mut params = request.clone();
         params.uri = original.to_string();
+        let entry = self.entry(&context.peer)?;
+        let record =
+            self.journal_entry(&entry, &server, crate::journal::Kind::Resource, &params.uri);
         let req = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
-        let r = self
+        let r = match self
             .inner
             .manager
             .forward(&server, "resources/read", req, context.ct.clone())
             .await
-            .map_err(forwarded)?;
-        let ServerResult::ReadResourceResult(mut r) = r else {
-            return Err(McpError::internal_error(
-                format!("server \"{server}\" answered resources/read with something else"),
-                None,
-            ));
+        {
+            Ok(ServerResult::ReadResourceResult(r)) => Ok(r),
+            Ok(_) => {
+                return Err(McpError::internal_error(
+                    format!("server \"{server}\" answered resources/read with something else"),
+                    None,
+                ))
+            }
+            Err(e) => Err(e),
         };
+        let mut r = self.answered(record, &server, r, |mode, ctx, r| {
+            crate::tool_trust::results::guard_resource(&server, mode, r, ctx)
+        })?;
         if self.one().is_none() {
             for c in r.contents.iter_mut() {
                 match c {
@@ -648,34 +780,42 @@ impl ServerHandler for GatewaySession {
         }
         let mut params = request.clone();
         params.name = name;
+        let entry = self.entry(&context.peer)?;
+        let record = self
+            .journal_entry(&entry, &server, crate::journal::Kind::Prompt, &params.name)
+            .map(|(j, e, t)| (j, e.with_arguments(&params.arguments), t));
         let req = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
-        let r = self
+        let r = match self
             .inner
             .manager
             .forward(&server, "prompts/get", req, context.ct.clone())
             .await
-            .map_err(forwarded)?;
-        match r {
-            ServerResult::GetPromptResult(mut r) => {
-                if self.one().is_none() {
-                    for m in r.messages.iter_mut() {
-                        if let Ok(mut v) = serde_json::to_value(&m.content) {
-                            if v.get("uri").is_some() || v.get("resource").is_some() {
-                                routes::wrap_uri_fields(&server, &mut v);
-                                if let Ok(c) = serde_json::from_value(v) {
-                                    m.content = c;
-                                }
-                            }
+        {
+            Ok(ServerResult::GetPromptResult(r)) => Ok(r),
+            Ok(_) => {
+                return Err(McpError::internal_error(
+                    format!("server \"{server}\" answered prompts/get with something else"),
+                    None,
+                ))
+            }
+            Err(e) => Err(e),
+        };
+        let mut r = self.answered(record, &server, r, |mode, ctx, r| {
+            crate::tool_trust::results::guard_prompt(&server, mode, r, ctx)
+        })?;
+        if self.one().is_none() {
+            for m in r.messages.iter_mut() {
+                if let Ok(mut v) = serde_json::to_value(&m.content) {
+                    if v.get("uri").is_some() || v.get("resource").is_some() {
+                        routes::wrap_uri_fields(&server, &mut v);
+                        if let Ok(c) = serde_json::from_value(v) {
+                            m.content = c;
                         }
                     }
                 }
-                Ok(r.into())
             }
-            _ => Err(McpError::internal_error(
-                format!("server \"{server}\" answered prompts/get with something else"),
-                None,
-            )),
         }
+        Ok(r.into())
     }
 
     async fn complete(

@@ -24,6 +24,8 @@ pub struct Switches {
     profiles: Vec<Profile>,
     /// The profile switched to (`None`: Everything); what `/mcp` serves.
     active: Option<String>,
+    /// What is done when a server's answer has a finding (absent: warn).
+    checks: std::collections::BTreeMap<String, crate::settings::ResultMode>,
 }
 
 impl Switches {
@@ -37,7 +39,13 @@ impl Switches {
             excluded: s.gateway_excluded.iter().cloned().collect(),
             profiles: s.profiles.list.clone(),
             active: s.profiles.active.clone(),
+            checks: s.result_checks.clone(),
         }
+    }
+
+    /// What the gateway does when `server`'s answer has a finding.
+    pub fn result_mode(&self, server: &str) -> crate::settings::ResultMode {
+        self.checks.get(server).copied().unwrap_or_default()
     }
 
     /// The profile `name` (`Some(None)`: Everything, no filter; `None`: no

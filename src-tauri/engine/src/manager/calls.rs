@@ -49,6 +49,27 @@ pub enum CallError {
     Aborted,
 }
 
+impl CallError {
+    /// How the call ended, for the call journal: its outcome and a short
+    /// class (`timeout`, `cancelled`, `disabled`, `unknown-tool`,
+    /// `transport`).
+    pub fn journal_outcome(&self) -> (crate::journal::Outcome, &'static str) {
+        use crate::journal::Outcome;
+        match self {
+            CallError::Aborted => (Outcome::ProtocolError, "cancelled"),
+            CallError::Disabled(_) => (Outcome::ProtocolError, "disabled"),
+            CallError::UnknownTool(_) => (Outcome::ProtocolError, "unknown-tool"),
+            CallError::Mcp(m) => {
+                let l = m.to_lowercase();
+                match l.contains("timed out") || l.contains("timeout") {
+                    true => (Outcome::Timeout, "timeout"),
+                    false => (Outcome::ProtocolError, "transport"),
+                }
+            }
+        }
+    }
+}
+
 /// Why a forwarded request failed: the server's own JSON-RPC error, passed
 /// on as it is, or Switchboard's reason.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -68,14 +89,59 @@ impl Manager {
         args: Option<Map<String, Value>>,
         cancel: Option<CancellationToken>,
     ) -> Result<CallOutcome, CallError> {
-        let (server, tool) = {
-            let index = self.tools();
-            let e = index
-                .get(name)
-                .ok_or_else(|| CallError::UnknownTool(name.into()))?;
-            (e.server.clone(), e.tool.clone())
-        };
+        let (server, tool) = self.route(name)?;
         self.call_raw(&server, &tool, args, cancel).await
+    }
+
+    /// (server, raw tool name) of a sanitized tool name.
+    fn route(&self, name: &str) -> Result<(String, String), CallError> {
+        let index = self.tools();
+        let e = index
+            .get(name)
+            .ok_or_else(|| CallError::UnknownTool(name.into()))?;
+        Ok((e.server.clone(), e.tool.clone()))
+    }
+
+    /// [`Manager::call_tool`] made by a person in `client` (the app's tool
+    /// explorer), recorded in the call journal when there is one.
+    pub async fn call_tool_recorded(
+        &self,
+        name: &str,
+        args: Option<Map<String, Value>>,
+        cancel: Option<CancellationToken>,
+        client: &str,
+    ) -> Result<CallOutcome, CallError> {
+        use crate::journal::{Entry, Kind, Outcome, Via};
+        let Some(journal) = self.journal() else {
+            return self.call_tool(name, args, cancel).await;
+        };
+        let (server, tool) = self.route(name)?;
+        let entry = Entry::new(Via::App, &server, Kind::Tool, &tool)
+            .with_client(client, None)
+            .with_arguments(&args);
+        let started = std::time::Instant::now();
+        let r = self.call_raw(&server, &tool, args, cancel).await;
+        let e = entry.with_duration(started.elapsed());
+        journal.record(match &r {
+            Ok(o) => {
+                let e = e.with_result(&serde_json::json!({
+                    "content": o.content,
+                    "structuredContent": o.structured_content,
+                    "isError": o.is_error,
+                }));
+                match o.is_error {
+                    true => {
+                        e.with_error(Outcome::ToolError, None, "the tool answered with an error")
+                    }
+                    false => e,
+                }
+            }
+            Err(err) => {
+                let (outcome, class) = err.journal_outcome();
+                e.with_error(outcome, Some(class.into()), err.to_string())
+            }
+        });
+        r
     }
 
     /// Call a tool by server and raw tool name.

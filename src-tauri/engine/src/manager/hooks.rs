@@ -31,6 +31,37 @@ impl Manager {
         self.shared.vault.read().unwrap().clone()
     }
 
+    /// Every secret value of every server's launches so far.
+    pub fn known_secrets(&self) -> Arc<crate::redact::Redactor> {
+        self.shared.known_secrets.clone()
+    }
+
+    /// Record calls through the gateway and the app in `journal` (`None`:
+    /// nowhere).
+    pub fn set_journal(&self, journal: Option<crate::journal::Journal>) {
+        *self.shared.journal.write().unwrap() = journal;
+    }
+
+    pub fn journal(&self) -> Option<crate::journal::Journal> {
+        self.shared.journal.read().unwrap().clone()
+    }
+
+    /// Open the journal in this host's data folder with `settings`' limits
+    /// and record calls in it; returns it.
+    pub fn open_journal(
+        &self,
+        host: &crate::host::Host,
+        settings: &crate::settings::Settings,
+    ) -> crate::journal::Journal {
+        let j = crate::journal::Journal::open(
+            crate::journal::path(host),
+            settings.journal.clone(),
+            self.known_secrets(),
+        );
+        self.set_journal(Some(j.clone()));
+        j
+    }
+
     /// Who answers servers' elicitation requests; `None` declines them all.
     pub fn set_elicitation_handler(&self, handler: Option<ElicitationHandler>) {
         *self.shared.client_hooks.elicitation.write().unwrap() = handler;

@@ -112,10 +112,20 @@ pub struct LogSink {
 
 impl LogSink {
     pub fn new(server: &str, events: broadcast::Sender<EngineEvent>) -> Arc<Self> {
+        LogSink::with_redactor(server, events, Redactor::default())
+    }
+
+    /// A sink whose secrets are `redactor`'s (e.g. one feeding the
+    /// manager's redactor of every server's secrets).
+    pub fn with_redactor(
+        server: &str,
+        events: broadcast::Sender<EngineEvent>,
+        redactor: Redactor,
+    ) -> Arc<Self> {
         Arc::new(LogSink {
             server: server.into(),
             buf: LogBuffer::default(),
-            redactor: Arc::new(Redactor::default()),
+            redactor: Arc::new(redactor),
             events,
             pending: Mutex::new(vec![]),
             flush_scheduled: AtomicBool::new(false),

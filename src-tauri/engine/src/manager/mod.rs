@@ -108,6 +108,13 @@ struct Shared {
     client_hooks: Arc<ClientHooks>,
     /// Stored sign-ins; `None`: no OAuth tokens are injected.
     vault: RwLock<Option<crate::auth::vault::Vault>>,
+    /// Every secret value of every server's launches so far (env and
+    /// header values, tokens): masked in the call journal and in what
+    /// servers return.
+    known_secrets: Arc<crate::redact::Redactor>,
+    /// Where calls through the gateway and the app are recorded; `None`:
+    /// nowhere.
+    journal: RwLock<Option<crate::journal::Journal>>,
     /// Pins and approval modes the gateway follows; `None`: nothing is held.
     trust: RwLock<Option<Arc<crate::tool_trust::TrustCell>>>,
     /// The newest reconcile's wish, by name (absent: not wanted). A
@@ -156,6 +163,8 @@ impl Manager {
                 tracker: TaskTracker::new(),
                 client_hooks: Arc::new(ClientHooks::default()),
                 vault: RwLock::new(None),
+                known_secrets: Default::default(),
+                journal: RwLock::new(None),
                 trust: RwLock::new(None),
                 desired: Mutex::new(HashMap::new()),
                 steps: Mutex::new(HashMap::new()),
@@ -178,6 +187,12 @@ impl Manager {
 
     pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
         self.shared.events.subscribe()
+    }
+
+    /// Tell the manager's listeners (the app) something from outside the
+    /// manager (the gateway's checks on answers).
+    pub fn announce(&self, event: EngineEvent) {
+        let _ = self.shared.events.send(event);
     }
 
     fn slot(&self, name: &str) -> Option<Arc<Slot>> {

@@ -43,7 +43,11 @@ impl Manager {
     /// A new slot for `w` at registry place `seq`, in `Stopped`; its first
     /// run waits for `before` to end.
     fn new_slot(&self, w: Wanted, seq: u64, before: CancellationToken) -> Arc<Slot> {
-        let log = LogSink::new(&w.def.name, self.shared.events.clone());
+        let log = LogSink::with_redactor(
+            &w.def.name,
+            self.shared.events.clone(),
+            crate::redact::Redactor::feeding(self.shared.known_secrets.clone()),
+        );
         Arc::new(Slot::new(w, seq, log, before))
     }
 

@@ -55,6 +55,12 @@ pub async fn serve(host: Host, o: Serve) -> anyhow::Result<()> {
         o.projects.clone(),
     ));
     let manager = engine.manager().clone();
+    // Every call through this gateway goes into the call journal (Activity),
+    // which the app and other `serve` processes write too.
+    let journal = {
+        let (settings, _) = switchboard_engine::settings::Settings::load(&host);
+        manager.open_journal(&host, &settings)
+    };
     if o.accept_defaults {
         manager.set_elicitation_handler(Some(
             switchboard_engine::manager::connection::accept_defaults_handler("switchboard serve"),
@@ -144,6 +150,7 @@ pub async fn serve(host: Host, o: Serve) -> anyhow::Result<()> {
     };
     starting.abort();
     manager.shutdown().await;
+    journal.flush();
     result
 }
 
