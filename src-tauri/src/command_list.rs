@@ -91,6 +91,10 @@ macro_rules! with_commands {
             share::preview_profile_import,
             share::import_profile,
             share::pick_save_path,
+            activity::activity_query,
+            activity::activity_aggregates,
+            activity::activity_stats,
+            activity::activity_export,
         }
     };
 }

@@ -57,7 +57,7 @@ pub struct Exported {
 
 /// `path` as typed: `~/…` in the home folder; anything else must be absolute
 /// (a relative path would land wherever the app was started).
-fn full_path(host: &Host, path: &str) -> CommandResult<PathBuf> {
+pub(crate) fn full_path(host: &Host, path: &str) -> CommandResult<PathBuf> {
     let path = path.trim();
     let full = match path.strip_prefix("~/") {
         Some(rest) => host.home.join(rest),

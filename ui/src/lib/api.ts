@@ -6,6 +6,12 @@ import { invoke, isTauri, type InvokeArgs } from '@tauri-apps/api/core';
 import { listen, type EventCallback, type UnlistenFn } from '@tauri-apps/api/event';
 import type {
   AccountList,
+  ActivityExport,
+  Aggregates,
+  ExportFormat,
+  Filter,
+  Page,
+  Stats,
   CatalogPage,
   CatalogServer,
   InstallChoice,
@@ -332,4 +338,14 @@ export const api = {
   /** Imports it; `values` (secrets by name) go to the keychain first. */
   importProfile: (source: ProfileSource, options: ImportOptions, values: Record<string, string>) =>
     call<ImportReport>('import_profile', { source, options, values }),
+  // ---- activity: the call journal (issue 29) ----
+  /** The calls `filter` matches: newest first, or newer than `afterId` oldest first. */
+  activityQuery: (filter: Filter) => call<Page>('activity_query', { filter }),
+  /** The plots' data: calls and errors per server over time, latency percentiles, busiest tools. */
+  activityAggregates: (filter: Filter) => call<Aggregates>('activity_aggregates', { filter }),
+  /** Entries written and dropped, and the journal's last problem. */
+  activityStats: () => call<Stats>('activity_stats'),
+  /** Writes the calls `filter` matches to `path` (`~/` is home); an existing file only with `replace`. */
+  activityExport: (filter: Filter, format: ExportFormat, path: string, replace: boolean) =>
+    call<ActivityExport>('activity_export', { filter, format, path, replace }),
 };

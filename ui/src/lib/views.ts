@@ -8,6 +8,7 @@ export type ViewId =
   | 'profiles'
   | 'resources'
   | 'gateway'
+  | 'activity'
   | 'accounts'
   | 'sources'
   | 'logs'
@@ -55,6 +56,12 @@ export const VIEWS: readonly ViewDef[] = [
     label: 'Gateway',
     blurb:
       'One MCP entry for every client: the servers Switchboard runs, signed in and supervised.',
+  },
+  {
+    id: 'activity',
+    label: 'Activity',
+    blurb:
+      'Every call your clients made through the gateway and the Tools view: what was asked, what came back, how long it took.',
   },
   {
     id: 'accounts',

@@ -11,6 +11,7 @@ use crate::tool_trust::scan::Finding;
 /// Where a call came in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "CallVia"))]
 #[serde(rename_all = "camelCase")]
 pub enum Via {
     /// The gateway over streamable HTTP (the app's, or `serve --http`).

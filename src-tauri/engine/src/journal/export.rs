@@ -12,6 +12,7 @@ use super::{Error, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "ExportFormat"))]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     /// One JSON object per line: the entry as queries give it.

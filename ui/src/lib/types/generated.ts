@@ -969,6 +969,168 @@ export type RegistryOffline = {
  */
 fetchedAtMs: number, reason: string, };
 
+export type CallVia = "http" | "stdio" | "app";
+
+export type Kind = "tool" | "resource" | "prompt";
+
+export type Outcome = "ok" | "toolError" | "protocolError" | "timeout";
+
+export type Entry = { 
+/**
+ * Given by the journal when written (0 before); grows with each entry.
+ */
+id: number, 
+/**
+ * When the call started, in ms since the Unix epoch.
+ */
+time: number, via: CallVia, 
+/**
+ * The client's name and version from its `initialize`.
+ */
+client: string, clientVersion: string | null, 
+/**
+ * The signed-in person (the team gateway), when there is one.
+ */
+user: string | null, 
+/**
+ * The profile whose gateway served the call.
+ */
+profile: string | null, server: string, kind: Kind, 
+/**
+ * The tool's name, the resource's URI or the prompt's name.
+ */
+name: string, arguments: string, argumentsCut: boolean, argumentsBytes: number, 
+/**
+ * The start of the result (or resource contents, or prompt messages).
+ */
+result: string, resultCut: boolean, resultBytes: number, durationUs: number, outcome: Outcome, 
+/**
+ * The doctor's class of the failure (`auth`, `timeout`, …).
+ */
+errorClass: string | null, error: string | null, 
+/**
+ * What the checks on results found.
+ */
+findings: Array<Finding>, };
+
+export type Filter = { 
+/**
+ * The client's name as its `initialize` gave it.
+ */
+client: string | null, server: string | null, 
+/**
+ * The tool's name, resource URI or prompt name (exactly).
+ */
+name: string | null, kind: Kind | null, 
+/**
+ * Only these outcomes (empty: any).
+ */
+outcomes: Array<Outcome>, 
+/**
+ * Only calls that did not end `ok`.
+ */
+errors: boolean, 
+/**
+ * Only calls with a finding.
+ */
+findings: boolean, 
+/**
+ * From this time on (ms since the epoch, inclusive).
+ */
+since: number | null, 
+/**
+ * Before this time (ms, exclusive).
+ */
+until: number | null, 
+/**
+ * Text in the name, arguments, result or error (case-insensitive for ASCII).
+ */
+search: string | null, 
+/**
+ * Paging newest first: entries older than this id (the previous
+ * page's `nextBeforeId`).
+ */
+beforeId: number | null, 
+/**
+ * Following: entries newer than this id, oldest first.
+ */
+afterId: number | null, 
+/**
+ * Entries per page ([`DEFAULT_PAGE`] when absent, at most [`MAX_PAGE`]).
+ */
+limit: number | null, };
+
+export type Page = { entries: Array<Entry>, 
+/**
+ * The `beforeId` of the next (older) page, when there may be one.
+ */
+nextBeforeId: number | null, };
+
+export type ServerSeries = { server: string, 
+/**
+ * Calls per bucket, `buckets` long.
+ */
+calls: Array<number>, 
+/**
+ * Calls that did not end `ok`, per bucket.
+ */
+errors: Array<number>, };
+
+export type Latency = { server: string, 
+/**
+ * The tool (resource, prompt); absent for a server's figures.
+ */
+name: string | null, calls: number, errors: number, p50Us: number, p90Us: number, p99Us: number, maxUs: number, };
+
+export type Aggregates = { 
+/**
+ * The first bucket's start (ms); bucket `i` starts at `start + i × bucketMs`.
+ */
+start: number, bucketMs: number, buckets: number, calls: number, errors: number, 
+/**
+ * Per server, busiest first.
+ */
+series: Array<ServerSeries>, 
+/**
+ * Per server, busiest first.
+ */
+servers: Array<Latency>, 
+/**
+ * Per tool, busiest first.
+ */
+tools: Array<Latency>, 
+/**
+ * The [`BUSIEST`] tools with the most calls.
+ */
+busiest: Array<Latency>, };
+
+export type Stats = { 
+/**
+ * Entries written since this journal was opened.
+ */
+written: number, 
+/**
+ * Entries dropped: the queue was full, or the file was locked or
+ * could not be written.
+ */
+dropped: number, 
+/**
+ * Entries waiting in the queue.
+ */
+queued: number, 
+/**
+ * The last problem (a damaged file set aside, a lock, a full disk).
+ */
+problem: string | null, };
+
+export type ExportFormat = "jsonl" | "csv";
+
+export type ActivityExport = { path: string, 
+/**
+ * Calls written.
+ */
+calls: number, };
+
 export type CatalogEntry = { 
 /**
  * The registry name (`io.github.user/weather`).
