@@ -446,7 +446,8 @@ fn retention_prunes_by_size_oldest_first_and_the_file_shrinks() {
     }
     j.flush();
     assert_eq!(j.stats().written, 800, "{:?}", j.stats());
-    let before = std::fs::metadata(&path).unwrap().len();
+    // The file and its WAL (what is not checkpointed yet is only there).
+    let before = file_bytes(&path).len();
     assert!(before > 6 * 1024 * 1024, "{before}");
     j.set_limits(JournalSettings {
         keep_days: 30,
@@ -526,6 +527,23 @@ fn a_file_another_process_set_aside_is_left_for_the_new_one() {
     j.flush();
     assert_eq!(j.stats().dropped, 0, "{:?}", j.stats());
     assert_eq!(names(&all(&j, Filter::default())), ["after", "other"]);
+    // A reader that had the old file open (`activity --follow`) moves on too.
+    let mut follower = switchboard_engine::journal::Reader::open(&path);
+    assert_eq!(follower.count(&Filter::default()).unwrap(), 2);
+    for suffix in ["", "-wal", "-shm"] {
+        let from = format!("{}{suffix}", path.display());
+        if Path::new(&from).exists() {
+            std::fs::rename(&from, format!("{}-2{suffix}", aside.display())).unwrap();
+        }
+    }
+    drop(other);
+    let third = open(&path);
+    third.record(call("s", "third"));
+    third.flush();
+    assert_eq!(
+        names(&follower.query(&Filter::default()).unwrap().entries),
+        ["third"]
+    );
     let mut old = switchboard_engine::journal::Reader::open(&aside);
     assert_eq!(
         names(&old.query(&Filter::default()).unwrap().entries),

@@ -136,6 +136,9 @@ pub(crate) fn where_of(f: &Filter, paging: bool) -> Sql {
 pub struct Reader {
     path: PathBuf,
     conn: Option<Connection>,
+    /// The file the connection has open (`store::file_id`): when another
+    /// one is at the path (the old one was set aside), it is opened.
+    opened: Option<u64>,
 }
 
 /// How long a read waits for a writer's lock (WAL readers rarely wait).
@@ -146,6 +149,7 @@ impl Reader {
         Reader {
             path: path.into(),
             conn: None,
+            opened: None,
         }
     }
 
@@ -168,9 +172,15 @@ impl Reader {
 
     /// The connection, or `None` while there is no journal (or no table).
     pub(crate) fn conn(&mut self) -> Result<Option<&Connection>> {
+        if self.conn.is_some() && cfg!(unix) && store::file_id(&self.path) != self.opened {
+            self.conn = None;
+        }
         if self.conn.is_none() {
             match store::open_for_reading(&self.path, READ_BUSY) {
-                Ok(c) => self.conn = c,
+                Ok(c) => {
+                    self.conn = c;
+                    self.opened = store::file_id(&self.path);
+                }
                 Err(e) => return Err(self.db_error(e)),
             }
         }

@@ -323,3 +323,18 @@ pub(crate) fn release(conn: &Connection) -> rusqlite::Result<()> {
     })?;
     Ok(())
 }
+
+/// Which file is at `path` (its inode number); `None` when there is none,
+/// and off Unix (where an open file cannot be renamed anyway).
+pub(crate) fn file_id(path: &Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path).ok().map(|m| m.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}

@@ -13,7 +13,7 @@ use rusqlite::Connection;
 use super::cap::{CAP_BYTES, ERROR_BYTES};
 use super::entry::Entry;
 use super::mask::{mask, mask_capped};
-use super::store::{self, Trouble};
+use super::store::{self, file_id, Trouble};
 use super::{JournalSettings, Tuning};
 use crate::redact::Redactor;
 
@@ -345,21 +345,6 @@ impl Writer {
             self.told = Some(kind);
         }
         self.shared.set_problem(Some(text));
-    }
-}
-
-/// Which file is at `path` (its inode number); `None` when there is none,
-/// and off Unix (where an open file cannot be renamed anyway).
-fn file_id(path: &std::path::Path) -> Option<u64> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(path).ok().map(|m| m.ino())
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        None
     }
 }
 
