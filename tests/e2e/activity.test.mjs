@@ -1,15 +1,17 @@
 // The Activity view (issue 29 point 2): calls made from the Tools view are
 // in the call journal and the view lists them; the server filter and the
 // search narrow them; a call's detail shows its arguments, result and
-// client; the plot's canvas is drawn (screenshots light and dark); the
-// filtered calls export as JSON Lines to a file the user names; axe-core
-// finds nothing serious, light and dark.
+// client; the plot's canvas is drawn (screenshots light and dark); a call
+// through the gateway appears while the view is open, with the client's
+// name and version; the filtered calls export as JSON Lines to a file the
+// user names; axe-core finds nothing serious, light and dark.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startApp, gotoView, byTestId, exists, fill, screenshot, eventually, clearSearch } from './lib/app.mjs';
 import { seriousViolations } from './lib/axe.mjs';
+import { McpHttpClient } from './lib/mcp.mjs';
 
 let app;
 before(async () => {
@@ -92,6 +94,29 @@ test('calls made in the Tools view are listed, filtered, opened and plotted', as
   await eventually(b, async () => (await rows(b)).length === 4, 'the fourth call is listed', 20_000);
 });
 
+test('a call through the gateway appears while the view is open, with its client', async () => {
+  const b = app.browser;
+  await gotoView(b, 'gateway');
+  await (await byTestId(b, 'gateway-show-token')).click();
+  let token = '';
+  await eventually(b, async () => (token = (await (await byTestId(b, 'gateway-token')).getText()).trim()).length >= 20, 'the token is shown', 20_000);
+  const client = new McpHttpClient(app.gatewayUrl, token);
+  try {
+    await client.initialize('e2e-activity-client', '4.5.6');
+    await gotoView(b, 'activity');
+    await eventually(b, async () => (await rows(b)).length === 4, 'the four calls so far');
+    await client.request('tools/call', { name: 'mcp_alpha_echo', arguments: { text: 'through the gateway' } });
+    // No navigation: the view asks for newer calls on its own.
+    await eventually(b, async () => (await rowTexts(b))[0]?.includes('e2e-activity-client'), 'the gateway call is listed first', 15_000);
+    await (await rows(b))[0].click();
+    const detail = await byTestId(b, 'activity-detail');
+    await eventually(b, async () => /e2e-activity-client 4\.5\.6/.test(await detail.getText()), 'the detail names the client and its version');
+    assert.match(await detail.getText(), /gateway \(http\)/);
+  } finally {
+    await client.close().catch(() => {});
+  }
+});
+
 test('the filtered calls export as JSON Lines to a file in the home folder', async () => {
   const b = app.browser;
   await gotoView(b, 'activity');
@@ -100,9 +125,9 @@ test('the filtered calls export as JSON Lines to a file in the home folder', asy
   await fill(await byTestId(b, 'activity-export-path'), '~/alpha-calls.jsonl');
   await (await byTestId(b, 'activity-export')).click();
   const done = await byTestId(b, 'activity-export-done', { timeout: 15_000 });
-  assert.match(await done.getText(), /2 calls written/);
+  assert.match(await done.getText(), /3 calls written/);
   const lines = fs.readFileSync(path.join(app.fx.home, 'alpha-calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  assert.equal(lines.length, 2);
+  assert.equal(lines.length, 3);
   assert.ok(lines.every((e) => e.server === 'alpha' && e.name === 'echo'), JSON.stringify(lines));
   // Again: the file exists, and is replaced only when asked.
   await (await byTestId(b, 'activity-export')).click();
@@ -113,7 +138,7 @@ test('the filtered calls export as JSON Lines to a file in the home folder', asy
 test('the Activity view has no serious or critical accessibility violation, light and dark', async () => {
   const b = app.browser;
   await gotoView(b, 'activity');
-  await eventually(b, async () => (await rows(b)).length >= 3, 'the calls are listed');
+  await eventually(b, async () => (await rows(b)).length >= 5, 'the calls are listed');
   await (await rows(b))[0].click();
   const found = (await seriousViolations(b)).map((v) => `light: ${v}`);
   await b.execute(() => {
