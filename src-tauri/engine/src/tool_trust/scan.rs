@@ -353,15 +353,22 @@ pub fn make_visible(text: &str) -> String {
 /// whitespace collapsed.
 pub fn normalize(text: &str) -> String {
     if text.is_ascii() {
-        // Most descriptions: nothing hidden, nothing beyond ASCII to lower.
-        let mut out = String::with_capacity(text.len());
-        for w in text.split_ascii_whitespace() {
-            if !out.is_empty() {
-                out.push(' ');
+        // Most texts: nothing hidden, nothing beyond ASCII to lower; byte
+        // by byte (results can be long).
+        let mut out = Vec::with_capacity(text.len());
+        let mut space = false;
+        for b in text.bytes() {
+            if b.is_ascii_whitespace() {
+                space = true;
+                continue;
             }
-            out.extend(w.chars().map(|c| c.to_ascii_lowercase()));
+            if space && !out.is_empty() {
+                out.push(b' ');
+            }
+            space = false;
+            out.push(b.to_ascii_lowercase());
         }
-        return out;
+        return String::from_utf8(out).expect("ASCII in, ASCII out");
     }
     let mut out = String::with_capacity(text.len());
     let mut space = false;

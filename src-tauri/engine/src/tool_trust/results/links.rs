@@ -20,11 +20,11 @@ const IMAGE_BASE64_CHARS: usize = 20;
 const MAX_LINKS: usize = 1000;
 
 static URL: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"(?i)\bhttps?://[^\s<>"'`)\]}|\\]+"#).expect("pattern"));
+    LazyLock::new(|| Regex::new(r#"(?i)https?://[^\s<>"'`)\]}|\\]+"#).expect("pattern"));
 
 /// `![alt](url)` and `<img … src="url">`; group 1 or 2 is the address.
 static IMAGE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)!\[[^\]\n]{0,500}\]\(\s*<?(https?://[^\s)>]+)|<img\b[^>]{0,500}?\bsrc\s*=\s*["']?(https?://[^\s"'>]+)"#)
+    Regex::new(r#"(?i)!\[[^\]\n]*\]\(\s*<?(https?://[^\s)>]+)|<img\s[^>]*?\bsrc\s*=\s*["']?(https?://[^\s"'>]+)"#)
         .expect("pattern")
 });
 
@@ -52,7 +52,12 @@ pub fn read(text: &str) -> LinkData {
         return out;
     }
     let mut images = vec![];
-    for c in IMAGE.captures_iter(text).take(MAX_LINKS) {
+    // Most texts have no image: the captures are not worth looking for.
+    let maybe_image = text.contains("![") || text.contains("<img") || text.contains("<IMG");
+    for c in IMAGE
+        .captures_iter(if maybe_image { text } else { "" })
+        .take(MAX_LINKS)
+    {
         let Some(m) = c.get(1).or_else(|| c.get(2)) else {
             continue;
         };
@@ -168,6 +173,12 @@ fn subdomain_data(host: &str) -> usize {
 /// bounds of an image).
 pub fn carried(url: &str, image: bool) -> Option<Carried> {
     let url = url.trim_end_matches(['.', ',', ';', ':', '!', '?', '*', '_']);
+    // Most links: no query, a short host; not worth parsing.
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let raw_host = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
+    if !url.contains('?') && raw_host.len() < 24 {
+        return None;
+    }
     let u = url::Url::parse(url).ok()?;
     let host = u.host_str()?.to_string();
     let in_host = subdomain_data(&host);
