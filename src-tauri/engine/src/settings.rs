@@ -125,6 +125,9 @@ pub struct Settings {
     /// What the call journal keeps (Activity).
     #[serde(default, skip_serializing_if = "JournalSettings::is_default")]
     pub journal: JournalSettings,
+    /// The journal's calls exported as OpenTelemetry spans (off unless set).
+    #[serde(default, skip_serializing_if = "TelemetrySettings::is_default")]
+    pub telemetry: TelemetrySettings,
     /// What the gateway does when what a server returns has a finding, by
     /// server name; absent: `warn`.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -222,6 +225,60 @@ impl Default for JournalSettings {
 impl JournalSettings {
     pub fn is_default(&self) -> bool {
         *self == JournalSettings::default()
+    }
+}
+
+/// Each call of the journal exported as an OpenTelemetry span (OTLP over
+/// HTTP) to a collector (Settings → Activity). Off unless turned on; the
+/// calls' arguments and results are sent only with `include_payloads`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct TelemetrySettings {
+    #[serde(default)]
+    pub enabled: bool,
+    /// The collector's OTLP/HTTP traces URL.
+    #[serde(default = "default_telemetry_endpoint")]
+    pub endpoint: String,
+    /// Also send each call's arguments and result (masked, capped).
+    #[serde(default)]
+    pub include_payloads: bool,
+}
+
+/// Where an OpenTelemetry Collector on this machine takes traces over HTTP.
+pub const DEFAULT_TELEMETRY_ENDPOINT: &str = "http://localhost:4318/v1/traces";
+
+fn default_telemetry_endpoint() -> String {
+    DEFAULT_TELEMETRY_ENDPOINT.to_string()
+}
+
+impl Default for TelemetrySettings {
+    fn default() -> Self {
+        TelemetrySettings {
+            enabled: false,
+            endpoint: default_telemetry_endpoint(),
+            include_payloads: false,
+        }
+    }
+}
+
+impl TelemetrySettings {
+    pub fn is_default(&self) -> bool {
+        *self == TelemetrySettings::default()
+    }
+
+    /// Refuses an endpoint that is not an http(s) URL with a host, naming
+    /// the field as the settings file spells it.
+    pub fn check(&self) -> Result<(), String> {
+        let bad = |why: &str| Err(format!("telemetry.endpoint: \"{}\" {why}", self.endpoint));
+        match url::Url::parse(self.endpoint.trim()) {
+            Err(e) => bad(&format!("is not a URL ({e})")),
+            Ok(u) if !matches!(u.scheme(), "http" | "https") => {
+                bad("is not an http:// or https:// URL")
+            }
+            Ok(u) if u.host_str().is_none_or(str::is_empty) => bad("names no host"),
+            Ok(_) => Ok(()),
+        }
     }
 }
 
@@ -363,6 +420,7 @@ impl Default for Settings {
             server_defaults: ServerDefaults::default(),
             profiles: ProfileSettings::default(),
             journal: Default::default(),
+            telemetry: Default::default(),
             result_checks: Default::default(),
             other: Map::new(),
             problem: None,
@@ -605,6 +663,86 @@ impl Settings {
     }
 }
 
+/// Followers in this process, by settings file: a change written here
+/// reaches them without waiting for the file watcher (see [`nudge`]).
+static LOCAL: std::sync::Mutex<Vec<(PathBuf, std::sync::Weak<tokio::sync::Notify>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// The settings file was just written by this process: every follower of it
+/// here reads it now (a profile switch reaches open sessions in
+/// milliseconds, not after the watcher's event and settle time). Changes
+/// from other processes still arrive through the watcher.
+pub fn nudge(host: &Host) {
+    let path = settings_path(host);
+    let mut local = LOCAL.lock().unwrap();
+    local.retain(|(_, w)| w.strong_count() > 0);
+    for (p, w) in local.iter() {
+        if *p == path {
+            if let Some(n) = w.upgrade() {
+                n.notify_one();
+            }
+        }
+    }
+}
+
+/// Follows the settings file: the receiver holds what `pick` takes of the
+/// newest settings, changed only when that differs. A file that stops
+/// parsing keeps the last good value. Stops when every receiver is gone.
+/// Needs a tokio runtime.
+pub fn follow<T>(
+    host: &Host,
+    pick: impl Fn(&Settings) -> T + Send + 'static,
+) -> tokio::sync::watch::Receiver<std::sync::Arc<T>>
+where
+    T: PartialEq + Send + Sync + 'static,
+{
+    use std::sync::Arc;
+    use std::time::Duration;
+    let path = settings_path(host);
+    let (settings, _) = Settings::load(host);
+    let (tx, rx) = tokio::sync::watch::channel(Arc::new(pick(&settings)));
+    let wake = Arc::new(tokio::sync::Notify::new());
+    let watcher = crate::file_watch::watch_file(&path, wake.clone());
+    let nudged = Arc::new(tokio::sync::Notify::new());
+    LOCAL
+        .lock()
+        .unwrap()
+        .push((path.clone(), Arc::downgrade(&nudged)));
+    tokio::spawn(async move {
+        // Held for as long as anyone listens.
+        let _watcher = watcher;
+        loop {
+            tokio::select! {
+                _ = tx.closed() => return,
+                _ = wake.notified() => {
+                    // Editors and our own writer replace the file in steps:
+                    // read once it settled, or at once when this process
+                    // says it wrote it (our writes are atomic renames).
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(20)) => {}
+                        _ = nudged.notified() => {}
+                    }
+                }
+                // Written by this process, atomically: it is complete now.
+                _ = nudged.notified() => {}
+            }
+            let (s, problem) = Settings::load_from(&path);
+            if problem.is_some() {
+                continue;
+            }
+            let next = pick(&s);
+            tx.send_if_modified(|cur| {
+                if **cur == next {
+                    return false;
+                }
+                *cur = Arc::new(next);
+                true
+            });
+        }
+    });
+    rx
+}
+
 /// What connect remembers per client in Switchboard's settings, so
 /// disconnect undoes exactly that.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -670,6 +808,7 @@ fn setting_words(key: &str) -> &str {
         "enableProjectConfig" => "project config switch",
         "profiles" => "profiles",
         "resultChecks" => "checks on what servers return",
+        "telemetry" => "OpenTelemetry export",
         other => other,
     }
 }

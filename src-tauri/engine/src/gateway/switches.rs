@@ -5,13 +5,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::watch;
 
 use crate::host::Host;
 use crate::profile::{is_everything, Profile};
-use crate::settings::{settings_path, Settings, SettingsError};
+use crate::settings::{Settings, SettingsError};
 
 /// What the gateway must not offer, and the profiles it serves.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -147,75 +146,17 @@ pub fn save_tools(
     })
 }
 
-/// Followers in this process, by settings file: a change written here
-/// reaches them without waiting for the file watcher (see [`nudge`]).
-static LOCAL: std::sync::Mutex<Vec<(std::path::PathBuf, std::sync::Weak<tokio::sync::Notify>)>> =
-    std::sync::Mutex::new(Vec::new());
-
 /// The settings file was just written by this process: every follower of it
-/// here reads it now (a profile switch reaches open sessions in
-/// milliseconds, not after the watcher's event and settle time). Changes
-/// from other processes still arrive through the watcher.
+/// here reads it now (see [`crate::settings::nudge`]).
 pub fn nudge(host: &Host) {
-    let path = settings_path(host);
-    let mut local = LOCAL.lock().unwrap();
-    local.retain(|(_, w)| w.strong_count() > 0);
-    for (p, w) in local.iter() {
-        if *p == path {
-            if let Some(n) = w.upgrade() {
-                n.notify_one();
-            }
-        }
-    }
+    crate::settings::nudge(host);
 }
 
 /// Follows the settings file: the receiver holds the newest switches. A file
 /// that stops parsing keeps the last good switches (turning every tool back
 /// on because of a typo would be worse). Stops when every receiver is gone.
 pub fn follow(host: &Host) -> watch::Receiver<Arc<Switches>> {
-    let path = settings_path(host);
-    let (settings, _) = Settings::load(host);
-    let (tx, rx) = watch::channel(Arc::new(Switches::from_settings(&settings)));
-    let wake = Arc::new(tokio::sync::Notify::new());
-    let watcher = crate::file_watch::watch_file(&path, wake.clone());
-    let nudged = Arc::new(tokio::sync::Notify::new());
-    LOCAL
-        .lock()
-        .unwrap()
-        .push((path.clone(), Arc::downgrade(&nudged)));
-    tokio::spawn(async move {
-        // Held for as long as anyone listens.
-        let _watcher = watcher;
-        loop {
-            tokio::select! {
-                _ = tx.closed() => return,
-                _ = wake.notified() => {
-                    // Editors and our own writer replace the file in steps:
-                    // read once it settled, or at once when this process
-                    // says it wrote it (our writes are atomic renames).
-                    tokio::select! {
-                        _ = tokio::time::sleep(Duration::from_millis(20)) => {}
-                        _ = nudged.notified() => {}
-                    }
-                }
-                // Written by this process, atomically: it is complete now.
-                _ = nudged.notified() => {}
-            }
-            let (s, problem) = Settings::load_from(&path);
-            if problem.is_some() {
-                continue;
-            }
-            let next = Switches::from_settings(&s);
-            tx.send_if_modified(|cur| {
-                if **cur == next {
-                    return false;
-                }
-                *cur = Arc::new(next.clone());
-                true
-            });
-        }
-    });
-    rx
+    crate::settings::follow(host, Switches::from_settings)
 }
 
 #[cfg(test)]

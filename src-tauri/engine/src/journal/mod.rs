@@ -15,6 +15,10 @@
 //!   counts, the plots' data and exports; `switchboard activity` reads
 //!   with it alone.
 //! - `store.rs`: the SQLite file (WAL, several processes write it).
+//! - `telemetry.rs`: each call also sent as an OpenTelemetry span to a
+//!   collector, when Settings turn that on ([`Journal::set_telemetry`]);
+//!   the writer hands over entries once masked, and the export never
+//!   makes it (or a caller) wait.
 
 mod aggregate;
 mod cap;
@@ -23,6 +27,7 @@ mod export;
 mod mask;
 mod query;
 mod store;
+mod telemetry;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -33,12 +38,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::settings::JournalSettings;
+pub use crate::settings::{JournalSettings, TelemetrySettings};
 pub use aggregate::{bucket_for, percentile, Aggregates, Latency, ServerSeries, BUSIEST};
 pub use cap::{cap_json, cap_json_at, Capped, CAP_BYTES, ERROR_BYTES, TAIL_BYTES};
 pub use entry::{Entry, Kind, Outcome, Via};
 pub use export::Format;
 pub use query::{Filter, Page, Reader, DEFAULT_PAGE, MAX_PAGE};
+pub use telemetry::TelemetryStats;
 
 use crate::host::Host;
 use crate::redact::Redactor;
@@ -79,6 +85,12 @@ pub struct Tuning {
     /// How long a write waits for another process's lock before its
     /// entries are dropped.
     pub busy_timeout: Duration,
+    /// Spans waiting to be exported before new ones are dropped.
+    pub export_queue: usize,
+    /// How long spans wait to be sent together.
+    pub export_every: Duration,
+    /// How long one request to the collector may take.
+    pub export_timeout: Duration,
 }
 
 impl Default for Tuning {
@@ -90,6 +102,9 @@ impl Default for Tuning {
             queue_bytes: 32 * 1024 * 1024,
             batch: 512,
             busy_timeout: Duration::from_secs(2),
+            export_queue: 2048,
+            export_every: Duration::from_secs(2),
+            export_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -124,6 +139,8 @@ struct Inner {
     queue_bytes: usize,
     thread: Option<std::thread::JoinHandle<()>>,
     reader: Mutex<(Reader, u64)>,
+    /// Ends what follows the settings file for this journal.
+    stop: tokio_util::sync::CancellationToken,
 }
 
 impl Journal {
@@ -168,6 +185,7 @@ impl Journal {
                 queue_bytes,
                 thread,
                 reader: Mutex::new((Reader::open(path), 0)),
+                stop: tokio_util::sync::CancellationToken::new(),
             }),
         }
     }
@@ -220,6 +238,47 @@ impl Journal {
         }
     }
 
+    /// Export the calls recorded from now on as OpenTelemetry spans as
+    /// `settings` say, or stop (off, or an unusable endpoint: see
+    /// [`Journal::telemetry_stats`]). What was queued for the old endpoint
+    /// is still sent there.
+    pub fn set_telemetry(&self, settings: &TelemetrySettings) {
+        if let Some(tx) = self.inner.tx.as_ref() {
+            let _ = tx.send(Msg::Telemetry(settings.clone()));
+        }
+    }
+
+    /// Follows Switchboard's settings file: the journal's limits and its
+    /// OpenTelemetry export change as soon as the file does (from the app,
+    /// the CLI or a hand edit), until the journal is dropped. Applies the
+    /// file's settings now. Needs a tokio runtime.
+    pub fn follow_settings(&self, host: &Host) {
+        let mut rx = crate::settings::follow(host, |s| (s.journal.clone(), s.telemetry.clone()));
+        let now = rx.borrow_and_update().clone();
+        self.set_limits(now.0.clone());
+        self.set_telemetry(&now.1);
+        let me = Arc::downgrade(&self.inner);
+        let stop = self.inner.stop.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    changed = rx.changed() => if changed.is_err() { return },
+                }
+                let Some(inner) = me.upgrade() else { return };
+                let j = Journal { inner };
+                let (limits, telemetry) = (**rx.borrow_and_update()).clone();
+                j.set_limits(limits);
+                j.set_telemetry(&telemetry);
+            }
+        });
+    }
+
+    /// How the OpenTelemetry export is doing.
+    pub fn telemetry_stats(&self) -> TelemetryStats {
+        self.inner.shared.telemetry.stats()
+    }
+
     pub fn stats(&self) -> Stats {
         let s = &self.inner.shared;
         Stats {
@@ -269,6 +328,7 @@ impl Journal {
 
 impl Drop for Inner {
     fn drop(&mut self) {
+        self.stop.cancel();
         // The writer drains the queue, then sees the queue closed.
         self.tx.take();
         if let Some(t) = self.thread.take() {

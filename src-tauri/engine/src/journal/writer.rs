@@ -14,8 +14,10 @@ use super::cap::{CAP_BYTES, ERROR_BYTES};
 use super::entry::Entry;
 use super::mask::{mask, mask_capped};
 use super::store::{self, file_id, Trouble};
+use super::telemetry::{self, Exporter};
 use super::{JournalSettings, Tuning};
 use crate::redact::Redactor;
+use crate::settings::TelemetrySettings;
 
 /// What the queue carries.
 pub(crate) enum Msg {
@@ -24,6 +26,8 @@ pub(crate) enum Msg {
     Flush(Sender<()>),
     /// New limits; pruned at once.
     Limits(JournalSettings),
+    /// Export calls as spans as these settings say (or stop).
+    Telemetry(TelemetrySettings),
 }
 
 /// What the journal's callers and its writer share.
@@ -36,6 +40,7 @@ pub(crate) struct Shared {
     pub problem: Mutex<Option<String>>,
     /// Grows whenever the file was set aside: readers open the new one.
     pub generation: AtomicU64,
+    pub telemetry: Arc<telemetry::Shared>,
 }
 
 impl Shared {
@@ -70,6 +75,10 @@ pub(crate) struct Writer {
     /// The kind of the last problem told on stderr, so each is told once
     /// until the journal works again.
     told: Option<&'static str>,
+    /// Where masked entries go as spans too, while that is turned on.
+    exporter: Option<Exporter>,
+    /// The settings `exporter` follows.
+    telemetry: TelemetrySettings,
 }
 
 impl Writer {
@@ -93,6 +102,8 @@ impl Writer {
             opened: None,
             age_checked: None,
             told: None,
+            exporter: None,
+            telemetry: TelemetrySettings::default(),
         }
     }
 
@@ -109,7 +120,13 @@ impl Writer {
                         self.shared
                             .queued_bytes
                             .fetch_sub(e.weight(), Ordering::Relaxed);
-                        pending.push(masked(*e, &self.redactor));
+                        let e = masked(*e, &self.redactor);
+                        // Exported before it is written: a journal file
+                        // that cannot be written does not stop the spans.
+                        if let Some(x) = &self.exporter {
+                            x.export(&e);
+                        }
+                        pending.push(e);
                         if pending.len() >= self.tuning.batch {
                             self.write(&mut pending);
                         }
@@ -124,12 +141,24 @@ impl Writer {
                         self.age_checked = None;
                         self.prune();
                     }
+                    Msg::Telemetry(settings) if settings != self.telemetry => {
+                        if let Some(x) = self.exporter.take() {
+                            x.stop();
+                        }
+                        self.exporter =
+                            Exporter::start(&settings, &self.tuning, self.shared.telemetry.clone());
+                        self.telemetry = settings;
+                    }
+                    Msg::Telemetry(_) => {}
                 }
                 next = self.rx.try_recv().ok();
             }
             self.write(&mut pending);
         }
         self.write(&mut pending);
+        if let Some(x) = self.exporter.take() {
+            x.finish();
+        }
     }
 
     /// Opens the file; a bad one is set aside and a fresh one started.

@@ -47,7 +47,7 @@ impl Manager {
     }
 
     /// Open the journal in this host's data folder with `settings`' limits
-    /// and record calls in it; returns it.
+    /// and OpenTelemetry export, and record calls in it; returns it.
     pub fn open_journal(
         &self,
         host: &crate::host::Host,
@@ -58,6 +58,7 @@ impl Manager {
             settings.journal.clone(),
             self.known_secrets(),
         );
+        j.set_telemetry(&settings.telemetry);
         self.set_journal(Some(j.clone()));
         j
     }

@@ -57,9 +57,12 @@ pub async fn serve(host: Host, o: Serve) -> anyhow::Result<()> {
     let manager = engine.manager().clone();
     // Every call through this gateway goes into the call journal (Activity),
     // which the app and other `serve` processes write too.
+    // Its limits and its OpenTelemetry export follow the settings file.
     let journal = {
         let (settings, _) = switchboard_engine::settings::Settings::load(&host);
-        manager.open_journal(&host, &settings)
+        let j = manager.open_journal(&host, &settings);
+        j.follow_settings(&host);
+        j
     };
     if o.accept_defaults {
         manager.set_elicitation_handler(Some(
