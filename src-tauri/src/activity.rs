@@ -95,6 +95,64 @@ pub async fn activity_export(
     .await
 }
 
+/// The journal as Settings → Activity shows it: what it keeps, how many
+/// calls it holds, its size on disk and how it is doing.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct JournalStatus {
+    pub limits: switchboard_engine::settings::JournalSettings,
+    #[ts(as = "String")]
+    pub path: PathBuf,
+    /// `None`: the journal is not open (calls are not recorded).
+    pub stats: Option<Stats>,
+    /// Calls in the file (`None`: it could not be read).
+    pub entries: Option<u64>,
+    /// The file with its write-ahead log, in bytes.
+    pub bytes: u64,
+}
+
+/// [`JournalStatus`] now.
+#[tauri::command]
+pub async fn journal_status(state: State<'_, AppState>) -> CommandResult<JournalStatus> {
+    let limits = state.engine.settings().journal;
+    let Some(j) = state.engine.manager().journal() else {
+        return Ok(JournalStatus {
+            limits,
+            path: journal::path(state.engine.host()),
+            stats: None,
+            entries: None,
+            bytes: 0,
+        });
+    };
+    tokio::task::spawn_blocking(move || status_of(&j, limits))
+        .await
+        .map_err(|e| CommandError::new(ErrorCode::Io, format!("the journal read failed: {e}")))
+}
+
+fn status_of(j: &Journal, limits: switchboard_engine::settings::JournalSettings) -> JournalStatus {
+    let path = j.path();
+    let size = |p: &std::path::Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let mut wal = path.clone().into_os_string();
+    wal.push("-wal");
+    JournalStatus {
+        limits,
+        bytes: size(&path) + size(std::path::Path::new(&wal)),
+        entries: j.count(&Filter::default()).ok(),
+        stats: Some(j.stats()),
+        path,
+    }
+}
+
+/// How much the journal keeps (each at least 1): saved, and applied to the
+/// open journal at once.
+#[tauri::command]
+pub async fn set_journal_limits(
+    state: State<'_, AppState>,
+    limits: switchboard_engine::settings::JournalSettings,
+) -> CommandResult<()> {
+    Ok(state.engine.set_journal_limits(limits).await?)
+}
+
 fn export_to(
     j: &Journal,
     filter: &Filter,
@@ -194,5 +252,16 @@ mod tests {
         assert!(csv.contains("beta"));
         let folder = export_to(&j, &errors, Format::Csv, dir.path(), true).unwrap_err();
         assert_eq!(folder.code, ErrorCode::Invalid);
+    }
+
+    #[test]
+    fn the_status_counts_the_calls_and_the_file_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let j = journal(dir.path());
+        let s = status_of(&j, Default::default());
+        assert_eq!(s.entries, Some(3), "three calls recorded");
+        assert!(s.bytes > 0, "the file and its log take space: {s:?}");
+        assert_eq!(s.stats.as_ref().map(|s| s.dropped), Some(0));
+        assert_eq!(s.path, dir.path().join("journal.db"));
     }
 }

@@ -81,6 +81,8 @@ macro_rules! with_commands {
             commands::tool_review,
             commands::approve_tools,
             commands::set_approval_mode,
+            commands::result_checks,
+            commands::set_result_check,
             commands::list_profiles,
             commands::tool_costs,
             commands::change_profile,
@@ -95,6 +97,8 @@ macro_rules! with_commands {
             activity::activity_aggregates,
             activity::activity_stats,
             activity::activity_export,
+            activity::journal_status,
+            activity::set_journal_limits,
         }
     };
 }

@@ -173,8 +173,7 @@ pub async fn call_tool(
     let cancel = running.as_ref().map(RunningCall::token);
     Ok(state
         .engine
-        .manager()
-        .call_tool_recorded(&name, args, cancel, "Switchboard (tool explorer)")
+        .call_tool(&name, args, cancel, "Switchboard (tool explorer)")
         .await?)
 }
 
@@ -825,6 +824,25 @@ pub async fn set_approval_mode(
     mode: switchboard_engine::settings::ApprovalMode,
 ) -> CommandResult<()> {
     Ok(state.engine.set_approval_mode(&server, mode).await?)
+}
+
+/// Each server's mode for checks on what it returns, where it is not the
+/// default (`warn`).
+#[tauri::command]
+pub fn result_checks(
+    state: S<'_>,
+) -> std::collections::BTreeMap<String, switchboard_engine::settings::ResultMode> {
+    state.engine.settings().result_checks
+}
+
+/// What is done when `server`'s answer has a finding: `log`, `warn`, `block`.
+#[tauri::command]
+pub async fn set_result_check(
+    state: S<'_>,
+    server: String,
+    mode: switchboard_engine::settings::ResultMode,
+) -> CommandResult<()> {
+    Ok(state.engine.set_result_mode(&server, mode).await?)
 }
 
 // Profiles: named sets of servers and tools, and what they cost in tokens.

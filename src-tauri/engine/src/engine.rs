@@ -830,8 +830,65 @@ impl Engine {
         Ok(())
     }
 
+    /// How much the call journal keeps (Settings → Activity): checked,
+    /// saved, and applied at once to the open journal (entries past the new
+    /// limits are pruned now, not at the next write).
+    pub async fn set_journal_limits(
+        &self,
+        limits: crate::settings::JournalSettings,
+    ) -> Result<(), EditError> {
+        let path = crate::settings::settings_path(&self.host);
+        for (field, value) in [("keepDays", limits.keep_days), ("keepMb", limits.keep_mb)] {
+            if value == 0 {
+                return Err(EditError::Invalid(format!(
+                    "journal.{field}: must be at least 1. Nothing was saved in {}.",
+                    path.display()
+                )));
+            }
+        }
+        let _g = self.edits.lock().await;
+        self.save_settings(|s| s.journal = limits.clone())?;
+        if let Some(j) = self.manager.journal() {
+            j.set_limits(limits);
+        }
+        Ok(())
+    }
+
+    /// What the gateways and the app's tool explorer do when `server`'s
+    /// answer has a finding (`tool_trust::results`): saved, and followed at
+    /// once by every gateway in this process (others within a moment).
+    pub async fn set_result_mode(
+        &self,
+        server: &str,
+        mode: crate::settings::ResultMode,
+    ) -> Result<(), EditError> {
+        let _g = self.edits.lock().await;
+        let s = crate::tool_trust::results::save_mode(&self.host, server, mode)?;
+        *self.settings.write().unwrap() = s;
+        crate::gateway::switches::nudge(&self.host);
+        Ok(())
+    }
+
+    /// A tool call made by a person in `client` (the app's tool explorer):
+    /// its answer checked with the server's mode like the gateway's (a
+    /// note before it, or refused), and recorded in the call journal.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        args: Option<serde_json::Map<String, serde_json::Value>>,
+        cancel: Option<tokio_util::sync::CancellationToken>,
+        client: &str,
+    ) -> Result<crate::manager::CallOutcome, crate::manager::CallError> {
+        let checks = self.settings.read().unwrap().result_checks.clone();
+        let mode = |server: &str| checks.get(server).copied().unwrap_or_default();
+        self.manager
+            .call_tool_recorded(name, args, cancel, client, mode)
+            .await
+    }
+
     /// Settings read again from the file (written by another process, or by
-    /// an undo): server defaults that changed there apply too.
+    /// an undo): server defaults and journal limits that changed there
+    /// apply too.
     fn keep_settings(&self, settings: Settings) {
         let mut current = self.settings.write().unwrap();
         if current.server_defaults != settings.server_defaults {
@@ -840,6 +897,11 @@ impl Engine {
                 saved_defaults(&settings.server_defaults)
                     .unwrap_or_else(|| server_defaults(&built_in)),
             );
+        }
+        if current.journal != settings.journal {
+            if let Some(j) = self.manager.journal() {
+                j.set_limits(settings.journal.clone());
+            }
         }
         *current = settings;
     }

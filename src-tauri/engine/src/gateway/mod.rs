@@ -824,12 +824,14 @@ impl Inner {
         owners
     }
 
-    /// Check an answer of `server` and do what its mode says: the
-    /// findings, what the client gets, and (when something was noted or
-    /// refused) a warning for the app.
+    /// Check an answer of `server` to a request for `name` (a tool, a
+    /// resource's URI, a prompt) and do what its mode says: the findings,
+    /// what the client gets, and (when something was noted or refused) a
+    /// warning for the app.
     pub(crate) fn guard<T, U>(
         &self,
         server: &str,
+        name: &str,
         answer: T,
         guard: impl FnOnce(
             crate::settings::ResultMode,
@@ -847,16 +849,14 @@ impl Inner {
         };
         let g = guard(mode, &ctx, answer);
         if g.action != Action::Passed {
-            let what = match g.action {
-                Action::Blocked => "refused",
-                _ => "passed on with a warning",
-            };
-            let rules: Vec<&str> = g.findings.iter().map(|f| f.rule.as_str()).collect();
             self.manager.announce(EngineEvent::Warning {
                 server: server.to_string(),
-                message: format!(
-                    "An answer from \"{server}\" was {what} by the gateway's checks ({}); see Activity.",
-                    rules.join(", ")
+                message: crate::tool_trust::results::warning(
+                    server,
+                    name,
+                    g.action,
+                    &g.findings,
+                    "the gateway",
                 ),
             });
         }

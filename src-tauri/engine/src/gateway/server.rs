@@ -210,7 +210,7 @@ impl GatewaySession {
                 };
                 (journal, e)
             });
-            let g = self.inner.guard(&server, r, |mode, ctx, r| {
+            let g = self.inner.guard(&server, &tool, r, |mode, ctx, r| {
                 crate::tool_trust::results::guard_tool(&server, mode, r, ctx)
             });
             if let Some((journal, e)) = answered {
@@ -364,6 +364,7 @@ impl GatewaySession {
         &self,
         record: Recording,
         server: &str,
+        name: &str,
         answer: Result<T, ForwardError>,
         guard: impl FnOnce(
             crate::settings::ResultMode,
@@ -387,7 +388,7 @@ impl GatewaySession {
         };
         let answered =
             record.map(|(j, e, t)| (j, e.with_result(&answer).with_duration(t.elapsed())));
-        let g = self.inner.guard(server, answer, guard);
+        let g = self.inner.guard(server, name, answer, guard);
         if let Some((journal, e)) = answered {
             journal.record(e.with_findings(g.findings.clone()));
         }
@@ -594,6 +595,7 @@ impl ServerHandler for GatewaySession {
         let entry = self.entry(&context.peer)?;
         let record =
             self.journal_entry(&entry, &server, crate::journal::Kind::Resource, &params.uri);
+        let uri = params.uri.clone();
         let req = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
         let r = match self
             .inner
@@ -610,7 +612,7 @@ impl ServerHandler for GatewaySession {
             }
             Err(e) => Err(e),
         };
-        let mut r = self.answered(record, &server, r, |mode, ctx, r| {
+        let mut r = self.answered(record, &server, &uri, r, |mode, ctx, r| {
             crate::tool_trust::results::guard_resource(&server, mode, r, ctx)
         })?;
         if self.one().is_none() {
@@ -784,6 +786,7 @@ impl ServerHandler for GatewaySession {
         let record = self
             .journal_entry(&entry, &server, crate::journal::Kind::Prompt, &params.name)
             .map(|(j, e, t)| (j, e.with_arguments(&params.arguments), t));
+        let prompt = params.name.clone();
         let req = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
         let r = match self
             .inner
@@ -800,7 +803,7 @@ impl ServerHandler for GatewaySession {
             }
             Err(e) => Err(e),
         };
-        let mut r = self.answered(record, &server, r, |mode, ctx, r| {
+        let mut r = self.answered(record, &server, &prompt, r, |mode, ctx, r| {
             crate::tool_trust::results::guard_prompt(&server, mode, r, ctx)
         })?;
         if self.one().is_none() {

@@ -35,6 +35,47 @@ pub struct CallOutcome {
     pub source: Option<String>,
 }
 
+impl CallOutcome {
+    /// The answer as JSON, as the journal and the checks read it.
+    fn answer(&self) -> Value {
+        serde_json::json!({
+            "content": self.content,
+            "structuredContent": self.structured_content,
+            "isError": self.is_error,
+        })
+    }
+
+    /// What the checks made of the answer ([`CallOutcome::answer`]): masked,
+    /// with a note first, or a refusal.
+    fn with_applied(self, applied: crate::tool_trust::results::Applied) -> CallOutcome {
+        use crate::tool_trust::results::Action;
+        let Ok(v) = applied.result else {
+            return self;
+        };
+        if applied.action == Action::Passed && !applied.masked {
+            return self;
+        }
+        let content: Vec<Value> = v
+            .get("content")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let is_error = v.get("isError").and_then(Value::as_bool).unwrap_or(false);
+        let text = flatten(&content);
+        CallOutcome {
+            text: if is_error {
+                format!("Error: {text}")
+            } else {
+                text
+            },
+            is_error,
+            structured_content: v.get("structuredContent").filter(|s| !s.is_null()).cloned(),
+            content,
+            ..self
+        }
+    }
+}
+
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum CallError {
     #[error("Unknown tool \"{0}\"")]
@@ -103,45 +144,108 @@ impl Manager {
     }
 
     /// [`Manager::call_tool`] made by a person in `client` (the app's tool
-    /// explorer), recorded in the call journal when there is one.
+    /// explorer): the answer checked like the gateway's, with the mode
+    /// `mode` gives its server (a note before it, or refused; known secrets
+    /// masked), and recorded as the server gave it, with its findings, in
+    /// the call journal when there is one.
     pub async fn call_tool_recorded(
         &self,
         name: &str,
         args: Option<Map<String, Value>>,
         cancel: Option<CancellationToken>,
         client: &str,
+        mode: impl Fn(&str) -> crate::settings::ResultMode,
     ) -> Result<CallOutcome, CallError> {
         use crate::journal::{Entry, Kind, Outcome, Via};
-        let Some(journal) = self.journal() else {
-            return self.call_tool(name, args, cancel).await;
-        };
         let (server, tool) = self.route(name)?;
-        let entry = Entry::new(Via::App, &server, Kind::Tool, &tool)
-            .with_client(client, None)
-            .with_arguments(&args);
+        let journal = self.journal();
+        let entry = journal.as_ref().map(|_| {
+            Entry::new(Via::App, &server, Kind::Tool, &tool)
+                .with_client(client, None)
+                .with_arguments(&args)
+        });
         let started = std::time::Instant::now();
         let r = self.call_raw(&server, &tool, args, cancel).await;
-        let e = entry.with_duration(started.elapsed());
-        journal.record(match &r {
-            Ok(o) => {
-                let e = e.with_result(&serde_json::json!({
-                    "content": o.content,
-                    "structuredContent": o.structured_content,
-                    "isError": o.is_error,
-                }));
-                match o.is_error {
-                    true => {
-                        e.with_error(Outcome::ToolError, None, "the tool answered with an error")
+        let took = started.elapsed();
+        let answer = r.as_ref().ok().map(CallOutcome::answer);
+        let checked = answer
+            .as_ref()
+            .map(|a| self.check_answer(&server, &tool, mode(&server), a));
+        if let (Some(journal), Some(e)) = (journal, entry) {
+            let e = e.with_duration(took);
+            journal.record(match (&r, answer, &checked) {
+                (Ok(o), Some(a), Some((findings, _))) => {
+                    let e = e.with_result(&a).with_findings(findings.clone());
+                    match o.is_error {
+                        true => e.with_error(
+                            Outcome::ToolError,
+                            None,
+                            "the tool answered with an error",
+                        ),
+                        false => e,
                     }
-                    false => e,
                 }
-            }
-            Err(err) => {
-                let (outcome, class) = err.journal_outcome();
-                e.with_error(outcome, Some(class.into()), err.to_string())
-            }
-        });
-        r
+                (Err(err), _, _) => {
+                    let (outcome, class) = err.journal_outcome();
+                    e.with_error(outcome, Some(class.into()), err.to_string())
+                }
+                _ => e,
+            });
+        }
+        match (r, checked) {
+            (Ok(o), Some((_, applied))) => Ok(o.with_applied(applied)),
+            (r, _) => r,
+        }
+    }
+
+    /// [`crate::tool_trust::results::check_result`] and `apply` on a tool's
+    /// answer, with every connected server's tools and the known secrets;
+    /// the app hears a warning when it was noted or refused.
+    fn check_answer(
+        &self,
+        server: &str,
+        tool: &str,
+        mode: crate::settings::ResultMode,
+        answer: &Value,
+    ) -> (
+        Vec<crate::tool_trust::scan::Finding>,
+        crate::tool_trust::results::Applied,
+    ) {
+        use crate::tool_trust::results::{self, Action, ResultContext, ResultKind, ToolOwners};
+        let index = self.tools();
+        let owners = ToolOwners::new(
+            index
+                .tools
+                .iter()
+                .map(|e| (e.server.as_str(), e.tool.as_str())),
+        );
+        let secrets = self.known_secrets();
+        let ctx = ResultContext {
+            tools: &owners,
+            secrets: &secrets,
+        };
+        let findings = results::check_result(server, ResultKind::Tool, answer, &ctx);
+        let applied = results::apply(
+            server,
+            ResultKind::Tool,
+            mode,
+            &findings,
+            answer.clone(),
+            &secrets,
+        );
+        if applied.action != Action::Passed {
+            self.announce(crate::events::EngineEvent::Warning {
+                server: server.to_string(),
+                message: results::warning(
+                    server,
+                    tool,
+                    applied.action,
+                    &findings,
+                    "the tool explorer",
+                ),
+            });
+        }
+        (findings, applied)
     }
 
     /// Call a tool by server and raw tool name.

@@ -27,7 +27,7 @@ use crate::redact::{token_shaped, Redactor};
 pub use crate::settings::ResultMode;
 pub use guard::{
     apply, blocked_message, guard_prompt, guard_resource, guard_tool, mode_of, note, save_mode,
-    Action, Applied, Guarded,
+    warning, Action, Applied, Guarded,
 };
 
 /// Bytes of text read per answer; the rest is passed on unread (and a

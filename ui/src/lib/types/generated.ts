@@ -1131,6 +1131,32 @@ export type ActivityExport = { path: string,
  */
 calls: number, };
 
+export type JournalSettings = { 
+/**
+ * Entries older than this many days are removed.
+ */
+keepDays: number, 
+/**
+ * The journal is kept under this many megabytes (oldest removed first).
+ */
+keepMb: number, };
+
+export type JournalStatus = { limits: JournalSettings, path: string, 
+/**
+ * `None`: the journal is not open (calls are not recorded).
+ */
+stats: Stats | null, 
+/**
+ * Calls in the file (`None`: it could not be read).
+ */
+entries: number | null, 
+/**
+ * The file with its write-ahead log, in bytes.
+ */
+bytes: number, };
+
+export type ResultMode = "log" | "warn" | "block";
+
 export type CatalogEntry = { 
 /**
  * The registry name (`io.github.user/weather`).

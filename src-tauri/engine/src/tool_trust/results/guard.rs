@@ -89,9 +89,24 @@ pub fn blocked_message(server: &str, kind: ResultKind, findings: &[Finding]) -> 
         })
         .collect();
     format!(
-        "Switchboard blocked this {} from the server \"{server}\": it may contain {}. To let this server's answers through with a note instead, run `switchboard checks set {server} warn`, or set its result checks to Warn in Switchboard (Settings → {server}).",
+        "Switchboard blocked this {} from the server \"{server}\": it may contain {}. To let this server's answers through with a note instead, run `switchboard checks set {server} warn`, or in Switchboard choose Warn under \"When a result looks suspicious\" on the server's page (Servers → {server}).",
         kind.noun(),
         and_list(&found),
+    )
+}
+
+/// The warning the app hears when an answer was noted or refused: which
+/// server and tool (or resource, prompt), what `by` (the gateway, the tool
+/// explorer) did, and the rules.
+pub fn warning(server: &str, name: &str, action: Action, findings: &[Finding], by: &str) -> String {
+    let what = match action {
+        Action::Blocked => "refused",
+        _ => "passed on with a note",
+    };
+    let rules: Vec<&str> = acted(findings).iter().map(|(_, r, _)| *r).collect();
+    format!(
+        "An answer of \"{name}\" from \"{server}\" was {what} by {by}'s checks ({}); see Activity.",
+        rules.join(", ")
     )
 }
 
@@ -378,6 +393,28 @@ mod tests {
     }
 
     #[test]
+    fn the_apps_warning_names_server_tool_what_was_done_and_the_rules() {
+        let (findings, _) = run(ResultKind::Tool, ResultMode::Warn, injected());
+        let w = warning("fx", "lookup", Action::Noted, &findings, "the gateway");
+        assert!(
+            w.starts_with("An answer of \"lookup\" from \"fx\" was passed on with a note by the gateway's checks (instruction-override")
+                && w.ends_with("; see Activity."),
+            "{w}"
+        );
+        let w = warning(
+            "fx",
+            "lookup",
+            Action::Blocked,
+            &findings,
+            "the tool explorer",
+        );
+        assert!(
+            w.contains("was refused by the tool explorer's checks"),
+            "{w}"
+        );
+    }
+
+    #[test]
     fn block_names_the_findings_and_how_to_allow() {
         let (_, a) = run(ResultKind::Tool, ResultMode::Block, injected());
         assert_eq!(a.action, Action::Blocked);
@@ -389,7 +426,8 @@ mod tests {
             "instruction-override",
             "content[0].text",
             "switchboard checks set fx warn",
-            "Settings",
+            "When a result looks suspicious",
+            "Servers → fx",
         ] {
             assert!(text.contains(want), "{want} missing from {text}");
         }
