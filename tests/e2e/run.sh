@@ -62,8 +62,8 @@ if [ "$skip_build" != 1 ]; then
   timeout 2400 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-app --features custom-protocol
   step "Build the switchboard binary the app runs as its sidecar (next to switchboard-app)"
   timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-engine --bin switchboard
-  step "Build fixture-server, oauth-server and registry-server"
-  timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-tests --bin fixture-server --bin oauth-server --bin registry-server
+  step "Build fixture-server, fixture-tricky-results, oauth-server and registry-server"
+  timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-tests --bin fixture-server --bin fixture-tricky-results --bin oauth-server --bin registry-server
 fi
 APP_BIN="${E2E_APP:-$CARGO_TARGET_DIR/debug/switchboard-app}"  # E2E_APP: test another build
 FIXTURE_BIN="${E2E_FIXTURE:-$CARGO_TARGET_DIR/debug/fixture-server}"  # E2E_FIXTURE: e.g. a release build
@@ -81,6 +81,8 @@ ln -s "$APP_BIN" "$BIN/switchboard-app"
 ln -s "$FIXTURE_BIN" "$BIN/fixture-server"
 # The stand-in for the MCP Registry's API (catalog.test.mjs).
 ln -s "$CARGO_TARGET_DIR/debug/registry-server" "$BIN/registry-server"
+# Answers with injected instructions, hidden text, secrets (result-checks.test.mjs).
+ln -s "$CARGO_TARGET_DIR/debug/fixture-tricky-results" "$BIN/fixture-tricky-results"
 # The fixture clients' servers run npx, uvx, docker, ...: stubs that fail at
 # once, so the app never downloads or starts real third-party servers.
 for cmd in npx npm node uvx uv python python3 docker cargo bunx deno mcp-notes-server; do

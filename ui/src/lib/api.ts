@@ -16,6 +16,9 @@ import type {
   CatalogServer,
   InstallChoice,
   InstallReport,
+  JournalSettings,
+  JournalStatus,
+  ResultMode,
   RegistrySettings,
   RuntimeCheck,
   AppInfo,
@@ -348,4 +351,13 @@ export const api = {
   /** Writes the calls `filter` matches to `path` (`~/` is home); an existing file only with `replace`. */
   activityExport: (filter: Filter, format: ExportFormat, path: string, replace: boolean) =>
     call<ActivityExport>('activity_export', { filter, format, path, replace }),
+  /** What the journal keeps, how many calls it holds, its size on disk and how it is doing. */
+  journalStatus: () => call<JournalStatus>('journal_status'),
+  /** How long and how much the journal keeps (each at least 1); applies at once. */
+  setJournalLimits: (limits: JournalSettings) => call<void>('set_journal_limits', { limits }),
+  /** Each server's mode for checks on what it returns, where it is not the default (warn). */
+  resultChecks: () => call<Partial<Record<string, ResultMode>>>('result_checks'),
+  /** What is done when a server's answer looks suspicious: log, warn or block; applies at once. */
+  setResultCheck: (server: string, mode: ResultMode) =>
+    call<void>('set_result_check', { server, mode }),
 };

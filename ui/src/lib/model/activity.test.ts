@@ -7,6 +7,9 @@ import {
   prependNewer,
   pretty,
   toFilter,
+  findingWhere,
+  worstSeverity,
+  checkedAnswer,
 } from './activity';
 
 const entry = (id: number): Entry => ({
@@ -31,6 +34,34 @@ const entry = (id: number): Entry => ({
   errorClass: null,
   error: null,
   findings: [],
+});
+
+describe('kinds and findings', () => {
+  it("knows the checks' warnings", () => {
+    expect(
+      checkedAnswer(
+        'An answer of "leak" from "tricky" was refused by the tool explorer\'s checks (known-secret); see Activity.',
+      ),
+    ).toBe(true);
+    expect(checkedAnswer('Server "x" restarted 3 times')).toBe(false);
+  });
+  it('filters by kind', () => {
+    expect(toFilter({ ...EMPTY_FORM, kind: 'resource' }, 0).kind).toBe('resource');
+    expect(toFilter(EMPTY_FORM, 0).kind).toBeNull();
+  });
+  it('says where a finding is and which is worst', () => {
+    const f = (severity: 'high' | 'medium' | 'low', at?: string) => ({
+      rule: 'r',
+      severity,
+      message: 'm',
+      at,
+    });
+    expect(findingWhere(f('low', 'content[0].text'))).toBe('in content[0].text');
+    expect(findingWhere(f('low'))).toBe('');
+    expect(worstSeverity([f('low'), f('high'), f('medium')])).toBe('high');
+    expect(worstSeverity([f('low'), f('medium')])).toBe('medium');
+    expect(worstSeverity([])).toBeNull();
+  });
 });
 
 describe('toFilter', () => {

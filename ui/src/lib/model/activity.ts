@@ -1,7 +1,7 @@
 // The Activity view's filters, time ranges and figures: what the call
 // journal is asked for and how its entries read.
 
-import type { Entry, Filter, Outcome } from '../types';
+import type { Entry, Filter, Finding, Kind, Outcome } from '../types';
 
 export type RangeId = '1h' | '24h' | '7d' | '30d';
 
@@ -17,6 +17,8 @@ export interface FilterForm {
   server: string;
   client: string;
   tool: string;
+  /** Tools, resources or prompts ('' any). */
+  kind: '' | Kind;
   outcome: '' | 'errors' | Outcome;
   findings: boolean;
   range: RangeId;
@@ -27,6 +29,7 @@ export const EMPTY_FORM: FilterForm = {
   server: '',
   client: '',
   tool: '',
+  kind: '',
   outcome: '',
   findings: false,
   range: '24h',
@@ -42,7 +45,7 @@ export function toFilter(form: FilterForm, now: number): Filter {
     client: text(form.client),
     server: text(form.server),
     name: text(form.tool),
-    kind: null,
+    kind: form.kind === '' ? null : form.kind,
     outcomes: outcome === '' || outcome === 'errors' ? [] : [outcome],
     errors: outcome === 'errors',
     findings: form.findings,
@@ -75,6 +78,34 @@ export function formatWhen(ms: number, now = Date.now()): string {
   return new Date(now).toDateString() === d.toDateString()
     ? time
     : `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })} ${time}`;
+}
+
+/**
+ * Whether a warning is the checks' on an answer (noted or refused; the
+ * engine's `tool_trust::results::warning` ends it so): the app then shows
+ * it with a way to its call in Activity.
+ */
+export function checkedAnswer(message: string): boolean {
+  return /^An answer of ".*" from ".*" was .*; see Activity\.$/s.test(message);
+}
+
+/** What an entry is a call of, as the filter and the detail name it. */
+export const KIND_LABEL: Record<Kind, string> = {
+  tool: 'Tool call',
+  resource: 'Resource read',
+  prompt: 'Prompt',
+};
+
+/** Where a finding is in the answer, in words ("" when about all of it). */
+export function findingWhere(f: Finding): string {
+  return f.at ? `in ${f.at}` : '';
+}
+
+/** The worst severity among an entry's findings: what its mark shows. */
+export function worstSeverity(findings: Finding[]): 'high' | 'medium' | 'low' | null {
+  for (const s of ['high', 'medium', 'low'] as const)
+    if (findings.some((f) => f.severity === s)) return s;
+  return null;
 }
 
 export const OUTCOME_LABEL: Record<Outcome, string> = {

@@ -6,6 +6,8 @@ import { api, CommandError, onEngineEvent, type FailureCode } from '../api';
 import { ErrorCode } from '../types';
 import { applyEvent, emptyData, type EngineData, type Reload } from '../model/events';
 import { appendNew, MAX_LINES } from '../model/logs';
+import { checkedAnswer } from '../model/activity';
+import { hashFor } from '../views';
 import type {
   ChannelEvent,
   ClientCost,
@@ -77,6 +79,19 @@ class EngineStore {
         if (this.#sinceSent.length > 5000) this.#sinceSent.shift();
       }
       this.#schedule(applyEvent(this.data, ev));
+      // The checks noted or refused an answer: say so, with a way to the call.
+      if (ev.type === 'warning' && checkedAnswer(ev.message)) {
+        const server = ev.server;
+        this.notice = {
+          kind: 'note',
+          text: ev.message,
+          // As `navigation.go` does (this store is also used where there is no page).
+          action: {
+            label: 'Open in Activity',
+            run: () => (location.hash = hashFor('activity', server)),
+          },
+        };
+      }
     });
     await this.reload(
       new Set([
