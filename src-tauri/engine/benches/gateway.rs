@@ -13,6 +13,11 @@
 //!    switchboard process only). Goal: <= 25 MB.
 //! 4. The `tools/list` payload for 200 tools, with and without
 //!    `--tool-search`, and one `search_tools` answer.
+//! 5. What the call journal adds to a gateway call: `tools/call` (`echo`)
+//!    through an in-process gateway session (no client process, so the
+//!    difference is not lost in pipe noise), rounds with the journal
+//!    recording and rounds without it interleaved. Goal: the medians differ
+//!    by <= 20 µs. `BENCH_GATEWAY_ONLY=journal` runs this one alone.
 //!
 //! A plain binary that prints markdown; each comparison interleaves its two
 //! sides in rounds because the machine is noisy.
@@ -206,6 +211,61 @@ async fn in_process_list() -> (f64, f64) {
     (us(build) / 1000.0, us(median(&serve)) / 1000.0)
 }
 
+/// Median `tools/call` through an in-process gateway session with the call
+/// journal recording and without it, interleaved rounds: (without, with,
+/// entries the journal wrote, entries it dropped).
+async fn journal_overhead() -> (Duration, Duration, u64, u64) {
+    use switchboard_engine::config::ServerDef;
+    use switchboard_engine::gateway::{Gateway, GatewayOptions, Switches};
+    use switchboard_engine::journal::{Journal, JournalSettings};
+    use switchboard_engine::manager::{Manager, ManagerOptions, Wanted};
+    let fixture = switchboard_tests::fixture_server_path();
+    let m = Manager::new(ManagerOptions {
+        cache_path: None,
+        process_records: None,
+        ..ManagerOptions::default()
+    });
+    m.start(vec![Wanted::new(ServerDef::stdio(
+        "fx",
+        fixture.to_str().unwrap(),
+        &["--name", "fx"],
+    ))])
+    .await;
+    m.settle().await;
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::open(
+        dir.path().join("journal.db"),
+        JournalSettings::default(),
+        m.known_secrets(),
+    );
+    let (_tx, rx) = tokio::sync::watch::channel(std::sync::Arc::new(Switches::default()));
+    let g = Gateway::new(m.clone(), rx, GatewayOptions::default());
+    g.set_ready();
+    let (server_end, client_end) = tokio::io::duplex(1 << 20);
+    let session = g.session();
+    tokio::spawn(async move {
+        if let Ok(running) = session.serve(server_end).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client: Client = ().serve(client_end).await.unwrap();
+    wait_tool(&client, "mcp_fx_echo").await;
+    let (mut off, mut on) = (vec![], vec![]);
+    calls(&client, "mcp_fx_echo", 100).await;
+    for _ in 0..ROUNDS * 2 {
+        m.set_journal(None);
+        off.extend(calls(&client, "mcp_fx_echo", CALLS / ROUNDS).await);
+        m.set_journal(Some(journal.clone()));
+        on.extend(calls(&client, "mcp_fx_echo", CALLS / ROUNDS).await);
+    }
+    m.set_journal(None);
+    journal.flush();
+    let stats = journal.stats();
+    client.cancel().await.unwrap();
+    m.shutdown().await;
+    (median(&off), median(&on), stats.written, stats.dropped)
+}
+
 fn rss_kb(pid: u32) -> (u64, u64) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let field = |k: &str| {
@@ -226,6 +286,11 @@ async fn main() {
         switchboard_tests::fixture_server_path().display()
     );
     println!("switchboard: {BIN}\n");
+    // `BENCH_GATEWAY_ONLY=journal`: section 5 alone (a quick run).
+    if std::env::var("BENCH_GATEWAY_ONLY").as_deref() == Ok("journal") {
+        report_journal_overhead().await;
+        return;
+    }
 
     // 1. Call overhead, stdio and HTTP.
     let h = home(&[("fx".into(), vec![])]);
@@ -385,4 +450,29 @@ async fn main() {
         "| one search_tools answer (\"add two numbers\") | - | {} |",
         serde_json::to_vec(&found).unwrap().len()
     );
+    report_journal_overhead().await;
+}
+
+/// Section 5, printed and recorded.
+async fn report_journal_overhead() {
+    let (off, on, written, dropped) = journal_overhead().await;
+    println!("\n| tools/call `echo` through an in-process gateway session ({} calls each) | median |", CALLS * 2);
+    println!("|---|---|");
+    println!("| journal off | {:.0} µs |", us(off));
+    println!("| journal recording | {:.0} µs |", us(on));
+    println!("| entries written / dropped | {written} / {dropped} |");
+    switchboard_tests::bench::record(
+        "Journal",
+        "Journal overhead per gateway call (median with − without)",
+        us(on) - us(off),
+        None,
+        "µs",
+        switchboard_tests::bench::Goal::Max(20.0),
+        &format!(
+            "{:.0} µs with the journal, {:.0} µs without; {written} written, {dropped} dropped",
+            us(on),
+            us(off)
+        ),
+    );
+    assert_eq!(written as usize, CALLS * 2, "every recorded call is written");
 }

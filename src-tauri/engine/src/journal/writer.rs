@@ -1,10 +1,11 @@
 //! The journal's one writer thread: takes entries from the bounded queue,
-//! masks them, inserts them in batches, prunes, and handles a bad or
+//! masks them, inserts them in batches (calls that come within
+//! `Tuning::linger` of each other share one transaction), prunes, and handles a bad or
 //! locked file. Nothing here ever waits on a caller or makes one wait.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -111,7 +112,24 @@ impl Writer {
     pub fn run(mut self) {
         self.connect();
         let mut pending: Vec<Entry> = Vec::with_capacity(self.tuning.batch);
-        while let Ok(msg) = self.rx.recv() {
+        // When what is pending is written at the latest (`Tuning::linger`).
+        let mut due: Option<Instant> = None;
+        loop {
+            let msg = match due {
+                None => match self.rx.recv() {
+                    Ok(m) => m,
+                    Err(_) => break,
+                },
+                Some(at) => match self.rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                    Ok(m) => m,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        self.write(&mut pending);
+                        due = None;
+                        continue;
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                },
+            };
             let mut next = Some(msg);
             while let Some(msg) = next.take() {
                 match msg {
@@ -153,7 +171,15 @@ impl Writer {
                 }
                 next = self.rx.try_recv().ok();
             }
-            self.write(&mut pending);
+            due = match (pending.is_empty(), due) {
+                (true, _) => None,
+                (false, None) => Some(Instant::now() + self.tuning.linger),
+                (false, due) => due,
+            };
+            if due.is_some_and(|at| at <= Instant::now()) {
+                self.write(&mut pending);
+                due = None;
+            }
         }
         self.write(&mut pending);
         if let Some(x) = self.exporter.take() {
