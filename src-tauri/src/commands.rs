@@ -376,7 +376,10 @@ pub async fn list_resources(state: S<'_>, server: String) -> CommandResult<Value
 
 #[tauri::command]
 pub async fn read_resource(state: S<'_>, server: String, uri: String) -> CommandResult<Value> {
-    Ok(state.engine.manager().read_resource(&server, &uri).await?)
+    Ok(state
+        .engine
+        .read_resource(&server, &uri, "Switchboard (Resources view)")
+        .await?)
 }
 
 #[tauri::command]
@@ -393,8 +396,7 @@ pub async fn get_prompt(
 ) -> CommandResult<Value> {
     Ok(state
         .engine
-        .manager()
-        .get_prompt(&server, &name, args)
+        .get_prompt(&server, &name, args, "Switchboard (Resources view)")
         .await?)
 }
 

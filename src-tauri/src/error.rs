@@ -59,6 +59,7 @@ impl From<RegistryError> for CommandError {
             RegistryError::NotConnected(_) => ErrorCode::NotConnected,
             RegistryError::UpdateFailed { .. } => ErrorCode::ConnectFailed,
             RegistryError::Mcp(_) => ErrorCode::Mcp,
+            RegistryError::Refused(_) => ErrorCode::Refused,
         };
         CommandError::new(code, e.to_string())
     }

@@ -6,14 +6,16 @@
 //! `block` the next call is a tool error naming the rule and how to allow
 //! it; in `log` the answer passes with the echoed secret masked. Every call
 //! is in the journal as the server answered, with its findings, the secret
-//! in none.
+//! in none; a refused answer is recorded as the error the app got.
+//! The Resources view's `resources/read` and `prompts/get` are checked and
+//! recorded the same way.
 
 use std::time::Duration;
 
 use serde_json::json;
 use switchboard_engine::engine::Engine;
 use switchboard_engine::events::EngineEvent;
-use switchboard_engine::journal::Filter;
+use switchboard_engine::journal::{Filter, Kind, Outcome, BLOCKED};
 use switchboard_engine::manager::ManagerOptions;
 use switchboard_engine::settings::{ResultMode, Settings};
 
@@ -154,6 +156,10 @@ async fn the_tool_explorer_notes_blocks_and_masks_as_the_servers_mode_says() -> 
         unreachable!()
     };
     assert!(clean.findings.is_empty(), "{clean:?}");
+    // What the explorer got: the refused answer was an error, said so.
+    assert_eq!(noted.outcome, Outcome::Ok, "{noted:?}");
+    assert_eq!(blocked.outcome, Outcome::ToolError, "{blocked:?}");
+    assert_eq!(blocked.error_class.as_deref(), Some(BLOCKED), "{blocked:?}");
     for e in [noted, blocked] {
         assert!(
             e.findings.iter().any(|f| f.rule == "instruction-override"),
@@ -175,6 +181,95 @@ async fn the_tool_explorer_notes_blocks_and_masks_as_the_servers_mode_says() -> 
             "secret in the journal: {e:?}"
         );
     }
+    engine.manager().shutdown().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_resources_view_is_checked_and_recorded_too() -> anyhow::Result<()> {
+    let tricky = switchboard_tests::tricky_results_server_path();
+    let home = switchboard_tests::TempHome::with_servers(json!({
+        "tricky": { "command": tricky, "env": { "TRICKY_SECRET": SECRET } }
+    }));
+    let host = home.host();
+    let engine = Engine::new(
+        host.clone(),
+        ManagerOptions {
+            cache_path: None,
+            process_records: None,
+            ..ManagerOptions::default()
+        },
+        vec![],
+    );
+    let report = engine.start().await;
+    assert_eq!(report.connected.len(), 1, "{report:?}");
+    let journal = engine.manager().open_journal(&host, &engine.settings());
+    let mut events = engine.manager().subscribe();
+    const BY: &str = "Switchboard (Resources view)";
+
+    // warn: the contents with the note first, the app warned.
+    let notes = engine.read_resource("tricky", "tricky://notes", BY).await?;
+    let first = notes["contents"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        first.starts_with("Switchboard: this resource from the server \"tricky\""),
+        "{notes}"
+    );
+    let (server, message) = warning(&mut events).await;
+    assert_eq!(server, "tricky");
+    assert!(
+        message.contains("\"tricky://notes\" from \"tricky\" was passed on with a note by the Resources view's checks"),
+        "{message}"
+    );
+    let prompt = engine
+        .get_prompt("tricky", "summarize", Some(json!({"topic": "x"}).as_object().unwrap().clone()), BY)
+        .await?;
+    assert!(
+        prompt["messages"][0].to_string().contains("Switchboard"),
+        "{prompt}"
+    );
+
+    // block: refused, with what was found and how to allow it.
+    engine.set_result_mode("tricky", ResultMode::Block).await?;
+    let refused = engine
+        .read_resource("tricky", "tricky://notes", BY)
+        .await
+        .expect_err("block refuses the resource");
+    let text = refused.to_string();
+    assert!(
+        text.contains("instruction-override") && text.contains("switchboard checks set tricky warn"),
+        "{text}"
+    );
+    let refused = engine
+        .get_prompt("tricky", "summarize", None, BY)
+        .await
+        .expect_err("block refuses the prompt");
+    assert!(refused.to_string().contains("model-address"), "{refused}");
+
+    journal.flush();
+    let page = journal.query(&Filter {
+        server: Some("tricky".into()),
+        ..Filter::default()
+    })?;
+    let seen: Vec<(Kind, &str, Outcome, Option<&str>)> = page
+        .entries
+        .iter()
+        .map(|e| (e.kind, e.name.as_str(), e.outcome, e.error_class.as_deref()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (Kind::Prompt, "summarize", Outcome::ProtocolError, Some(BLOCKED)),
+            (Kind::Resource, "tricky://notes", Outcome::ProtocolError, Some(BLOCKED)),
+            (Kind::Prompt, "summarize", Outcome::Ok, None),
+            (Kind::Resource, "tricky://notes", Outcome::Ok, None),
+        ]
+    );
+    for e in &page.entries {
+        assert_eq!(e.client, BY);
+        assert!(!e.findings.is_empty(), "{e:?}");
+        assert!(!serde_json::to_string(e)?.contains(SECRET), "{e:?}");
+    }
+    assert!(page.entries[2].arguments.contains("topic"), "{:?}", page.entries[2]);
     engine.manager().shutdown().await;
     Ok(())
 }

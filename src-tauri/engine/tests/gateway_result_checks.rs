@@ -190,6 +190,23 @@ async fn answers_are_noted_in_warn_refused_in_block_masked_always_and_journaled(
     assert!(tricky_entries
         .iter()
         .any(|e| e["kind"] == "resource" && !e["findings"].as_array().unwrap().is_empty()));
+    // What the client got: the refused answers are errors in the journal
+    // too (a tool error for the tool, MCP errors for the others).
+    let refused: std::collections::BTreeSet<(&str, &str)> = tricky_entries
+        .iter()
+        .filter(|e| e["errorClass"] == "blocked")
+        .map(|e| (e["name"].as_str().unwrap(), e["outcome"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            ("injected", "toolError"),
+            ("summarize", "protocolError"),
+            ("tricky://notes", "protocolError")
+        ]
+        .into(),
+        "{tricky_entries:#?}"
+    );
     client.cancel().await.unwrap();
     engine.manager().shutdown().await;
 }

@@ -214,7 +214,7 @@ impl GatewaySession {
                 crate::tool_trust::results::guard_tool(&server, mode, r, ctx)
             });
             if let Some((journal, e)) = answered {
-                journal.record(e.with_findings(g.findings.clone()));
+                journal.record(checked(e, &g));
             }
             g.result
         });
@@ -390,10 +390,23 @@ impl GatewaySession {
             record.map(|(j, e, t)| (j, e.with_result(&answer).with_duration(t.elapsed())));
         let g = self.inner.guard(server, name, answer, guard);
         if let Some((journal, e)) = answered {
-            journal.record(e.with_findings(g.findings.clone()));
+            journal.record(checked(e, &g));
         }
         g.result
             .map_err(|message| McpError::invalid_request(message, None))
+    }
+}
+
+/// An answer's entry with what the checks found, and refused when they
+/// blocked it (the client got an error).
+fn checked<T>(
+    e: crate::journal::Entry,
+    g: &crate::tool_trust::results::Guarded<T>,
+) -> crate::journal::Entry {
+    let e = e.with_findings(g.findings.clone());
+    match g.action {
+        crate::tool_trust::results::Action::Blocked => e.refused_by_checks(),
+        _ => e,
     }
 }
 

@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 use super::cap::cap_json;
 use crate::tool_trust::scan::Finding;
 
+/// The error class of an answer Switchboard refused ([`Entry::refused_by_checks`]).
+pub const BLOCKED: &str = "blocked";
+
 /// Where a call came in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -191,6 +194,22 @@ impl Entry {
         self.error_class = class;
         self.error = Some(message.into());
         self
+    }
+
+    /// The answer was refused by the server's checks on what comes back
+    /// (`block`): the client got an error — a tool error for a tool call,
+    /// an MCP error otherwise — and the entry says so, with the class
+    /// `blocked`. The result stays as the server gave it.
+    pub fn refused_by_checks(self) -> Entry {
+        let outcome = match self.kind {
+            Kind::Tool => Outcome::ToolError,
+            Kind::Resource | Kind::Prompt => Outcome::ProtocolError,
+        };
+        self.with_error(
+            outcome,
+            Some(BLOCKED.into()),
+            "refused by Switchboard: the server's answer has findings and its checks are set to block",
+        )
     }
 
     pub fn with_findings(mut self, findings: Vec<Finding>) -> Entry {

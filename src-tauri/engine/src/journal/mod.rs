@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::settings::{JournalSettings, TelemetrySettings};
 pub use aggregate::{bucket_for, percentile, Aggregates, Latency, ServerSeries, BUSIEST};
 pub use cap::{cap_json, cap_json_at, Capped, CAP_BYTES, ERROR_BYTES, TAIL_BYTES};
-pub use entry::{Entry, Kind, Outcome, Via};
+pub use entry::{Entry, Kind, Outcome, Via, BLOCKED};
 pub use export::Format;
 pub use query::{Filter, Page, Reader, DEFAULT_PAGE, MAX_PAGE};
 pub use telemetry::TelemetryStats;

@@ -174,15 +174,19 @@ impl Manager {
         if let (Some(journal), Some(e)) = (journal, entry) {
             let e = e.with_duration(took);
             journal.record(match (&r, answer, &checked) {
-                (Ok(o), Some(a), Some((findings, _))) => {
+                (Ok(o), Some(a), Some((findings, applied))) => {
                     let e = e.with_result(&a).with_findings(findings.clone());
-                    match o.is_error {
+                    let e = match o.is_error {
                         true => e.with_error(
                             Outcome::ToolError,
                             None,
                             "the tool answered with an error",
                         ),
                         false => e,
+                    };
+                    match applied.action {
+                        crate::tool_trust::results::Action::Blocked => e.refused_by_checks(),
+                        _ => e,
                     }
                 }
                 (Err(err), _, _) => {
@@ -211,7 +215,30 @@ impl Manager {
         Vec<crate::tool_trust::scan::Finding>,
         crate::tool_trust::results::Applied,
     ) {
-        use crate::tool_trust::results::{self, Action, ResultContext, ResultKind, ToolOwners};
+        use crate::tool_trust::results::{self, ResultKind};
+        let (findings, applied) = self.with_result_context(|ctx| {
+            let findings = results::check_result(server, ResultKind::Tool, answer, ctx);
+            let applied = results::apply(
+                server,
+                ResultKind::Tool,
+                mode,
+                &findings,
+                answer.clone(),
+                ctx.secrets,
+            );
+            (findings, applied)
+        });
+        self.warn_checked(server, tool, applied.action, &findings, "the tool explorer");
+        (findings, applied)
+    }
+
+    /// `f` with what the checks on answers look at: which server owns which
+    /// tool (every connected server's) and the secrets Switchboard knows.
+    pub(crate) fn with_result_context<T>(
+        &self,
+        f: impl FnOnce(&crate::tool_trust::results::ResultContext) -> T,
+    ) -> T {
+        use crate::tool_trust::results::{ResultContext, ToolOwners};
         let index = self.tools();
         let owners = ToolOwners::new(
             index
@@ -220,32 +247,29 @@ impl Manager {
                 .map(|e| (e.server.as_str(), e.tool.as_str())),
         );
         let secrets = self.known_secrets();
-        let ctx = ResultContext {
+        f(&ResultContext {
             tools: &owners,
             secrets: &secrets,
-        };
-        let findings = results::check_result(server, ResultKind::Tool, answer, &ctx);
-        let applied = results::apply(
-            server,
-            ResultKind::Tool,
-            mode,
-            &findings,
-            answer.clone(),
-            &secrets,
-        );
-        if applied.action != Action::Passed {
+        })
+    }
+
+    /// The app hears a warning when an answer the app asked for (`by`: the
+    /// tool explorer, the Resources view) was noted or refused.
+    pub(crate) fn warn_checked(
+        &self,
+        server: &str,
+        name: &str,
+        action: crate::tool_trust::results::Action,
+        findings: &[crate::tool_trust::scan::Finding],
+        by: &str,
+    ) {
+        use crate::tool_trust::results::{self, Action};
+        if action != Action::Passed {
             self.announce(crate::events::EngineEvent::Warning {
                 server: server.to_string(),
-                message: results::warning(
-                    server,
-                    tool,
-                    applied.action,
-                    &findings,
-                    "the tool explorer",
-                ),
+                message: results::warning(server, name, action, findings, by),
             });
         }
-        (findings, applied)
     }
 
     /// Call a tool by server and raw tool name.

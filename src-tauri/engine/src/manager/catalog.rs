@@ -7,6 +7,7 @@ use rmcp::RoleClient;
 use serde_json::{Map, Value};
 
 use crate::config::ServerDef;
+use crate::journal::Kind;
 
 use super::connection::subscribe_request;
 use super::pages;
@@ -45,12 +46,129 @@ impl Manager {
     }
 
     pub async fn read_resource(&self, server: &str, uri: &str) -> Result<Value, RegistryError> {
+        let r = self.read_resource_typed(server, uri).await?;
+        Ok(serde_json::to_value(r).unwrap_or_default())
+    }
+
+    async fn read_resource_typed(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<rmcp::model::ReadResourceResult, RegistryError> {
         let peer = self.peer_of(server)?;
         let p = rmcp::model::ReadResourceRequestParams::new(uri);
-        let r = self
-            .ask(server, "resources/read", peer.read_resource(p))
-            .await?;
-        Ok(serde_json::to_value(r).unwrap_or_default())
+        self.ask(server, "resources/read", peer.read_resource(p))
+            .await
+    }
+
+    /// [`Manager::read_resource`] asked for by a person in `client` (the
+    /// app's Resources view): the contents checked like the gateway's with
+    /// the server's `mode` (a note first, or refused; known secrets masked)
+    /// and recorded in the call journal as the server gave them.
+    pub async fn read_resource_recorded(
+        &self,
+        server: &str,
+        uri: &str,
+        client: &str,
+        mode: crate::settings::ResultMode,
+    ) -> Result<Value, RegistryError> {
+        let answer = self.read_resource_typed(server, uri);
+        self.recorded(server, Kind::Resource, uri, None, client, answer, |ctx, r| {
+            crate::tool_trust::results::guard_resource(server, mode, r, ctx)
+        })
+        .await
+    }
+
+    /// [`Manager::get_prompt`] asked for by a person in `client`, checked
+    /// and recorded like [`Manager::read_resource_recorded`].
+    pub async fn get_prompt_recorded(
+        &self,
+        server: &str,
+        name: &str,
+        args: Option<Map<String, Value>>,
+        client: &str,
+        mode: crate::settings::ResultMode,
+    ) -> Result<Value, RegistryError> {
+        let arguments = args.clone();
+        let answer = self.get_prompt_typed(server, name, args);
+        self.recorded(
+            server,
+            Kind::Prompt,
+            name,
+            Some(&arguments),
+            client,
+            answer,
+            |ctx, r| crate::tool_trust::results::guard_prompt(server, mode, r, ctx),
+        )
+        .await
+    }
+
+    /// One request of the app's own: its entry, the answer checked (a
+    /// refusal as [`RegistryError::Refused`]), both recorded.
+    #[allow(clippy::too_many_arguments)]
+    async fn recorded<T: serde::Serialize>(
+        &self,
+        server: &str,
+        kind: Kind,
+        name: &str,
+        arguments: Option<&Option<Map<String, Value>>>,
+        client: &str,
+        answer: impl std::future::Future<Output = Result<T, RegistryError>>,
+        guard: impl FnOnce(
+            &crate::tool_trust::results::ResultContext,
+            T,
+        ) -> crate::tool_trust::results::Guarded<Result<T, String>>,
+    ) -> Result<Value, RegistryError> {
+        use crate::journal::{Entry, Outcome, Via};
+        use crate::tool_trust::results::Action;
+        let journal = self.journal();
+        let entry = journal.as_ref().map(|_| {
+            let e = Entry::new(Via::App, server, kind, name).with_client(client, None);
+            match arguments {
+                Some(a) => e.with_arguments(a),
+                None => e,
+            }
+        });
+        let started = std::time::Instant::now();
+        let answer = answer.await;
+        let took = started.elapsed();
+        let answer = match answer {
+            Ok(a) => a,
+            Err(err) => {
+                if let (Some(journal), Some(e)) = (journal, entry) {
+                    let (outcome, class) = match &err {
+                        // `Manager::ask`'s own timeout.
+                        RegistryError::Mcp(m) if m.contains("did not answer") => {
+                            (Outcome::Timeout, "timeout")
+                        }
+                        RegistryError::Unknown(_) | RegistryError::NotConnected(_) => {
+                            (Outcome::ProtocolError, "not-connected")
+                        }
+                        _ => (Outcome::ProtocolError, "server-error"),
+                    };
+                    journal.record(e.with_duration(took).with_error(
+                        outcome,
+                        Some(class.into()),
+                        err.to_string(),
+                    ));
+                }
+                return Err(err);
+            }
+        };
+        let entry = entry.map(|e| e.with_result(&answer).with_duration(took));
+        let g = self.with_result_context(|ctx| guard(ctx, answer));
+        self.warn_checked(server, name, g.action, &g.findings, "the Resources view");
+        if let (Some(journal), Some(e)) = (journal, entry) {
+            let e = e.with_findings(g.findings.clone());
+            journal.record(match g.action {
+                Action::Blocked => e.refused_by_checks(),
+                _ => e,
+            });
+        }
+        match g.result {
+            Ok(r) => Ok(serde_json::to_value(r).unwrap_or_default()),
+            Err(message) => Err(RegistryError::Refused(message)),
+        }
     }
 
     pub async fn list_prompts(&self, server: &str) -> Result<Value, RegistryError> {
@@ -67,6 +185,16 @@ impl Manager {
         name: &str,
         args: Option<Map<String, Value>>,
     ) -> Result<Value, RegistryError> {
+        let r = self.get_prompt_typed(server, name, args).await?;
+        Ok(serde_json::to_value(r).unwrap_or_default())
+    }
+
+    async fn get_prompt_typed(
+        &self,
+        server: &str,
+        name: &str,
+        args: Option<Map<String, Value>>,
+    ) -> Result<rmcp::model::GetPromptResult, RegistryError> {
         let peer = self.peer_of(server)?;
         // Prompt arguments are strings in MCP; numbers and booleans are sent as text.
         let args: Option<Map<String, Value>> = args.map(|a| {
@@ -82,8 +210,7 @@ impl Manager {
             Some(a) => p.with_arguments(a),
             None => p,
         };
-        let r = self.ask(server, "prompts/get", peer.get_prompt(p)).await?;
-        Ok(serde_json::to_value(r).unwrap_or_default())
+        self.ask(server, "prompts/get", peer.get_prompt(p)).await
     }
 
     /// Subscribe to a resource; kept across reconnects. Updates arrive as

@@ -30,6 +30,10 @@ pub enum RegistryError {
     UpdateFailed { server: String, error: String },
     #[error("MCP error: {0}")]
     Mcp(String),
+    /// Switchboard's checks on what comes back refused the answer; the
+    /// message says what was found and how to allow it.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// A token that is already cancelled: nothing to wait for.

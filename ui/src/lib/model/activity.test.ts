@@ -10,6 +10,7 @@ import {
   findingWhere,
   worstSeverity,
   checkedAnswer,
+  outcomeLabel,
 } from './activity';
 
 const entry = (id: number): Entry => ({
@@ -108,5 +109,14 @@ describe('formats', () => {
   it('pretty-prints JSON and leaves a cut text as stored', () => {
     expect(pretty('{"a":1}')).toBe('{\n  "a": 1\n}');
     expect(pretty('{"a":')).toBe('{"a":');
+  });
+});
+
+describe('outcomeLabel', () => {
+  it('says blocked when the checks refused the answer, else the outcome', () => {
+    expect(outcomeLabel({ outcome: 'toolError', errorClass: 'blocked' })).toBe('blocked');
+    expect(outcomeLabel({ outcome: 'protocolError', errorClass: 'blocked' })).toBe('blocked');
+    expect(outcomeLabel({ outcome: 'toolError', errorClass: null })).toBe('tool error');
+    expect(outcomeLabel({ outcome: 'timeout', errorClass: 'timeout' })).toBe('timeout');
   });
 });

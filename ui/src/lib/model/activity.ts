@@ -116,6 +116,15 @@ export const OUTCOME_LABEL: Record<Outcome, string> = {
 };
 
 /**
+ * What a call's outcome chip says: "blocked" when Switchboard's checks on
+ * what comes back refused the answer (the client got an error), else the
+ * outcome.
+ */
+export function outcomeLabel(e: Pick<Entry, 'outcome' | 'errorClass'>): string {
+  return e.errorClass === 'blocked' ? 'blocked' : OUTCOME_LABEL[e.outcome];
+}
+
+/**
  * Newer entries (oldest first, as `afterId` pages come) put in front of the
  * list (newest first), skipping any it has, keeping at most `max`.
  */
