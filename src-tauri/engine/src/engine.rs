@@ -886,9 +886,44 @@ impl Engine {
             .await
     }
 
+    /// `resources/read` from the app's Resources view: checked with the
+    /// server's mode and recorded, like [`Engine::call_tool`].
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+        client: &str,
+    ) -> Result<serde_json::Value, crate::manager::RegistryError> {
+        let mode = self.result_mode(server);
+        self.manager
+            .read_resource_recorded(server, uri, client, mode)
+            .await
+    }
+
+    /// `prompts/get` from the app's Resources view: checked with the
+    /// server's mode and recorded, like [`Engine::call_tool`].
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        args: Option<serde_json::Map<String, serde_json::Value>>,
+        client: &str,
+    ) -> Result<serde_json::Value, crate::manager::RegistryError> {
+        let mode = self.result_mode(server);
+        self.manager
+            .get_prompt_recorded(server, name, args, client, mode)
+            .await
+    }
+
+    /// What the checks on answers do for `server` (absent: `warn`).
+    fn result_mode(&self, server: &str) -> crate::settings::ResultMode {
+        let settings = self.settings.read().unwrap();
+        settings.result_checks.get(server).copied().unwrap_or_default()
+    }
+
     /// Settings read again from the file (written by another process, or by
-    /// an undo): server defaults and journal limits that changed there
-    /// apply too.
+    /// an undo): server defaults, journal limits and the OpenTelemetry
+    /// export that changed there apply too.
     fn keep_settings(&self, settings: Settings) {
         let mut current = self.settings.write().unwrap();
         if current.server_defaults != settings.server_defaults {
