@@ -5,6 +5,7 @@
 //! start it in HTTP mode.
 
 pub mod bench;
+pub mod in_process;
 
 use std::{
     path::{Path, PathBuf},

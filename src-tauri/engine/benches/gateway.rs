@@ -241,14 +241,7 @@ async fn journal_overhead() -> (Duration, Duration, u64, u64) {
     let (_tx, rx) = tokio::sync::watch::channel(std::sync::Arc::new(Switches::default()));
     let g = Gateway::new(m.clone(), rx, GatewayOptions::default());
     g.set_ready();
-    let (server_end, client_end) = tokio::io::duplex(1 << 20);
-    let session = g.session();
-    tokio::spawn(async move {
-        if let Ok(running) = session.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client: Client = ().serve(client_end).await.unwrap();
+    let client = switchboard_tests::in_process::client(g.session()).await;
     wait_tool(&client, "mcp_fx_echo").await;
     let (mut off, mut on) = (vec![], vec![]);
     calls(&client, "mcp_fx_echo", 100).await;

@@ -13,10 +13,8 @@
 use std::time::Duration;
 
 use serde_json::json;
-use switchboard_engine::engine::Engine;
 use switchboard_engine::events::EngineEvent;
 use switchboard_engine::journal::{Filter, Kind, Outcome, BLOCKED};
-use switchboard_engine::manager::ManagerOptions;
 use switchboard_engine::settings::{ResultMode, Settings};
 
 const SECRET: &str = "tricky-secret-value-2c7d41";
@@ -46,15 +44,7 @@ async fn the_tool_explorer_notes_blocks_and_masks_as_the_servers_mode_says() -> 
         "tricky": { "command": tricky, "env": { "TRICKY_SECRET": SECRET } }
     }));
     let host = home.host();
-    let engine = Engine::new(
-        host.clone(),
-        ManagerOptions {
-            cache_path: None,
-            process_records: None,
-            ..ManagerOptions::default()
-        },
-        vec![],
-    );
+    let engine = switchboard_tests::in_process::engine(&host);
     let report = engine.start().await;
     assert_eq!(report.connected.len(), 2, "{report:?}");
     let journal = engine.manager().open_journal(&host, &engine.settings());
@@ -192,15 +182,7 @@ async fn the_resources_view_is_checked_and_recorded_too() -> anyhow::Result<()> 
         "tricky": { "command": tricky, "env": { "TRICKY_SECRET": SECRET } }
     }));
     let host = home.host();
-    let engine = Engine::new(
-        host.clone(),
-        ManagerOptions {
-            cache_path: None,
-            process_records: None,
-            ..ManagerOptions::default()
-        },
-        vec![],
-    );
+    let engine = switchboard_tests::in_process::engine(&host);
     let report = engine.start().await;
     assert_eq!(report.connected.len(), 1, "{report:?}");
     let journal = engine.manager().open_journal(&host, &engine.settings());

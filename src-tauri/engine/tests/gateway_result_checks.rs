@@ -10,12 +10,9 @@
 use std::time::Duration;
 
 use rmcp::model::*;
-use rmcp::ServiceExt;
 use serde_json::{json, Value};
-use switchboard_engine::engine::Engine;
-use switchboard_engine::gateway::{switches, Gateway, GatewayOptions};
+use switchboard_engine::gateway::switches;
 use switchboard_engine::journal::Filter;
-use switchboard_engine::manager::ManagerOptions;
 use switchboard_engine::settings::ResultMode;
 
 const SECRET: &str = "tricky-secret-value-9e1f3b";
@@ -37,32 +34,12 @@ async fn answers_are_noted_in_warn_refused_in_block_masked_always_and_journaled(
         "tricky": { "command": tricky, "env": { "TRICKY_SECRET": SECRET } }
     }));
     let host = home.host();
-    let engine = Engine::new(
-        host.clone(),
-        ManagerOptions {
-            cache_path: None,
-            process_records: None,
-            ..ManagerOptions::default()
-        },
-        vec![],
-    );
+    let engine = switchboard_tests::in_process::engine(&host);
     let report = engine.start().await;
     assert_eq!(report.connected.len(), 2, "{report:?}");
     let journal = engine.manager().open_journal(&host, &engine.settings());
-    let gateway = Gateway::new(
-        engine.manager().clone(),
-        switches::follow(&host),
-        GatewayOptions::default(),
-    );
-    gateway.set_ready();
-    let (server_end, client_end) = tokio::io::duplex(1 << 20);
-    let session = gateway.session();
-    tokio::spawn(async move {
-        if let Ok(running) = session.serve(server_end).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = ().serve(client_end).await.unwrap();
+    let gateway = switchboard_tests::in_process::gateway(&engine, &host);
+    let client = switchboard_tests::in_process::client(gateway.session()).await;
     let call = |name: &'static str| {
         let client = &client;
         async move {

@@ -389,7 +389,8 @@ fn nothing_is_sent_while_off_and_turning_it_off_stops_it() {
     let spans = collector.wait_for("the call once on again", |s| has(s, "tools/call again"));
     let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["tools/call during", "tools/call again"]);
-    // The journal itself recorded all four.
+    // The journal itself recorded all four (written within its linger).
+    j.flush();
     assert_eq!(j.stats().written, 4);
 }
 
@@ -547,36 +548,13 @@ fn a_client_call_through_the_gateway_becomes_a_span() {
     .unwrap();
     collector.rt.block_on(async {
         use rmcp::model::CallToolRequestParams;
-        use rmcp::ServiceExt;
-        use switchboard_engine::engine::Engine;
-        use switchboard_engine::gateway::{switches, Gateway, GatewayOptions};
-        let engine = Engine::new(
-            host.clone(),
-            switchboard_engine::manager::ManagerOptions {
-                cache_path: None,
-                process_records: None,
-                ..Default::default()
-            },
-            vec![],
-        );
+        let engine = switchboard_tests::in_process::engine(&host);
         let report = engine.start().await;
         assert_eq!(report.connected.len(), 1, "{report:?}");
         // As the app and `switchboard serve` open it: the settings' export on.
         let journal = engine.manager().open_journal(&host, &engine.settings());
-        let gateway = Gateway::new(
-            engine.manager().clone(),
-            switches::follow(&host),
-            GatewayOptions::default(),
-        );
-        gateway.set_ready();
-        let (server_end, client_end) = tokio::io::duplex(1 << 20);
-        let session = gateway.session();
-        tokio::spawn(async move {
-            if let Ok(running) = session.serve(server_end).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let client = ().serve(client_end).await.unwrap();
+        let gateway = switchboard_tests::in_process::gateway(&engine, &host);
+        let client = switchboard_tests::in_process::client(gateway.session()).await;
         let args = json!({"text": format!("to ada@example.com, key {SECRET}")});
         let r = tokio::time::timeout(
             T,
