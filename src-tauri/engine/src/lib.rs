@@ -5,6 +5,7 @@
 
 pub mod approvals;
 pub mod auth;
+pub mod bundle;
 pub mod config;
 pub mod connect;
 pub mod discovery;

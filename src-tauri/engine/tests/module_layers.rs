@@ -78,6 +78,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["registry"],
     ),
     (
+        ".mcpb bundles (their secrets kept as registry installs keep them)",
+        &["bundle"],
+    ),
+    (
         "sharing profiles: export and import (keychain names as installs give them)",
         &["profile_share"],
     ),
