@@ -324,29 +324,26 @@ fn validate(v: &Value) -> std::result::Result<(), Problem> {
         ));
     }
     string_at(server, "entry_point", "server", kind != "uv")?;
-    match object_at(server, "mcp_config", "server.mcp_config", kind != "uv")? {
-        Some(mcp) => {
-            string_at(mcp, "command", "server.mcp_config", true)?;
-            strings_at(mcp, "args", "server.mcp_config.args")?;
-            string_map_at(mcp, "env", "server.mcp_config.env")?;
-            if let Some(overrides) = object_at(
-                mcp,
-                "platform_overrides",
-                "server.mcp_config.platform_overrides",
-                false,
-            )? {
-                for (platform, o) in overrides {
-                    let field = format!("server.mcp_config.platform_overrides.{platform}");
-                    let Value::Object(o) = o else {
-                        return Err((field, format!("must be an object, not {}", kind_of(o))));
-                    };
-                    string_at(o, "command", &field, false)?;
-                    strings_at(o, "args", &format!("{field}.args"))?;
-                    string_map_at(o, "env", &format!("{field}.env"))?;
-                }
+    if let Some(mcp) = object_at(server, "mcp_config", "server.mcp_config", kind != "uv")? {
+        string_at(mcp, "command", "server.mcp_config", true)?;
+        strings_at(mcp, "args", "server.mcp_config.args")?;
+        string_map_at(mcp, "env", "server.mcp_config.env")?;
+        if let Some(overrides) = object_at(
+            mcp,
+            "platform_overrides",
+            "server.mcp_config.platform_overrides",
+            false,
+        )? {
+            for (platform, o) in overrides {
+                let field = format!("server.mcp_config.platform_overrides.{platform}");
+                let Value::Object(o) = o else {
+                    return Err((field, format!("must be an object, not {}", kind_of(o))));
+                };
+                string_at(o, "command", &field, false)?;
+                strings_at(o, "args", &format!("{field}.args"))?;
+                string_map_at(o, "env", &format!("{field}.env"))?;
             }
         }
-        None => {}
     }
     if let Some(fields) = object_at(root, "user_config", "user_config", false)? {
         for (key, f) in fields {
