@@ -8,7 +8,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 use switchboard_engine::error_code::ErrorCode;
-use switchboard_engine::journal::{self, Aggregates, Filter, Format, Journal, Page, Stats};
+use switchboard_engine::journal::{
+    self, Aggregates, Filter, Format, Journal, Page, Stats, TelemetryStats,
+};
 use tauri::State;
 
 use crate::error::{CommandError, CommandResult};
@@ -151,6 +153,39 @@ pub async fn set_journal_limits(
     limits: switchboard_engine::settings::JournalSettings,
 ) -> CommandResult<()> {
     Ok(state.engine.set_journal_limits(limits).await?)
+}
+
+/// The OpenTelemetry export as Settings → Activity shows it: what is
+/// saved, and how the export is doing.
+#[derive(Debug, Clone, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TelemetryStatus {
+    pub settings: switchboard_engine::settings::TelemetrySettings,
+    /// `None`: the journal is not open (no call is recorded or exported).
+    pub stats: Option<TelemetryStats>,
+}
+
+/// [`TelemetryStatus`] now.
+#[tauri::command]
+pub async fn telemetry_status(state: State<'_, AppState>) -> CommandResult<TelemetryStatus> {
+    Ok(TelemetryStatus {
+        settings: state.engine.settings().telemetry,
+        stats: state
+            .engine
+            .manager()
+            .journal()
+            .map(|j| j.telemetry_stats()),
+    })
+}
+
+/// Turns the export on or off, or sends it elsewhere (an http(s) URL):
+/// saved, and applied to the open journal at once.
+#[tauri::command]
+pub async fn set_telemetry(
+    state: State<'_, AppState>,
+    telemetry: switchboard_engine::settings::TelemetrySettings,
+) -> CommandResult<()> {
+    Ok(state.engine.set_telemetry(telemetry).await?)
 }
 
 fn export_to(

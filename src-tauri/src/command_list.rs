@@ -99,6 +99,8 @@ macro_rules! with_commands {
             activity::activity_export,
             activity::journal_status,
             activity::set_journal_limits,
+            activity::telemetry_status,
+            activity::set_telemetry,
         }
     };
 }

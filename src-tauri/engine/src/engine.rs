@@ -854,6 +854,27 @@ impl Engine {
         Ok(())
     }
 
+    /// The OpenTelemetry export (Settings → Activity): checked (an http(s)
+    /// URL, the field named, nothing written otherwise), saved, and applied
+    /// to the open journal at once.
+    pub async fn set_telemetry(
+        &self,
+        telemetry: crate::settings::TelemetrySettings,
+    ) -> Result<(), EditError> {
+        telemetry.check().map_err(|m| {
+            EditError::Invalid(format!(
+                "{m}. Nothing was saved in {}.",
+                crate::settings::settings_path(&self.host).display()
+            ))
+        })?;
+        let _g = self.edits.lock().await;
+        self.save_settings(|s| s.telemetry = telemetry.clone())?;
+        if let Some(j) = self.manager.journal() {
+            j.set_telemetry(&telemetry);
+        }
+        Ok(())
+    }
+
     /// What the gateways and the app's tool explorer do when `server`'s
     /// answer has a finding (`tool_trust::results`): saved, and followed at
     /// once by every gateway in this process (others within a moment).
@@ -936,6 +957,11 @@ impl Engine {
         if current.journal != settings.journal {
             if let Some(j) = self.manager.journal() {
                 j.set_limits(settings.journal.clone());
+            }
+        }
+        if current.telemetry != settings.telemetry {
+            if let Some(j) = self.manager.journal() {
+                j.set_telemetry(&settings.telemetry);
             }
         }
         *current = settings;

@@ -18,6 +18,8 @@ import type {
   InstallReport,
   JournalSettings,
   JournalStatus,
+  TelemetrySettings,
+  TelemetryStatus,
   ResultMode,
   RegistrySettings,
   RuntimeCheck,
@@ -355,6 +357,10 @@ export const api = {
   journalStatus: () => call<JournalStatus>('journal_status'),
   /** How long and how much the journal keeps (each at least 1); applies at once. */
   setJournalLimits: (limits: JournalSettings) => call<void>('set_journal_limits', { limits }),
+  /** The OpenTelemetry export's settings and how it is doing (spans sent, failed, last problem). */
+  telemetryStatus: () => call<TelemetryStatus>('telemetry_status'),
+  /** Turns the export of each call as a span on or off, or sends it elsewhere; applies at once. */
+  setTelemetry: (telemetry: TelemetrySettings) => call<void>('set_telemetry', { telemetry }),
   /** Each server's mode for checks on what it returns, where it is not the default (warn). */
   resultChecks: () => call<Partial<Record<string, ResultMode>>>('result_checks'),
   /** What is done when a server's answer looks suspicious: log, warn or block; applies at once. */

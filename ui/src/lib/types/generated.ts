@@ -1155,6 +1155,40 @@ entries: number | null,
  */
 bytes: number, };
 
+export type TelemetrySettings = { enabled: boolean, 
+/**
+ * The collector's OTLP/HTTP traces URL.
+ */
+endpoint: string, 
+/**
+ * Also send each call's arguments and result (masked, capped).
+ */
+includePayloads: boolean, };
+
+export type TelemetryStats = { 
+/**
+ * Spans are being exported (turned on, and the endpoint is usable).
+ */
+exporting: boolean, 
+/**
+ * Spans the collector accepted since this journal was opened.
+ */
+exported: number, 
+/**
+ * Spans in requests that failed (no collector, a refusal, a timeout).
+ */
+failed: number, 
+/**
+ * The last problem: a bad endpoint, or why the last request failed.
+ */
+problem: string | null, };
+
+export type TelemetryStatus = { settings: TelemetrySettings, 
+/**
+ * `None`: the journal is not open (no call is recorded or exported).
+ */
+stats: TelemetryStats | null, };
+
 export type ResultMode = "log" | "warn" | "block";
 
 export type CatalogEntry = { 
