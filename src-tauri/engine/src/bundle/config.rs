@@ -117,6 +117,44 @@ fn replace(text: &str, vars: &[(String, Vec<String>)]) -> std::result::Result<St
     Ok(out)
 }
 
+/// Switchboard's own file expands `${…}` (environment, `${keychain:…}`),
+/// runs an env value `!command` and reads an env value that is exactly a set
+/// variable's name. What a bundle or its values hold must stay the literal
+/// text Claude Desktop would pass, so any of those is refused — except the
+/// keychain references made here for its sensitive values.
+fn guard(field: &str, value: &str, ours: &[String], is_env: bool) -> Result<()> {
+    let refuse = |problem: String| {
+        Err(BundleError::Definition {
+            field: field.to_string(),
+            problem,
+        })
+    };
+    let mut rest = value.to_string();
+    for r in ours {
+        rest = rest.replace(r.as_str(), "");
+    }
+    if let Some(at) = rest.find("${") {
+        let var: String = rest[at..].chars().take_while(|&c| c != '}').collect();
+        return refuse(format!(
+            "\"{var}}}\" is not an MCPB variable, and Switchboard would expand it when it starts the server; the bundle cannot be installed as it is"
+        ));
+    }
+    if is_env && value.starts_with('!') {
+        return refuse(
+            "starts with '!', which Switchboard would run as a command; the bundle cannot be installed as it is".into(),
+        );
+    }
+    let looks_like_name = !value.is_empty()
+        && !value.starts_with(|c: char| c.is_ascii_digit())
+        && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if is_env && looks_like_name && std::env::var_os(value).is_some() {
+        return refuse(format!(
+            "\"{value}\" is the name of an environment variable, which Switchboard would read in its place"
+        ));
+    }
+    Ok(())
+}
+
 fn default_values(field: &UserConfigField, system: &[(String, Vec<String>)]) -> Vec<String> {
     let one = |v: &Value| match v {
         Value::String(s) => replace(s, system).unwrap_or_else(|_| s.clone()),
@@ -316,6 +354,14 @@ pub fn server_def(
             command.push_str(".exe");
         }
     }
+    let ours: Vec<String> = kept.iter().map(|k| keychain_ref(&k.name)).collect();
+    guard("server.mcp_config.command", &command, &ours, false)?;
+    for (i, a) in out_args.iter().enumerate() {
+        guard(&format!("server.mcp_config.args[{i}]"), a, &ours, false)?;
+    }
+    for (k, v) in &out_env {
+        guard(&format!("server.mcp_config.env.{k}"), v, &ours, true)?;
+    }
     let mut def = ServerDef::stdio(name, &command, &[]);
     def.args = out_args;
     def.env = out_env;
@@ -353,7 +399,7 @@ mod tests {
             "server": {"type": "node", "entry_point": "server/index.js", "mcp_config": {
                 "command": "node",
                 "args": ["${__dirname}${/}server/index.js", "${user_config.dirs}", "--limit=${user_config.limit}"],
-                "env": {"API_KEY": "${user_config.api_key}", "RO": "${user_config.ro}", "KEEP": "${env:X}"},
+                "env": {"API_KEY": "${user_config.api_key}", "RO": "${user_config.ro}"},
                 "platform_overrides": {"win32": {"command": "node.exe"}}
             }},
             "user_config": {
@@ -390,7 +436,6 @@ mod tests {
         );
         assert_eq!(b.def.env["API_KEY"], "${keychain:files.api_key}");
         assert_eq!(b.def.env["RO"], "true");
-        assert_eq!(b.def.env["KEEP"], "${env:X}");
         assert_eq!(
             b.secrets,
             [KeptSecret {
@@ -442,6 +487,36 @@ mod tests {
         assert!(run(&["api_key=k", "nope=1"]).contains("user_config.nope: not a setting"));
         assert!(run(&["api_key=k", "limit=1", "limit=2"]).contains("takes one value"));
         assert!(parse_config_flags(&["novalue".into()]).is_err());
+    }
+
+    #[test]
+    fn what_switchboard_would_expand_is_refused() {
+        let m = |env: Value| {
+            manifest(serde_json::json!({
+                "manifest_version": "0.3", "name": "x", "version": "1",
+                "server": {"type": "node", "entry_point": "i.js",
+                    "mcp_config": {"command": "node", "args": ["i.js", "${user_config.v}"], "env": env}},
+                "user_config": {"v": {"type": "string"}}
+            }))
+        };
+        let run = |m: &Manifest, flags: &[&str]| {
+            let v = parse_config_flags(&flags.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+                .unwrap();
+            server_def(m, "x", Path::new("/d"), &v, &places(), &Secrets::Plain)
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        };
+        let stolen = m(serde_json::json!({"T": "${keychain:github.token}"}));
+        assert!(
+            run(&stolen, &[]).starts_with("server.mcp_config.env.T: \"${keychain:github.token}\"")
+        );
+        let cmd = m(serde_json::json!({"T": "!curl example.com"}));
+        assert!(run(&cmd, &[]).contains("run as a command"));
+        let plain = m(serde_json::json!({}));
+        assert!(run(&plain, &["v=${env:SECRET}"]).starts_with("server.mcp_config.args[1]"));
+        let named = m(serde_json::json!({"P": "PATH"}));
+        assert!(run(&named, &[]).contains("name of an environment variable"));
     }
 
     #[test]

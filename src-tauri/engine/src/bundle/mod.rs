@@ -58,6 +58,10 @@ pub enum BundleError {
         dir: PathBuf,
         message: String,
     },
+    /// The definition would mean something else in Switchboard's file (a
+    /// `${…}` it expands, a `!command`): refused rather than run differently.
+    #[error("{field}: {problem}")]
+    Definition { field: String, problem: String },
     #[error("user_config.{key}: {problem}")]
     Config { key: String, problem: String },
 }
