@@ -35,6 +35,29 @@ fn mcpb_cli(test: &str) -> Option<PathBuf> {
     None
 }
 
+/// Writes ca.pem, leaf.pem and leaf.key: "Test Publisher" issued by "Test CA".
+const MAKE_CA: &str = r#"
+const forge = require("node-forge");
+const fs = require("fs");
+function cert(cn, keys, issuerCn, signKey, isCa) {
+  const c = forge.pki.createCertificate();
+  c.publicKey = keys.publicKey;
+  c.serialNumber = isCa ? "01" : "02";
+  c.validity.notBefore = new Date(Date.now() - 60000);
+  c.validity.notAfter = new Date(Date.now() + 86400000);
+  c.setSubject([{ name: "commonName", value: cn }]);
+  c.setIssuer([{ name: "commonName", value: issuerCn }]);
+  c.setExtensions([{ name: "basicConstraints", cA: isCa }]);
+  c.sign(signKey, forge.md.sha256.create());
+  return c;
+}
+const ca = forge.pki.rsa.generateKeyPair(2048);
+const leaf = forge.pki.rsa.generateKeyPair(2048);
+fs.writeFileSync("ca.pem", forge.pki.certificateToPem(cert("Test CA", ca, "Test CA", ca.privateKey, true)));
+fs.writeFileSync("leaf.pem", forge.pki.certificateToPem(cert("Test Publisher", leaf, "Test CA", ca.privateKey, false)));
+fs.writeFileSync("leaf.key", forge.pki.privateKeyToPem(leaf.privateKey));
+"#;
+
 fn mcpb(cli: &Path, cwd: &Path, args: &[&str]) {
     let out = Command::new(cli)
         .args(args)
@@ -193,6 +216,55 @@ fn bundles_from_the_real_cli() -> anyhow::Result<()> {
         .to_string()
         .starts_with("signed (self-signed"));
     assert_eq!(signed.manifest, plain.manifest);
+
+    // Signed by a certificate a (test) CA issued, the CA passed along as
+    // the CLI's intermediate: valid, named, and not called trusted (the
+    // chain is not checked against the system's roots yet).
+    {
+        // The CA and the publisher's certificate, made with node-forge (the
+        // library the CLI signs with, installed beside it in tests/npm).
+        let out = Command::new("node")
+            .arg("-e")
+            .arg(MAKE_CA)
+            .env(
+                "NODE_PATH",
+                cli.parent().and_then(Path::parent).expect("node_modules"),
+            )
+            .current_dir(tmp.path())
+            .output()?;
+        assert!(
+            out.status.success(),
+            "making the test CA: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::copy(tmp.path().join("plain.mcpb"), tmp.path().join("ca.mcpb"))?;
+        mcpb(
+            &cli,
+            tmp.path(),
+            &[
+                "sign", "ca.mcpb", "-c", "leaf.pem", "-k", "leaf.key", "-i", "ca.pem",
+            ],
+        );
+        let ca = Bundle::open(&tmp.path().join("ca.mcpb"), &limits)?;
+        match &ca.signature {
+            SignatureStatus::Signed {
+                subject,
+                issuer,
+                trusted,
+                ..
+            } => {
+                assert_eq!(
+                    (subject.as_str(), issuer.as_str(), *trusted),
+                    ("Test Publisher", "Test CA", false)
+                );
+            }
+            other => panic!("expected signed, got {other:?}"),
+        }
+        assert_eq!(
+            ca.signature.to_string(),
+            "signed by Test Publisher (not checked against trusted roots)"
+        );
+    }
 
     // Tampered: a byte of the zip (a file's time in its local header), then
     // a byte of the signature itself. Both invalid, both refused.
@@ -433,6 +505,10 @@ fn zip_bombs_are_refused() {
     );
     let msg = refused(tmp.path(), "liar.mcpb", &liar, &limits);
     assert!(msg.contains("liar.bin"), "{msg}");
+    assert!(
+        msg.contains("larger than its declared") || msg.contains("more than the"),
+        "{msg}"
+    );
 }
 
 /// How long opening and unpacking a 50 MB bundle takes (run by hand:
