@@ -173,6 +173,8 @@ test('Block on the server\'s page refuses the next call, naming the rule and how
   await eventually(b, async () => (await rowInfo(b)).filter((r) => r.text.includes('injected')).length === 2, 'both injected calls are listed', 15_000);
   const newest = (await rowInfo(b))[0];
   assert.ok(newest.text.includes('injected') && newest.findings > 0, JSON.stringify(newest));
+  // The refused answer is listed as what the explorer got: blocked.
+  assert.ok(/\bblocked\b/.test(newest.text), JSON.stringify(newest));
 
   // Back to the default: the entry leaves the settings file.
   await b.execute(() => {
