@@ -48,5 +48,7 @@ pub async fn client(session: GatewaySession) -> Client {
             let _ = running.waiting().await;
         }
     });
-    ().serve(client_end).await.expect("the gateway session answers initialize")
+    ().serve(client_end)
+        .await
+        .expect("the gateway session answers initialize")
 }

@@ -449,7 +449,10 @@ async fn main() {
 /// Section 5, printed and recorded.
 async fn report_journal_overhead() {
     let (off, on, written, dropped) = journal_overhead().await;
-    println!("\n| tools/call `echo` through an in-process gateway session ({} calls each) | median |", CALLS * 2);
+    println!(
+        "\n| tools/call `echo` through an in-process gateway session ({} calls each) | median |",
+        CALLS * 2
+    );
     println!("|---|---|");
     println!("| journal off | {:.0} µs |", us(off));
     println!("| journal recording | {:.0} µs |", us(on));
@@ -467,5 +470,9 @@ async fn report_journal_overhead() {
             us(off)
         ),
     );
-    assert_eq!(written as usize, CALLS * 2, "every recorded call is written");
+    assert_eq!(
+        written as usize,
+        CALLS * 2,
+        "every recorded call is written"
+    );
 }

@@ -939,7 +939,11 @@ impl Engine {
     /// What the checks on answers do for `server` (absent: `warn`).
     fn result_mode(&self, server: &str) -> crate::settings::ResultMode {
         let settings = self.settings.read().unwrap();
-        settings.result_checks.get(server).copied().unwrap_or_default()
+        settings
+            .result_checks
+            .get(server)
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Settings read again from the file (written by another process, or by

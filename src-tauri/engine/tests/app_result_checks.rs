@@ -203,7 +203,12 @@ async fn the_resources_view_is_checked_and_recorded_too() -> anyhow::Result<()> 
         "{message}"
     );
     let prompt = engine
-        .get_prompt("tricky", "summarize", Some(json!({"topic": "x"}).as_object().unwrap().clone()), BY)
+        .get_prompt(
+            "tricky",
+            "summarize",
+            Some(json!({"topic": "x"}).as_object().unwrap().clone()),
+            BY,
+        )
         .await?;
     assert!(
         prompt["messages"][0].to_string().contains("Switchboard"),
@@ -218,7 +223,8 @@ async fn the_resources_view_is_checked_and_recorded_too() -> anyhow::Result<()> 
         .expect_err("block refuses the resource");
     let text = refused.to_string();
     assert!(
-        text.contains("instruction-override") && text.contains("switchboard checks set tricky warn"),
+        text.contains("instruction-override")
+            && text.contains("switchboard checks set tricky warn"),
         "{text}"
     );
     let refused = engine
@@ -240,8 +246,18 @@ async fn the_resources_view_is_checked_and_recorded_too() -> anyhow::Result<()> 
     assert_eq!(
         seen,
         [
-            (Kind::Prompt, "summarize", Outcome::ProtocolError, Some(BLOCKED)),
-            (Kind::Resource, "tricky://notes", Outcome::ProtocolError, Some(BLOCKED)),
+            (
+                Kind::Prompt,
+                "summarize",
+                Outcome::ProtocolError,
+                Some(BLOCKED)
+            ),
+            (
+                Kind::Resource,
+                "tricky://notes",
+                Outcome::ProtocolError,
+                Some(BLOCKED)
+            ),
             (Kind::Prompt, "summarize", Outcome::Ok, None),
             (Kind::Resource, "tricky://notes", Outcome::Ok, None),
         ]
@@ -251,7 +267,11 @@ async fn the_resources_view_is_checked_and_recorded_too() -> anyhow::Result<()> 
         assert!(!e.findings.is_empty(), "{e:?}");
         assert!(!serde_json::to_string(e)?.contains(SECRET), "{e:?}");
     }
-    assert!(page.entries[2].arguments.contains("topic"), "{:?}", page.entries[2]);
+    assert!(
+        page.entries[2].arguments.contains("topic"),
+        "{:?}",
+        page.entries[2]
+    );
     engine.manager().shutdown().await;
     Ok(())
 }

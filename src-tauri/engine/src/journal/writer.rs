@@ -120,7 +120,10 @@ impl Writer {
                     Ok(m) => m,
                     Err(_) => break,
                 },
-                Some(at) => match self.rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                Some(at) => match self
+                    .rx
+                    .recv_timeout(at.saturating_duration_since(Instant::now()))
+                {
                     Ok(m) => m,
                     Err(mpsc::RecvTimeoutError::Timeout) => {
                         self.write(&mut pending);

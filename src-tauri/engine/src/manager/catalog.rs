@@ -73,9 +73,15 @@ impl Manager {
         mode: crate::settings::ResultMode,
     ) -> Result<Value, RegistryError> {
         let answer = self.read_resource_typed(server, uri);
-        self.recorded(server, Kind::Resource, uri, None, client, answer, |ctx, r| {
-            crate::tool_trust::results::guard_resource(server, mode, r, ctx)
-        })
+        self.recorded(
+            server,
+            Kind::Resource,
+            uri,
+            None,
+            client,
+            answer,
+            |ctx, r| crate::tool_trust::results::guard_resource(server, mode, r, ctx),
+        )
         .await
     }
 
