@@ -410,6 +410,29 @@ fn hostile_archives_are_refused_with_nothing_written() {
 
     let msg = refused(
         tmp.path(),
+        "fileasfolder.mcpb",
+        &zip_of(&[
+            Entry::File("manifest.json", GOOD_MANIFEST),
+            Entry::File("server", b"a"),
+            Entry::File("server/index.js", b"b"),
+        ]),
+        &limits,
+    );
+    assert!(msg.contains("is also a file"), "{msg}");
+    let msg = refused(
+        tmp.path(),
+        "noentry.mcpb",
+        &zip_of(&[Entry::File("manifest.json", GOOD_MANIFEST)]),
+        &limits,
+    );
+    assert!(
+        msg.ends_with(
+            "manifest.json: server.entry_point: \"server/index.js\" is not in the bundle"
+        ),
+        "{msg}"
+    );
+    let msg = refused(
+        tmp.path(),
         "text.mcpb",
         b"this is not a zip file at all",
         &limits,
@@ -468,6 +491,8 @@ fn zip_bombs_are_refused() {
         .large_file(true);
     w.start_file("manifest.json", opts).unwrap();
     w.write_all(GOOD_MANIFEST).unwrap();
+    w.start_file("server/index.js", opts).unwrap();
+    w.write_all(b"// server").unwrap();
     w.start_file("zeros.bin", opts).unwrap();
     let mb = vec![0u8; 1024 * 1024];
     for _ in 0..1024 {
@@ -487,6 +512,8 @@ fn zip_bombs_are_refused() {
     let opts = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
     w.start_file("manifest.json", opts).unwrap();
     w.write_all(GOOD_MANIFEST).unwrap();
+    w.start_file("server/index.js", opts).unwrap();
+    w.write_all(b"// server").unwrap();
     w.start_file("liar.bin", opts).unwrap();
     w.write_all(&vec![0u8; 3 * 1024 * 1024]).unwrap();
     let mut liar = w.finish().unwrap().into_inner();
@@ -521,6 +548,8 @@ fn fifty_megabytes_timing() {
     let opts = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
     w.start_file("manifest.json", opts).unwrap();
     w.write_all(GOOD_MANIFEST).unwrap();
+    w.start_file("server/index.js", opts).unwrap();
+    w.write_all(b"// server").unwrap();
     let mut x: u64 = 0x9E3779B97F4A7C15;
     for f in 0..50 {
         w.start_file(format!("node_modules/pkg{f}/data.bin"), opts)

@@ -163,6 +163,12 @@ pub(super) fn check_path(name: &str) -> std::result::Result<String, String> {
             p if p.contains(':') => {
                 return Err("its path holds ':' (a drive or stream name on Windows)".into())
             }
+            p if p.ends_with('.') || p.ends_with(' ') => {
+                return Err(format!(
+                    "\"{p}\" ends with a dot or a space, which Windows drops"
+                ))
+            }
+            p if windows_device(p) => return Err(format!("\"{p}\" is a device name on Windows")),
             p => parts.push(p),
         }
     }
@@ -170,6 +176,19 @@ pub(super) fn check_path(name: &str) -> std::result::Result<String, String> {
         return Err("its path is empty".into());
     }
     Ok(parts.join("/"))
+}
+
+/// `CON`, `nul.txt`, `COM1`…: names Windows opens as devices.
+fn windows_device(part: &str) -> bool {
+    let stem = part
+        .split('.')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_uppercase();
+    matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL")
+        || ((stem.starts_with("COM") || stem.starts_with("LPT"))
+            && stem.len() == 4
+            && stem.as_bytes()[3].is_ascii_digit())
 }
 
 /// A manifest's name or version as one folder name: characters outside
@@ -292,6 +311,30 @@ pub(super) fn check(file: &Path, f: &File, zip_len: u64, limits: &Limits) -> Res
             compressed_size: compressed,
             executable: !is_dir && mode & 0o111 != 0,
         });
+    }
+    // A file where another entry needs a folder (`a` and `a/b`) would fail
+    // halfway through unpacking: refused before anything is written.
+    let files: HashSet<String> = entries
+        .iter()
+        .filter(|e| !e.is_dir)
+        .map(|e| e.path.to_lowercase())
+        .collect();
+    for e in &entries {
+        let lower = e.path.to_lowercase();
+        let mut at = 0;
+        while let Some(i) = lower[at..].find('/') {
+            let parent = &lower[..at + i];
+            if files.contains(parent) {
+                return Err(refuse(
+                    &e.path,
+                    format!(
+                        "its folder \"{}\" is also a file in the bundle",
+                        &e.path[..at + i]
+                    ),
+                ));
+            }
+            at += i + 1;
+        }
     }
     let manifest_problem = |problem: String| BundleError::Manifest {
         file: file.to_path_buf(),
@@ -504,6 +547,11 @@ mod tests {
             "\\\\server\\share\\x",
             "a/b:stream",
             "a/\u{0}b",
+            "server/CON",
+            "nul.txt",
+            "com1.js",
+            "a./b",
+            "a /b",
             "",
             "./",
         ] {
@@ -512,6 +560,7 @@ mod tests {
         assert_eq!(check_path("server/index.js").unwrap(), "server/index.js");
         assert_eq!(check_path("./a//b/").unwrap(), "a/b");
         assert_eq!(check_path("a/..b/c").unwrap(), "a/..b/c");
+        assert_eq!(check_path("console/com10.js").unwrap(), "console/com10.js");
     }
 
     #[test]

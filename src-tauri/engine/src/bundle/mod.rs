@@ -119,6 +119,14 @@ impl Bundle {
         }
         let checked = archive::check(file, &f, zip_len, limits)?;
         let manifest = manifest::parse(file, &checked.manifest_text)?;
+        let entry = manifest.server.entry_point.trim_start_matches("./");
+        if !entry.is_empty() && !checked.entries.iter().any(|e| !e.is_dir && e.path == entry) {
+            return Err(BundleError::Manifest {
+                file: file.to_path_buf(),
+                field: "server.entry_point".into(),
+                problem: format!("\"{entry}\" is not in the bundle"),
+            });
+        }
         Ok(Bundle {
             file: file.to_path_buf(),
             manifest,
