@@ -9,7 +9,7 @@ use std::process::Command;
 
 use switchboard_engine::bundle::{
     parse_config_flags, server_def, signature_status, Bundle, BundleError, Limits, Places,
-    SignatureStatus, UnpackOptions,
+    SignatureStatus, TrustRoots, UnpackOptions,
 };
 use switchboard_engine::registry::install::{KeptSecret, Secrets};
 use zip::write::SimpleFileOptions;
@@ -35,7 +35,7 @@ fn mcpb_cli(test: &str) -> Option<PathBuf> {
     None
 }
 
-/// Writes ca.pem, leaf.pem and leaf.key: "Test Publisher" issued by "Test CA".
+/// Writes ca.pem, ca.der, leaf.pem and leaf.key: "Test Publisher" issued by "Test CA".
 const MAKE_CA: &str = r#"
 const forge = require("node-forge");
 const fs = require("fs");
@@ -47,13 +47,23 @@ function cert(cn, keys, issuerCn, signKey, isCa) {
   c.validity.notAfter = new Date(Date.now() + 86400000);
   c.setSubject([{ name: "commonName", value: cn }]);
   c.setIssuer([{ name: "commonName", value: issuerCn }]);
-  c.setExtensions([{ name: "basicConstraints", cA: isCa }]);
+  c.setExtensions(
+    isCa
+      ? [{ name: "basicConstraints", cA: true }, { name: "keyUsage", keyCertSign: true, cRLSign: true }]
+      : [
+          { name: "basicConstraints", cA: false },
+          { name: "keyUsage", digitalSignature: true },
+          { name: "extKeyUsage", codeSigning: true },
+        ],
+  );
   c.sign(signKey, forge.md.sha256.create());
   return c;
 }
 const ca = forge.pki.rsa.generateKeyPair(2048);
 const leaf = forge.pki.rsa.generateKeyPair(2048);
-fs.writeFileSync("ca.pem", forge.pki.certificateToPem(cert("Test CA", ca, "Test CA", ca.privateKey, true)));
+const caCert = cert("Test CA", ca, "Test CA", ca.privateKey, true);
+fs.writeFileSync("ca.pem", forge.pki.certificateToPem(caCert));
+fs.writeFileSync("ca.der", Buffer.from(forge.asn1.toDer(forge.pki.certificateToAsn1(caCert)).getBytes(), "binary"));
 fs.writeFileSync("leaf.pem", forge.pki.certificateToPem(cert("Test Publisher", leaf, "Test CA", ca.privateKey, false)));
 fs.writeFileSync("leaf.key", forge.pki.privateKeyToPem(leaf.privateKey));
 "#;
@@ -217,9 +227,9 @@ fn bundles_from_the_real_cli() -> anyhow::Result<()> {
         .starts_with("signed (self-signed"));
     assert_eq!(signed.manifest, plain.manifest);
 
-    // Signed by a certificate a (test) CA issued, the CA passed along as
-    // the CLI's intermediate: valid, named, and not called trusted (the
-    // chain is not checked against the system's roots yet).
+    // Signed by a certificate a test CA issued for code signing, the CA
+    // passed along as the CLI's intermediate: valid and named; not trusted
+    // with the system's roots, trusted when the CA is a root.
     {
         // The CA and the publisher's certificate, made with node-forge (the
         // library the CLI signs with, installed beside it in tests/npm).
@@ -262,8 +272,22 @@ fn bundles_from_the_real_cli() -> anyhow::Result<()> {
         }
         assert_eq!(
             ca.signature.to_string(),
-            "signed by Test Publisher (not checked against trusted roots)"
+            "signed by Test Publisher (not trusted: its issuer is not a trusted root)"
         );
+        let roots = TrustRoots::from_der(vec![std::fs::read(tmp.path().join("ca.der"))?]);
+        let trusted = Bundle::open_trusting(&tmp.path().join("ca.mcpb"), &limits, &roots)?;
+        assert_eq!(
+            trusted.signature.to_string(),
+            "signed by Test Publisher (trusted)",
+            "{:?}",
+            trusted.signature
+        );
+        // A self-signed certificate is never trusted, whatever the roots.
+        let selfsigned = Bundle::open_trusting(&tmp.path().join("signed.mcpb"), &limits, &roots)?;
+        assert!(matches!(
+            selfsigned.signature,
+            SignatureStatus::SelfSigned { .. }
+        ));
     }
 
     // Tampered: a byte of the zip (a file's time in its local header), then
@@ -280,7 +304,7 @@ fn bundles_from_the_real_cli() -> anyhow::Result<()> {
     ] {
         let path = tmp.path().join(name);
         std::fs::write(&path, data)?;
-        match signature_status(&path)? {
+        match signature_status(&path, &TrustRoots::system())? {
             SignatureStatus::Invalid { reason } => {
                 assert!(reason.contains(why), "{name}: {reason}")
             }

@@ -19,7 +19,7 @@ pub use manifest::{
     Manifest, McpConfig, PlatformOverride, Runtimes, Server, ServerType, UserConfigField,
     SUPPORTED_MANIFEST_VERSIONS,
 };
-pub use signature::SignatureStatus;
+pub use signature::{SignatureStatus, TrustRoots};
 
 /// Why a bundle was refused. Every message names the bundle's file and, where
 /// there is one, the entry or manifest field, and says what the user can do.
@@ -69,12 +69,12 @@ pub enum BundleError {
 pub type Result<T> = std::result::Result<T, BundleError>;
 
 /// The status of `file`'s signature alone, without reading the zip.
-pub fn signature_status(file: &Path) -> Result<SignatureStatus> {
+pub fn signature_status(file: &Path, roots: &TrustRoots) -> Result<SignatureStatus> {
     let mut f = std::fs::File::open(file).map_err(|e| BundleError::Io {
         file: file.to_path_buf(),
         message: e.to_string(),
     })?;
-    signature::read(&mut f)
+    signature::read(&mut f, roots)
         .map(|(_, status)| status)
         .map_err(|e| BundleError::Io {
             file: file.to_path_buf(),
@@ -105,12 +105,17 @@ impl Bundle {
     /// is read), every entry's path, type, size and compression ratio, and
     /// the manifest. Nothing is written.
     pub fn open(file: &Path, limits: &Limits) -> Result<Bundle> {
+        Bundle::open_trusting(file, limits, &TrustRoots::system())
+    }
+
+    /// [`Bundle::open`] with the signer's chain checked against `roots`.
+    pub fn open_trusting(file: &Path, limits: &Limits, roots: &TrustRoots) -> Result<Bundle> {
         let io = |e: std::io::Error| BundleError::Io {
             file: file.to_path_buf(),
             message: e.to_string(),
         };
         let mut f = std::fs::File::open(file).map_err(io)?;
-        let (zip_len, signature) = signature::read(&mut f).map_err(io)?;
+        let (zip_len, signature) = signature::read(&mut f, roots).map_err(io)?;
         if let SignatureStatus::Invalid { reason } = &signature {
             return Err(BundleError::Signature {
                 file: file.to_path_buf(),

@@ -3,8 +3,10 @@
 //! every byte before the block, then `MCPB_SIG_END`. The block is found and
 //! stripped before the zip is read; the CMS signature is checked here (the
 //! content's SHA-256 against the signed `messageDigest`, and the RSA
-//! signature over the signed attributes). Trust in a certificate chain
-//! against the system's roots is not checked yet: no status says "trusted".
+//! signature over the signed attributes), then whether the signer's chain
+//! (with the certificates the block carries) leads to a root the system
+//! trusts for code signing (rustls-webpki, the system's roots). Revocation is
+//! not checked.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -41,13 +43,15 @@ pub enum SignatureStatus {
         subject: String,
         fingerprint: String,
     },
-    /// Valid, by a certificate issued by `issuer`. `trusted` is false until
-    /// the chain is checked against the system's roots (not done yet).
+    /// Valid, by a certificate issued by `issuer`; `trusted` when its chain
+    /// leads to a trusted root for code signing, else `untrusted` says why.
     Signed {
         subject: String,
         issuer: String,
         fingerprint: String,
         trusted: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        untrusted: Option<String>,
     },
     /// A signature block that does not match the content or cannot be read.
     Invalid {
@@ -69,21 +73,99 @@ impl std::fmt::Display for SignatureStatus {
                 write!(f, "signed (self-signed by {subject}, not trusted)")
             }
             SignatureStatus::Signed {
-                subject, trusted, ..
-            } => {
-                if *trusted {
-                    write!(f, "signed by {subject} (trusted)")
-                } else {
-                    write!(f, "signed by {subject} (not checked against trusted roots)")
-                }
-            }
+                subject,
+                trusted: true,
+                ..
+            } => write!(f, "signed by {subject} (trusted)"),
+            SignatureStatus::Signed {
+                subject, untrusted, ..
+            } => write!(
+                f,
+                "signed by {subject} (not trusted: {})",
+                untrusted.as_deref().unwrap_or("no trusted root")
+            ),
             SignatureStatus::Invalid { reason } => write!(f, "invalid ({reason})"),
         }
     }
 }
 
+/// The certificates a signer's chain may end at.
+#[derive(Clone)]
+pub struct TrustRoots(std::sync::Arc<Vec<rustls_pki_types::CertificateDer<'static>>>);
+
+impl std::fmt::Debug for TrustRoots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TrustRoots({} certificates)", self.0.len())
+    }
+}
+
+impl TrustRoots {
+    /// The system's roots (read once per process).
+    pub fn system() -> TrustRoots {
+        static ROOTS: std::sync::OnceLock<TrustRoots> = std::sync::OnceLock::new();
+        ROOTS
+            .get_or_init(|| {
+                TrustRoots(std::sync::Arc::new(
+                    rustls_native_certs::load_native_certs().certs,
+                ))
+            })
+            .clone()
+    }
+
+    /// These DER certificates only (tests, a company's own root).
+    pub fn from_der(certs: Vec<Vec<u8>>) -> TrustRoots {
+        TrustRoots(std::sync::Arc::new(
+            certs
+                .into_iter()
+                .map(rustls_pki_types::CertificateDer::from)
+                .collect(),
+        ))
+    }
+
+    /// `None` when the chain of `leaf` (with `others` as intermediates)
+    /// leads to one of these roots for code signing, else why not.
+    fn why_untrusted(&self, leaf: &[u8], others: &[Vec<u8>]) -> Option<String> {
+        use rustls_pki_types::{CertificateDer, UnixTime};
+        // id-kp-codeSigning, 1.3.6.1.5.5.7.3.3, as DER content bytes.
+        const CODE_SIGNING: &[u8] = &[0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x03];
+        let anchors: Vec<_> = self
+            .0
+            .iter()
+            .filter_map(|c| webpki::anchor_from_trusted_cert(c).ok())
+            .collect();
+        let leaf = CertificateDer::from(leaf);
+        let ee = match webpki::EndEntityCert::try_from(&leaf) {
+            Ok(ee) => ee,
+            Err(e) => return Some(format!("the certificate cannot be checked: {e}")),
+        };
+        let inter: Vec<CertificateDer> = others
+            .iter()
+            .map(|c| CertificateDer::from(c.as_slice()))
+            .collect();
+        match ee.verify_for_usage(
+            webpki::ALL_VERIFICATION_ALGS,
+            &anchors,
+            &inter,
+            UnixTime::now(),
+            // As `openssl verify -purpose codesigning`: a certificate that
+            // lists key purposes must list code signing (roots list none).
+            webpki::KeyUsage::required_if_present(CODE_SIGNING),
+            None,
+            None,
+        ) {
+            Ok(_) => None,
+            Err(webpki::Error::UnknownIssuer) => Some("its issuer is not a trusted root".into()),
+            Err(webpki::Error::CertExpired { .. }) => Some("the certificate has expired".into()),
+            Err(webpki::Error::RequiredEkuNotFoundContext(_)) => {
+                Some("a certificate of the chain is not for code signing".into())
+            }
+            Err(e) => Some(format!("{e}")),
+        }
+    }
+}
+
 /// The length of the zip part of `f` and the signature's status.
-pub(super) fn read(f: &mut File) -> std::io::Result<(u64, SignatureStatus)> {
+pub(super) fn read(f: &mut File, roots: &TrustRoots) -> std::io::Result<(u64, SignatureStatus)> {
     let len = f.seek(SeekFrom::End(0))?;
     let foot = FOOTER.len() as u64;
     if len < foot {
@@ -126,7 +208,7 @@ pub(super) fn read(f: &mut File) -> std::io::Result<(u64, SignatureStatus)> {
         ));
     }
     let digest = sha256_of(f, zip_len)?;
-    Ok((zip_len, verify(der, &digest)))
+    Ok((zip_len, verify(der, &digest, roots)))
 }
 
 fn invalid(reason: impl Into<String>) -> SignatureStatus {
@@ -150,14 +232,14 @@ fn sha256_of(f: &mut File, len: u64) -> std::io::Result<Vec<u8>> {
 }
 
 /// Checks the detached SignedData `der` over content whose SHA-256 is `digest`.
-fn verify(der: &[u8], digest: &[u8]) -> SignatureStatus {
-    match check(der, digest) {
+fn verify(der: &[u8], digest: &[u8], roots: &TrustRoots) -> SignatureStatus {
+    match check(der, digest, roots) {
         Ok(status) => status,
         Err(reason) => invalid(reason),
     }
 }
 
-fn check(der: &[u8], digest: &[u8]) -> Result<SignatureStatus, String> {
+fn check(der: &[u8], digest: &[u8], roots: &TrustRoots) -> Result<SignatureStatus, String> {
     let info = ContentInfo::from_der(der).map_err(|e| format!("not a PKCS#7 block: {e}"))?;
     if info.content_type != ID_SIGNED_DATA {
         return Err(format!(
@@ -263,11 +345,19 @@ fn check(der: &[u8], digest: &[u8]) -> Result<SignatureStatus, String> {
             fingerprint,
         });
     }
+    let leaf = cert.to_der().map_err(|e| format!("certificate: {e}"))?;
+    let others: Vec<Vec<u8>> = certs
+        .iter()
+        .filter(|c| !std::ptr::eq(**c, cert))
+        .filter_map(|c| c.to_der().ok())
+        .collect();
+    let untrusted = roots.why_untrusted(&leaf, &others);
     Ok(SignatureStatus::Signed {
         subject,
         issuer,
         fingerprint,
-        trusted: false,
+        trusted: untrusted.is_none(),
+        untrusted,
     })
 }
 
