@@ -35,11 +35,12 @@ fn mcpb_cli(test: &str) -> Option<PathBuf> {
     None
 }
 
-/// Writes ca.pem, ca.der, leaf.pem and leaf.key: "Test Publisher" issued by "Test CA".
+/// Writes ca.pem, ca.der, leaf.pem and leaf.key: "Test Publisher" issued by
+/// "Test CA" for code signing; web.pem: the same key, for web servers only.
 const MAKE_CA: &str = r#"
 const forge = require("node-forge");
 const fs = require("fs");
-function cert(cn, keys, issuerCn, signKey, isCa) {
+function cert(cn, keys, issuerCn, signKey, isCa, purpose = { codeSigning: true }) {
   const c = forge.pki.createCertificate();
   c.publicKey = keys.publicKey;
   c.serialNumber = isCa ? "01" : "02";
@@ -53,7 +54,7 @@ function cert(cn, keys, issuerCn, signKey, isCa) {
       : [
           { name: "basicConstraints", cA: false },
           { name: "keyUsage", digitalSignature: true },
-          { name: "extKeyUsage", codeSigning: true },
+          { name: "extKeyUsage", ...purpose },
         ],
   );
   c.sign(signKey, forge.md.sha256.create());
@@ -66,6 +67,10 @@ fs.writeFileSync("ca.pem", forge.pki.certificateToPem(caCert));
 fs.writeFileSync("ca.der", Buffer.from(forge.asn1.toDer(forge.pki.certificateToAsn1(caCert)).getBytes(), "binary"));
 fs.writeFileSync("leaf.pem", forge.pki.certificateToPem(cert("Test Publisher", leaf, "Test CA", ca.privateKey, false)));
 fs.writeFileSync("leaf.key", forge.pki.privateKeyToPem(leaf.privateKey));
+const web = cert("Web Server", leaf, "Test CA", ca.privateKey, false, { serverAuth: true });
+web.serialNumber = "03";
+web.sign(ca.privateKey, forge.md.sha256.create());
+fs.writeFileSync("web.pem", forge.pki.certificateToPem(web));
 "#;
 
 fn mcpb(cli: &Path, cwd: &Path, args: &[&str]) {
@@ -281,6 +286,20 @@ fn bundles_from_the_real_cli() -> anyhow::Result<()> {
             "signed by Test Publisher (trusted)",
             "{:?}",
             trusted.signature
+        );
+        // A certificate for web servers is not one for signing code.
+        std::fs::copy(tmp.path().join("plain.mcpb"), tmp.path().join("web.mcpb"))?;
+        mcpb(
+            &cli,
+            tmp.path(),
+            &[
+                "sign", "web.mcpb", "-c", "web.pem", "-k", "leaf.key", "-i", "ca.pem",
+            ],
+        );
+        let web = Bundle::open_trusting(&tmp.path().join("web.mcpb"), &limits, &roots)?;
+        assert_eq!(
+            web.signature.to_string(),
+            "signed by Web Server (not trusted: a certificate of the chain is not for code signing)"
         );
         // A self-signed certificate is never trusted, whatever the roots.
         let selfsigned = Bundle::open_trusting(&tmp.path().join("signed.mcpb"), &limits, &roots)?;

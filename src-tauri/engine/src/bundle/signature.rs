@@ -322,24 +322,7 @@ fn check(der: &[u8], digest: &[u8], roots: &TrustRoots) -> Result<SignatureStatu
     let fingerprint = hex::encode(Sha256::digest(
         cert.to_der().map_err(|e| format!("certificate: {e}"))?,
     ));
-    if tbs.subject == tbs.issuer {
-        // Self-issued: it must also have signed itself.
-        let tbs_der = tbs.to_der().map_err(|e| format!("certificate: {e}"))?;
-        let sig = cert
-            .signature
-            .as_bytes()
-            .ok_or("the certificate's signature is not whole bytes")?;
-        if cert.signature_algorithm.oid != SHA256_WITH_RSA
-            || key
-                .verify(
-                    Pkcs1v15Sign::new::<Sha256>(),
-                    &Sha256::digest(&tbs_der),
-                    sig,
-                )
-                .is_err()
-        {
-            return Err("the self-signed certificate's own signature is wrong".into());
-        }
+    if tbs.subject == tbs.issuer && signed_itself(cert, &key) {
         return Ok(SignatureStatus::SelfSigned {
             subject,
             fingerprint,
@@ -386,6 +369,20 @@ fn signed_attrs_as_signed(
     }
     out.extend(body);
     Ok(out)
+}
+
+/// Whether `cert` is signed by its own key (a self-signed certificate).
+fn signed_itself(cert: &Certificate, key: &RsaPublicKey) -> bool {
+    let Ok(tbs) = cert.tbs_certificate.to_der() else {
+        return false;
+    };
+    let Some(sig) = cert.signature.as_bytes() else {
+        return false;
+    };
+    cert.signature_algorithm.oid == SHA256_WITH_RSA
+        && key
+            .verify(Pkcs1v15Sign::new::<Sha256>(), &Sha256::digest(&tbs), sig)
+            .is_ok()
 }
 
 fn rsa_key(cert: &Certificate) -> Result<RsaPublicKey, String> {
