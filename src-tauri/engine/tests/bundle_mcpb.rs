@@ -4,6 +4,7 @@
 //! their reason and nothing written.
 
 use std::io::{Cursor, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -152,7 +153,8 @@ fn bundles_from_the_real_cli() -> anyhow::Result<()> {
     let data = tmp.path().join("data");
     let mut seen = vec![];
     let unpacked = plain.unpack(&data, &limits, UnpackOptions::default(), &mut |p| {
-        seen.push(p)
+        seen.push(p);
+        ControlFlow::Continue(())
     })?;
     assert_eq!(unpacked.dir, data.join("bundles/hello-bundle/1.2.0"));
     assert!(!unpacked.reused);
@@ -174,9 +176,31 @@ fn bundles_from_the_real_cli() -> anyhow::Result<()> {
         files_under(&data)
     );
 
-    let again = plain.unpack(&data, &limits, UnpackOptions::default(), &mut |_| {})?;
+    // Cancelled from the progress callback: an error, and nothing left.
+    let elsewhere = tmp.path().join("data-cancelled");
+    let err = plain
+        .unpack(&elsewhere, &limits, UnpackOptions::default(), &mut |p| {
+            if p.done > 0 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+        .unwrap_err();
+    assert!(matches!(err, BundleError::Cancelled { .. }), "{err}");
+    assert!(
+        files_under(&elsewhere).is_empty(),
+        "{:?}",
+        files_under(&elsewhere)
+    );
+
+    let again = plain.unpack(&data, &limits, UnpackOptions::default(), &mut |_| {
+        ControlFlow::Continue(())
+    })?;
     assert!(again.reused, "the same version is left alone");
-    let replaced = plain.unpack(&data, &limits, UnpackOptions { replace: true }, &mut |_| {})?;
+    let replaced = plain.unpack(&data, &limits, UnpackOptions { replace: true }, &mut |_| {
+        ControlFlow::Continue(())
+    })?;
     assert!(!replaced.reused);
     assert!(replaced.dir.join("server/index.js").is_file());
 
@@ -372,7 +396,11 @@ fn refused(tmp: &Path, name: &str, bytes: &[u8], limits: &Limits) -> String {
     std::fs::write(&file, bytes).expect("write bundle");
     let data = tmp.join(format!("data-{name}"));
     let err = Bundle::open(&file, limits)
-        .and_then(|b| b.unpack(&data, limits, UnpackOptions::default(), &mut |_| {}))
+        .and_then(|b| {
+            b.unpack(&data, limits, UnpackOptions::default(), &mut |_| {
+                ControlFlow::Continue(())
+            })
+        })
         .map(|u| panic!("{name} should be refused, got {u:?}"))
         .unwrap_err();
     let left = files_under(&data);
@@ -617,7 +645,7 @@ fn fifty_megabytes_timing() {
         &tmp.path().join("data"),
         &Limits::default(),
         UnpackOptions::default(),
-        &mut |_| {},
+        &mut |_| ControlFlow::Continue(()),
     )
     .unwrap();
     eprintln!(

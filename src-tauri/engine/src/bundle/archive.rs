@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use zip::read::ZipArchive;
@@ -393,7 +394,7 @@ pub(super) fn unpack(
     data_dir: &Path,
     limits: &Limits,
     options: UnpackOptions,
-    progress: &mut dyn FnMut(Progress),
+    progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
 ) -> Result<Unpacked> {
     let file = bundle.file.as_path();
     let target = bundle.target_dir(data_dir);
@@ -429,10 +430,17 @@ pub(super) fn unpack(
     };
     let total_declared = bundle.unpacked_size;
     let mut done: u64 = 0;
-    progress(Progress {
+    let cancelled = || BundleError::Cancelled {
+        file: file.to_path_buf(),
+    };
+    if progress(Progress {
         done,
         total: total_declared,
-    });
+    })
+    .is_break()
+    {
+        return Err(cancelled());
+    }
     let mut buf = vec![0u8; 64 * 1024];
     for (i, info) in bundle.entries.iter().enumerate() {
         let mut entry = zip.by_index(i).map_err(|e| failed(e.to_string()))?;
@@ -487,10 +495,14 @@ pub(super) fn unpack(
             }
             out.write_all(&buf[..n])
                 .map_err(|e| failed(format!("{}: {e}", info.path)))?;
-            progress(Progress {
+            if progress(Progress {
                 done,
                 total: total_declared,
-            });
+            })
+            .is_break()
+            {
+                return Err(cancelled());
+            }
         }
         if written != info.size {
             return Err(failed(format!(

@@ -62,6 +62,8 @@ pub enum BundleError {
     /// `${…}` it expands, a `!command`): refused rather than run differently.
     #[error("{field}: {problem}")]
     Definition { field: String, problem: String },
+    #[error("{file}: unpacking was cancelled; nothing was left behind")]
+    Cancelled { file: PathBuf },
     #[error("user_config.{key}: {problem}")]
     Config { key: String, problem: String },
 }
@@ -154,13 +156,14 @@ impl Bundle {
 
     /// Unpacks into [`Bundle::target_dir`]: into a temporary folder beside
     /// it first, renamed into place once every entry is written and checked.
-    /// On any error nothing is left. `progress` gets bytes written / total.
+    /// On any error nothing is left. `progress` gets bytes written / total
+    /// after each chunk; `ControlFlow::Break` cancels (nothing left either).
     pub fn unpack(
         &self,
         data_dir: &Path,
         limits: &Limits,
         options: UnpackOptions,
-        progress: &mut dyn FnMut(Progress),
+        progress: &mut dyn FnMut(Progress) -> std::ops::ControlFlow<()>,
     ) -> Result<Unpacked> {
         archive::unpack(self, data_dir, limits, options, progress)
     }
