@@ -520,6 +520,25 @@ mod tests {
     }
 
     #[test]
+    fn uv_servers_without_mcp_config_run_with_uv() {
+        let m = manifest(serde_json::json!({
+            "manifest_version": "0.4", "name": "u", "version": "1",
+            "server": {"type": "uv", "entry_point": "src/server.py"}
+        }));
+        let b = server_def(
+            &m,
+            "u",
+            Path::new("/d"),
+            &ConfigValues::new(),
+            &places(),
+            &Secrets::Plain,
+        )
+        .unwrap();
+        assert_eq!(b.def.command.as_deref(), Some("uv"));
+        assert_eq!(b.def.args, ["run", "--directory", "/d", "src/server.py"]);
+    }
+
+    #[test]
     fn binaries_run_from_the_bundle() {
         let m = manifest(serde_json::json!({
             "manifest_version": "0.2", "name": "b", "version": "1",

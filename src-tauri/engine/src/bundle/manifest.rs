@@ -489,7 +489,9 @@ fn runtime_version(program: &str) -> Option<semver::Version> {
 
 /// Checks platform and runtimes against this machine. A runtime is looked
 /// for only when the manifest names a range for it, or its server type is
-/// that runtime's (`node` needs node, `python` needs python3).
+/// that runtime's (`node` needs node, `python` needs python3, `uv` needs
+/// uv). `compatibility.claude_desktop` is about Claude Desktop and is not
+/// checked.
 pub fn check_compatibility(manifest: &Manifest) -> CompatibilityVerdict {
     check_compatibility_with(manifest, this_platform(), &runtime_version)
 }
@@ -522,6 +524,8 @@ pub(super) fn check_compatibility_with(
             runtimes.python,
             manifest.server.kind == ServerType::Python,
         ),
+        // A `uv` server is run by uv, which brings its own Python.
+        ("uv", "uv", None, manifest.server.kind == ServerType::Uv),
     ];
     for (name, program, range, by_type) in wanted {
         if range.is_none() && !by_type {
@@ -608,6 +612,18 @@ mod tests {
         assert_eq!(
             matches_npm_range("^3.10 || >=3.12", &semver::Version::new(3, 13, 0)),
             Some(true)
+        );
+        let uv = parse(
+            Path::new("x.mcpb"),
+            r#"{"manifest_version":"0.4","name":"x","version":"1","server":{"type":"uv","entry_point":"src/server.py"}}"#,
+        )
+        .unwrap();
+        let v = check_compatibility_with(&uv, "linux", &|p| {
+            (p != "uv").then(|| semver::Version::new(3, 12, 0))
+        });
+        assert_eq!(
+            v.problems,
+            ["needs uv, which is not installed (`uv` was not found)"]
         );
     }
 }
