@@ -33,9 +33,11 @@ impl AppState {
         }
         let engine = self.engine.clone();
         tauri::async_runtime::block_on(async move { engine.shutdown().await });
-        // What the journal still queues is written before the process ends.
+        // What the journal still queues is written before the process ends
+        // (waiting a few seconds at most: a journal another program keeps
+        // locked does not hold the exit up).
         if let Some(j) = self.engine.manager().journal() {
-            j.flush();
+            j.flush_within(std::time::Duration::from_secs(3));
         }
     }
 }

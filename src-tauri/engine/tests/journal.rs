@@ -271,6 +271,49 @@ fn a_full_queue_drops_and_counts_and_never_waits() {
 }
 
 #[test]
+fn a_journal_locked_by_another_program_does_not_hold_up_an_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = db(&dir);
+    let tuning = Tuning {
+        busy_timeout: Duration::from_secs(30),
+        drop_wait: Duration::from_millis(300),
+        ..Tuning::default()
+    };
+    let j = Journal::open_with(
+        &path,
+        JournalSettings::default(),
+        Arc::new(Redactor::default()),
+        tuning,
+    );
+    j.record(call("s", "first"));
+    j.flush();
+    // Another program keeps the write lock far longer than an exit may take.
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    for i in 0..100 {
+        j.record(call("s", &format!("late-{i}")));
+    }
+    let t = Instant::now();
+    assert!(
+        !j.flush_within(Duration::from_millis(300)),
+        "the writer cannot have written past the lock"
+    );
+    // Dropping the last handle gives up waiting too (the writer would wait
+    // 30 s for the lock); the margins are for a busy machine.
+    drop(j);
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "flush_within and drop waited {:?}",
+        t.elapsed()
+    );
+    other.execute_batch("ROLLBACK").unwrap();
+    drop(other);
+    // What was written before is there; the file is sound.
+    let j = open(&path);
+    assert!(names(&all(&j, Filter::default())).contains(&"first".to_string()));
+}
+
+#[test]
 fn two_journals_write_one_file_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = db(&dir);

@@ -91,6 +91,9 @@ pub struct Tuning {
     /// How long a write waits for another process's lock before its
     /// entries are dropped.
     pub busy_timeout: Duration,
+    /// How long dropping the last [`Journal`] waits for the writer to write
+    /// what is queued.
+    pub drop_wait: Duration,
     /// Spans waiting to be exported before new ones are dropped.
     pub export_queue: usize,
     /// How long spans wait to be sent together.
@@ -108,7 +111,11 @@ impl Default for Tuning {
             queue_bytes: 32 * 1024 * 1024,
             batch: 512,
             linger: Duration::from_millis(50),
-            busy_timeout: Duration::from_secs(2),
+            // Generous: only the writer thread waits (calls never do, the
+            // queue takes them), and a disk busy with something else can
+            // stall another process's commit for seconds.
+            busy_timeout: Duration::from_secs(10),
+            drop_wait: Duration::from_secs(5),
             export_queue: 2048,
             export_every: Duration::from_secs(2),
             export_timeout: Duration::from_secs(10),
@@ -145,6 +152,9 @@ struct Inner {
     shared: Arc<Shared>,
     queue_bytes: usize,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// Hears from the writer thread when it has ended.
+    ended: Option<Mutex<mpsc::Receiver<()>>>,
+    drop_wait: Duration,
     reader: Mutex<(Reader, u64)>,
     /// Ends what follows the settings file for this journal.
     stop: tokio_util::sync::CancellationToken,
@@ -174,15 +184,20 @@ impl Journal {
         let (tx, rx) = mpsc::sync_channel(tuning.queue.max(1));
         let shared = Arc::new(Shared::default());
         let queue_bytes = tuning.queue_bytes;
+        let drop_wait = tuning.drop_wait;
         let w = Writer::new(path.clone(), rx, shared.clone(), redactor, limits, tuning);
+        let (ended_tx, ended) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("call-journal".into())
-            .spawn(move || w.run());
-        let (tx, thread) = match thread {
-            Ok(t) => (Some(tx), Some(t)),
+            .spawn(move || {
+                w.run();
+                let _ = ended_tx.send(());
+            });
+        let (tx, thread, ended) = match thread {
+            Ok(t) => (Some(tx), Some(t), Some(Mutex::new(ended))),
             Err(e) => {
                 shared.set_problem(Some(format!("the call journal cannot start: {e}")));
-                (None, None)
+                (None, None, None)
             }
         };
         Journal {
@@ -191,6 +206,8 @@ impl Journal {
                 shared,
                 queue_bytes,
                 thread,
+                ended,
+                drop_wait,
                 reader: Mutex::new((Reader::open(path), 0)),
                 stop: tokio_util::sync::CancellationToken::new(),
             }),
@@ -236,6 +253,30 @@ impl Journal {
         if tx.send(Msg::Flush(done)).is_ok() {
             let _ = wait.recv();
         }
+    }
+
+    /// [`Journal::flush`] waiting at most `limit` (a process on its way
+    /// out: a journal another program keeps locked must not hold the exit
+    /// up). Whether everything queued was written or dropped in time.
+    pub fn flush_within(&self, limit: Duration) -> bool {
+        let Some(tx) = self.inner.tx.as_ref() else {
+            return true;
+        };
+        let deadline = std::time::Instant::now() + limit;
+        let (done, wait) = mpsc::channel();
+        let mut msg = Msg::Flush(done);
+        loop {
+            match tx.try_send(msg) {
+                Ok(()) => break,
+                Err(TrySendError::Full(m)) if std::time::Instant::now() < deadline => {
+                    msg = m;
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(_) => return false,
+            }
+        }
+        wait.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now()))
+            .is_ok()
     }
 
     /// New limits (Settings changed); old entries are pruned at once.
@@ -336,9 +377,17 @@ impl Journal {
 impl Drop for Inner {
     fn drop(&mut self) {
         self.stop.cancel();
-        // The writer drains the queue, then sees the queue closed.
+        // The writer drains the queue, then sees the queue closed. It is
+        // waited for `Tuning::drop_wait` at most: a file another program
+        // keeps locked must not hold up the process (the thread ends with it).
         self.tx.take();
-        if let Some(t) = self.thread.take() {
+        let wait = self.drop_wait;
+        let ended = self
+            .ended
+            .take()
+            .and_then(|e| e.into_inner().ok())
+            .is_some_and(|e| e.recv_timeout(wait).is_ok());
+        if let (true, Some(t)) = (ended, self.thread.take()) {
             let _ = t.join();
         }
     }

@@ -78,8 +78,25 @@ pub(crate) fn trouble(e: &rusqlite::Error) -> Trouble {
     }
 }
 
-/// Opens (creating it if needed) the journal for writing.
+/// Opens (creating it if needed) the journal for writing. Two processes
+/// opening a new file at once can find it busy while the other switches it
+/// to WAL (SQLite answers that at once, without its busy timeout): tried
+/// again until `busy` has passed.
 pub(crate) fn open_for_writing(path: &Path, busy: Duration) -> rusqlite::Result<Connection> {
+    let deadline = std::time::Instant::now() + busy;
+    loop {
+        match open_once(path, busy) {
+            Err(e)
+                if matches!(trouble(&e), Trouble::Busy) && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            r => return r,
+        }
+    }
+}
+
+fn open_once(path: &Path, busy: Duration) -> rusqlite::Result<Connection> {
     // What clients sent and servers answered is the user's own business:
     // readable by the user alone (SQLite gives `-wal` and `-shm` the same
     // mode). An empty file is a new database to SQLite.

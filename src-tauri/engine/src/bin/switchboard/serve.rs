@@ -153,7 +153,9 @@ pub async fn serve(host: Host, o: Serve) -> anyhow::Result<()> {
     };
     starting.abort();
     manager.shutdown().await;
-    journal.flush();
+    // A few seconds at most: a journal another program keeps locked does
+    // not hold the exit up.
+    journal.flush_within(std::time::Duration::from_secs(3));
     result
 }
 
