@@ -61,7 +61,7 @@ export const VIEWS: readonly ViewDef[] = [
     id: 'activity',
     label: 'Activity',
     blurb:
-      'Every call your clients made through the gateway and the Tools view: what was asked, what came back, how long it took.',
+      'Every call your clients made through the gateway and the Tools and Resources views: what was asked, what came back, how long it took.',
   },
   {
     id: 'accounts',
