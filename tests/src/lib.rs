@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod in_process;
+pub mod mcpb;
 
 use std::{
     path::{Path, PathBuf},

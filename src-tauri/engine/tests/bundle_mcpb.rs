@@ -13,28 +13,9 @@ use switchboard_engine::bundle::{
     SignatureStatus, TrustRoots, UnpackOptions,
 };
 use switchboard_engine::registry::install::{KeptSecret, Secrets};
+use switchboard_tests::mcpb::{mcpb, mcpb_cli};
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
-
-/// The mcpb CLI from tests/npm, or `None` (skip) locally; panics under CI.
-fn mcpb_cli(test: &str) -> Option<PathBuf> {
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/npm/node_modules/.bin/mcpb");
-    let node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if bin.exists() && node {
-        return Some(bin);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "{test}: {} or node is missing; .ci/test runs npm ci in tests/npm",
-            bin.display()
-        );
-    }
-    eprintln!("SKIPPED {test}: run `npm ci` in tests/npm (and have node on PATH)");
-    None
-}
 
 /// Writes ca.pem, ca.der, leaf.pem and leaf.key: "Test Publisher" issued by
 /// "Test CA" for code signing; web.pem: the same key, for web servers only.
@@ -73,20 +54,6 @@ web.serialNumber = "03";
 web.sign(ca.privateKey, forge.md.sha256.create());
 fs.writeFileSync("web.pem", forge.pki.certificateToPem(web));
 "#;
-
-fn mcpb(cli: &Path, cwd: &Path, args: &[&str]) {
-    let out = Command::new(cli)
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run mcpb");
-    assert!(
-        out.status.success(),
-        "mcpb {args:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 const MANIFEST: &str = r#"{
   "manifest_version": "0.3",

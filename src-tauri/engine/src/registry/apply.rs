@@ -219,22 +219,58 @@ impl Prepared {
     }
 }
 
-/// Check the name against `req.target` in `snap` and build the definition
-/// (secrets as keychain references when the target is Switchboard's own file).
-pub fn prepare(
+/// Where an install goes: the target source checked and the name free there
+/// (or taken and to be replaced). Any installer (registry, bundle) builds its
+/// definition for a slot, with [`Slot::secrets`], then [`Slot::prepared`].
+#[derive(Debug, Clone)]
+pub struct Slot {
+    pub name: String,
+    /// Source id.
+    pub source: String,
+    pub path: PathBuf,
+    /// Switchboard's own file: secrets go to the keychain.
+    pub own: bool,
+    pub replaced: bool,
+}
+
+impl Slot {
+    /// How secret values are written into this target.
+    pub fn secrets(&self) -> Secrets {
+        if self.own {
+            Secrets::Keychain {
+                server: self.name.clone(),
+            }
+        } else {
+            Secrets::Plain
+        }
+    }
+
+    /// The install, ready to keep its secrets and be written.
+    pub fn prepared(self, built: install::Built) -> Prepared {
+        let report = InstallReport {
+            kept_in_keychain: built.secrets.iter().map(|s| s.name.clone()).collect(),
+            plain_text_secrets: built.has_secrets && !self.own,
+            name: self.name,
+            source: self.source,
+            path: self.path,
+            replaced: self.replaced,
+        };
+        Prepared { built, report }
+    }
+}
+
+/// Check `target` and `name` in `snap`: a server of that name in the target
+/// is an error unless `replace`.
+pub fn slot(
     snap: &crate::discovery::Discovery,
-    req: &InstallRequest,
-) -> Result<Prepared, InstallFailure> {
+    target: &str,
+    name: &str,
+    replace: bool,
+) -> Result<Slot, InstallFailure> {
     let source = snap
-        .source(&req.target)
-        .ok_or_else(|| EditError::UnknownSource(req.target.clone()))?
-        .clone();
-    let name = req
-        .name
-        .clone()
-        .map(|n| n.trim().to_string())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| install::suggested_name(&req.server.name));
+        .source(target)
+        .ok_or_else(|| EditError::UnknownSource(target.to_string()))?;
+    let name = name.trim().to_string();
     crate::config::validate::validate_name(&name).map_err(InstallFailure::InvalidName)?;
     let taken = |n: &str| {
         snap.servers
@@ -243,7 +279,7 @@ pub fn prepare(
             .any(|d| d.source == source.id && d.def.name == n)
     };
     let replaced = taken(&name);
-    if replaced && !req.replace {
+    if replaced && !replace {
         let suggestion = (2..)
             .map(|i| format!("{name}-{i}"))
             .find(|n| !taken(n))
@@ -254,30 +290,42 @@ pub fn prepare(
             suggestion,
         });
     }
-    let own = source.client == Client::Switchboard;
-    let secrets = if own {
-        Secrets::Keychain {
-            server: name.clone(),
-        }
-    } else {
-        Secrets::Plain
-    };
-    let mut built = install::build(&req.server, req.choice, &name, &req.values, &secrets)?;
+    Ok(Slot {
+        name,
+        source: source.id.clone(),
+        path: source.path.clone(),
+        own: source.client == Client::Switchboard,
+        replaced,
+    })
+}
+
+/// Check the name against `req.target` in `snap` and build the definition
+/// (secrets as keychain references when the target is Switchboard's own file).
+pub fn prepare(
+    snap: &crate::discovery::Discovery,
+    req: &InstallRequest,
+) -> Result<Prepared, InstallFailure> {
+    let name = req
+        .name
+        .clone()
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| install::suggested_name(&req.server.name));
+    let slot = slot(snap, &req.target, &name, req.replace)?;
+    let mut built = install::build(
+        &req.server,
+        req.choice,
+        &slot.name,
+        &req.values,
+        &slot.secrets(),
+    )?;
     for (k, v) in &req.extra_env {
         built.def.env.insert(k.clone(), v.clone());
     }
     for (k, v) in &req.extra_headers {
         built.def.headers.insert(k.clone(), v.clone());
     }
-    let report = InstallReport {
-        name,
-        source: source.id.clone(),
-        path: source.path.clone(),
-        kept_in_keychain: built.secrets.iter().map(|s| s.name.clone()).collect(),
-        plain_text_secrets: built.has_secrets && !own,
-        replaced,
-    };
-    Ok(Prepared { built, report })
+    Ok(slot.prepared(built))
 }
 
 /// Put the prepared secrets in the keychain (before the file names them).

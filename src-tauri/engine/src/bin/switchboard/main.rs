@@ -341,13 +341,19 @@ pub(crate) enum Command {
         action: RegistryAction,
     },
     /// Install a server from the MCP Registry: its package (with the exact
-    /// version pinned) or remote, with the values it asks for. Into
-    /// Switchboard's own file (the default) secret values go to the OS
-    /// keychain and the file holds ${keychain:NAME}. Secrets not given as
-    /// flags are asked for, or read from standard input as KEY=VALUE lines.
+    /// version pinned) or remote, with the values it asks for. Or a Claude
+    /// Desktop extension, a .mcpb file: checked, shown, unpacked into
+    /// Switchboard's data folder and written as a stdio server, its settings
+    /// given with --config. Into Switchboard's own file (the default) secret
+    /// values go to the OS keychain and the file holds ${keychain:NAME}.
+    /// Secrets (and a bundle's required settings) not given as flags are
+    /// asked for, or read from standard input as KEY=VALUE lines.
     Install {
-        /// The registry name, e.g. io.github.user/weather.
+        /// The registry name, e.g. io.github.user/weather, or the path of a .mcpb file.
         name: String,
+        /// KEY=VALUE for a .mcpb bundle's user_config setting (repeatable; again for a multiple one).
+        #[arg(long = "config", value_name = "KEY=VALUE")]
+        config: Vec<String>,
         #[arg(long)]
         version: Option<String>,
         /// Which package: its number in `registry show` (1-based) or its type (npm, pypi, oci, nuget).
@@ -374,7 +380,8 @@ pub(crate) enum Command {
         /// Replace a server of the same name in the target file.
         #[arg(long)]
         replace: bool,
-        /// Write it even when its runtime (npx, uvx, docker, dnx) is not installed here.
+        /// Write it even when its runtime (npx, uvx, docker, dnx) is not installed
+        /// here, or a bundle's compatibility check fails.
         #[arg(long)]
         skip_runtime_check: bool,
         /// The registry's base URL.
@@ -425,6 +432,7 @@ pub(crate) enum RegistryAction {
 }
 
 mod activity;
+mod bundle;
 mod checks;
 mod connect;
 mod history;
@@ -637,6 +645,45 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Install {
             name,
+            config,
+            version,
+            package,
+            remote,
+            to,
+            as_name,
+            env,
+            args,
+            headers,
+            replace,
+            skip_runtime_check,
+            registry,
+        } if bundle::is_bundle(&name) => {
+            let registry_only = [
+                ("--version", version.is_some()),
+                ("--package", package.is_some()),
+                ("--remote", remote.is_some()),
+                ("--env", !env.is_empty()),
+                ("--arg", !args.is_empty()),
+                ("--header", !headers.is_empty()),
+                ("--registry", registry.is_some()),
+            ];
+            if let Some((flag, _)) = registry_only.iter().find(|(_, given)| *given) {
+                anyhow::bail!("{flag} is for registry installs; a .mcpb bundle takes its settings as --config KEY=VALUE");
+            }
+            let i = bundle::InstallBundle {
+                file: name.into(),
+                config,
+                to,
+                as_name,
+                replace,
+                skip_runtime_check,
+            };
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(bundle::install(&host, &mut settings, &o, i))?;
+        }
+        Command::Install {
+            name,
+            config,
             version,
             package,
             remote,
@@ -649,6 +696,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             skip_runtime_check,
             registry,
         } => {
+            if !config.is_empty() {
+                anyhow::bail!("--config is for .mcpb bundles; \"{name}\" is a registry name (use --env, --arg, --header)");
+            }
             let i = registry::Install {
                 name,
                 version,
