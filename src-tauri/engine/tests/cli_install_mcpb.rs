@@ -4,7 +4,8 @@
 //! `keychain-tests`) and the server, a node MCP server, connects and lists
 //! its tools; into Claude Code's file it is written there, the rest of the
 //! file untouched. A tampered bundle and a missing required value are
-//! refused with nothing unpacked or written.
+//! refused with nothing unpacked or written. `switchboard remove` takes the
+//! unpacked folder and the keychain item along once nothing uses them.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -291,6 +292,38 @@ fn into_claude_codes_file_the_rest_of_it_stays_as_it_was() -> anyhow::Result<()>
         !o.status.success() && out.contains("already exists"),
         "{out}"
     );
+
+    // A second server from the same bundle reuses its folder.
+    let (o, out) = run(
+        cli(
+            &home,
+            &[
+                "install",
+                unsigned.to_str().unwrap(),
+                "--to",
+                "claude-code-user",
+                "--name",
+                "hello2",
+            ],
+        ),
+        &format!("api_key={SECRET}\n"),
+    )?;
+    assert!(o.status.success(), "{out}");
+    // Removing one keeps the folder the other runs from; removing the last takes it.
+    let o = cli(&home, &["remove", "hello"]).output()?;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.join("server/index.js").is_file());
+    let o = cli(&home, &["remove", "hello2"]).output()?;
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success() && out.contains("Removed its unpacked bundle"),
+        "{out}"
+    );
+    assert!(!home
+        .join(".local/share/switchboard/bundles/hello-bundle")
+        .exists());
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(home.join(".claude.json"))?)?;
+    assert!(v["mcpServers"].get("hello").is_none() && v["mcpServers"]["other"]["command"] == "x");
     Ok(())
 }
 
@@ -358,6 +391,17 @@ fn into_switchboards_file_the_secret_is_in_the_keychain_and_the_server_connects(
         .find(|s| s["name"] == "hello-bundle")
         .expect("hello-bundle in status");
     assert_eq!(s["status"]["state"], "connected", "{v}");
-    Vault::keychain().remove_secret("hello-bundle.api_key")?;
+
+    // Removed: the definition, its unpacked folder and its keychain item.
+    let o = cli(&home, &["remove", "hello-bundle"]).output()?;
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("hello-bundle.api_key"), "{out}");
+    assert!(!unpacked(&home).exists());
+    assert_eq!(Vault::keychain().secret("hello-bundle.api_key")?, None);
     Ok(())
 }

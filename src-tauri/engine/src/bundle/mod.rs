@@ -2,11 +2,13 @@
 //! optionally followed by a PKCS#7 signature block. This module owns reading
 //! one safely — the archive's checks and atomic unpacking (`archive.rs`), the
 //! manifest and the machine's compatibility (`manifest.rs`), the signature
-//! (`signature.rs`) and the stdio definition its `user_config` values make
-//! (`config.rs`). Nothing here runs the server or writes a client's file.
+//! (`signature.rs`), the stdio definition its `user_config` values make
+//! (`config.rs`), and what removing an installed one leaves unused
+//! (`installed.rs`). Nothing here runs the server or writes a client's file.
 
 mod archive;
 mod config;
+mod installed;
 mod manifest;
 mod signature;
 
@@ -14,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 pub use archive::{EntryInfo, Limits, Progress, UnpackOptions, Unpacked};
 pub use config::{parse_config_flags, server_def, ConfigValues, Places};
+pub use installed::{bundle_dir, keychain_names, leftovers, Leftovers};
 pub use manifest::{
     check_compatibility, this_platform, Author, Compatibility, CompatibilityVerdict, ConfigType,
     Manifest, McpConfig, PlatformOverride, Runtimes, Server, ServerType, UserConfigField,

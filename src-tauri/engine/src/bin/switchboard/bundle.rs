@@ -3,7 +3,8 @@
 //! version, author, signature, compatibility, the exact command and where it
 //! goes); then it is unpacked into Switchboard's data folder and written the
 //! way a registry install is (`registry::apply`: the name check, the
-//! keychain, the writer). Nothing is started here.
+//! keychain, the writer). Nothing is started here. `switchboard remove`
+//! of such a server also removes its folder and keychain items.
 
 use std::io::{BufRead, IsTerminal, Read};
 use std::ops::ControlFlow;
@@ -11,14 +12,14 @@ use std::path::{Path, PathBuf};
 
 use switchboard_engine::auth::vault::Vault;
 use switchboard_engine::bundle::{
-    check_compatibility, parse_config_flags, server_def, this_platform, Bundle, ConfigValues,
-    Limits, Manifest, Places, UnpackOptions,
+    check_compatibility, leftovers, parse_config_flags, server_def, this_platform, Bundle,
+    ConfigValues, Limits, Manifest, Places, UnpackOptions,
 };
 use switchboard_engine::discovery::{discover, DiscoverOptions};
 use switchboard_engine::host::Host;
 use switchboard_engine::registry::apply;
 use switchboard_engine::settings::Settings;
-use switchboard_engine::writer::edit::Writer;
+use switchboard_engine::writer::edit::{ServerEdit, Writer};
 
 pub struct InstallBundle {
     pub file: PathBuf,
@@ -249,6 +250,89 @@ pub async fn install(
             spec.client.display_name(),
             r.path.display()
         );
+    }
+    Ok(())
+}
+
+/// `switchboard remove NAME [--source ID]`: the definition goes from its
+/// file; when it ran from an unpacked bundle, that folder and the keychain
+/// items it referred to go too, unless another definition still uses them.
+pub async fn remove(
+    host: &Host,
+    settings: &mut Settings,
+    o: &DiscoverOptions,
+    name: &str,
+    source: Option<String>,
+) -> anyhow::Result<()> {
+    let d = discover(host, settings, o);
+    let spec = crate::pick_source(&d, name, source)?;
+    let removed = d
+        .servers
+        .iter()
+        .flat_map(|s| s.definitions.iter())
+        .find(|x| x.source == spec.id && x.def.name == name)
+        .map(|x| x.def.clone());
+    let seen = d.source(&spec.id).and_then(|s| s.hash);
+    Writer::new(host, settings).apply(
+        &spec,
+        ServerEdit::Remove {
+            name: name.to_string(),
+        },
+        seen,
+    )?;
+    println!("Removed \"{name}\" in {}", spec.path.display());
+    let Some(removed) = removed else {
+        return Ok(());
+    };
+    let data = host.switchboard_data_dir();
+    let left = leftovers(&removed, &discover(host, settings, o), &data);
+    if let Some(dir) = &left.dir {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => {
+                println!("Removed its unpacked bundle {}", dir.display());
+                // The bundle's name folder goes once its last version has.
+                if let Some(parent) = dir.parent() {
+                    let _ = std::fs::remove_dir(parent);
+                }
+            }
+            Err(e) => eprintln!(
+                "warning: could not remove its unpacked bundle {}: {e}; delete the folder by hand",
+                dir.display()
+            ),
+        }
+    }
+    if !left.secrets.is_empty() {
+        let vault = Vault::keychain();
+        let names = left.secrets.clone();
+        let v = vault.clone();
+        let failed: Vec<String> = tokio::task::spawn_blocking(move || {
+            names
+                .into_iter()
+                .filter(|n| v.remove_secret(n).is_err())
+                .collect()
+        })
+        .await?;
+        let gone: Vec<&String> = left
+            .secrets
+            .iter()
+            .filter(|n| !failed.contains(n))
+            .collect();
+        if !gone.is_empty() {
+            println!(
+                "Removed its secrets from the OS keychain ({}): {}",
+                vault.describe(),
+                gone.iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        if !failed.is_empty() {
+            eprintln!(
+                "warning: could not remove {} from the OS keychain; remove them there by hand",
+                failed.join(", ")
+            );
+        }
     }
     Ok(())
 }

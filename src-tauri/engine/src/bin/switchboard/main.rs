@@ -71,6 +71,8 @@ pub(crate) enum Command {
         command: Vec<String>,
     },
     /// Remove a server from its source (default: the winning definition's).
+    /// One installed from a .mcpb bundle also loses its unpacked folder and
+    /// its keychain items, unless another definition still uses them.
     Remove {
         name: String,
         #[arg(long)]
@@ -823,15 +825,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 }
             }
         }
-        Command::Remove { name, source } => edit(
-            &host,
-            &mut settings,
-            &o,
-            &name,
-            source,
-            |n| ServerEdit::Remove { name: n },
-            "Removed",
-        )?,
+        Command::Remove { name, source } => {
+            let rt = tokio::runtime::Runtime::new()?;
+            rt.block_on(bundle::remove(&host, &mut settings, &o, &name, source))?;
+        }
         Command::Enable { name, source } => edit(
             &host,
             &mut settings,
