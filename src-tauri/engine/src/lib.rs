@@ -16,6 +16,7 @@ pub mod events;
 pub mod file_watch;
 pub mod gateway;
 pub mod host;
+pub mod install_link;
 pub mod journal;
 pub mod launch;
 pub mod manager;

@@ -47,8 +47,8 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["sources", "auth", "doctor"],
     ),
     (
-        "project approvals; diffs of file contents",
-        &["trust", "writer::diff"],
+        "project approvals; diffs of file contents; install links (read with the dialects)",
+        &["trust", "writer::diff", "install_link"],
     ),
     ("the history of every write", &["writer::history"]),
     ("Switchboard's settings", &["settings"]),
