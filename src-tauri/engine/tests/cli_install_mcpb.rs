@@ -197,6 +197,31 @@ fn tampered_bundles_and_missing_values_are_refused_with_nothing_written() -> any
     assert!(!o.status.success() && out.contains("colour"), "{out}");
     assert!(!home.join(".local/share/switchboard/bundles").exists());
 
+    // The target file cannot be edited: the folder just unpacked goes again.
+    let broken = "{ \"mcpServers\": { not json\n";
+    std::fs::write(home.join(".claude.json"), broken)?;
+    let (o, out) = run(
+        cli(
+            &home,
+            &[
+                "install",
+                signed.to_str().unwrap(),
+                "--to",
+                "claude-code-user",
+                "--config",
+                "api_key=x",
+            ],
+        ),
+        "",
+    )?;
+    assert!(!o.status.success() && out.contains("Unpacked"), "{out}");
+    assert!(
+        !unpacked(&home).exists(),
+        "nothing left half-done: {:?}",
+        grep_tree(&home.join(".local"), "")
+    );
+    assert_eq!(std::fs::read_to_string(home.join(".claude.json"))?, broken);
+
     // Not a file.
     let (o, out) = run(cli(&home, &["install", "./nowhere.mcpb"]), "")?;
     assert!(
@@ -309,16 +334,51 @@ fn into_claude_codes_file_the_rest_of_it_stays_as_it_was() -> anyhow::Result<()>
         &format!("api_key={SECRET}\n"),
     )?;
     assert!(o.status.success(), "{out}");
-    // Removing one keeps the folder the other runs from; removing the last takes it.
-    let o = cli(&home, &["remove", "hello"]).output()?;
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(dir.join("server/index.js").is_file());
+    // A newer version replaces "hello"; 1.2.0 stays while "hello2" runs from it.
+    let ext = tmp.path().join("ext");
+    std::fs::write(
+        ext.join("manifest.json"),
+        MANIFEST.replace("\"1.2.0\"", "\"1.3.0\""),
+    )?;
+    mcpb(&mcpb_bin, tmp.path(), &["pack", "ext", "newer.mcpb"]);
+    let newer = tmp.path().join("newer.mcpb");
+    let (o, out) = run(
+        cli(
+            &home,
+            &[
+                "install",
+                newer.to_str().unwrap(),
+                "--to",
+                "claude-code-user",
+                "--name",
+                "hello",
+                "--replace",
+            ],
+        ),
+        &format!("api_key={SECRET}\n"),
+    )?;
+    assert!(
+        o.status.success() && out.contains("Replaced \"hello\""),
+        "{out}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(home.join(".claude.json"))?)?;
+    let dir13 = dir.with_file_name("1.3.0");
+    assert_eq!(
+        v["mcpServers"]["hello"]["args"][0],
+        format!("{}/server/index.js", dir13.display())
+    );
+    assert!(dir.join("server/index.js").is_file() && dir13.is_dir());
+
+    // Removing "hello2" takes 1.2.0, now unused; removing "hello" the rest.
     let o = cli(&home, &["remove", "hello2"]).output()?;
     let out = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(
         o.status.success() && out.contains("Removed its unpacked bundle"),
         "{out}"
     );
+    assert!(!dir.exists() && dir13.is_dir());
+    let o = cli(&home, &["remove", "hello"]).output()?;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(!home
         .join(".local/share/switchboard/bundles/hello-bundle")
         .exists());

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use switchboard_engine::auth::vault::Vault;
 use switchboard_engine::bundle::{
     check_compatibility, leftovers, parse_config_flags, server_def, this_platform, Bundle,
-    ConfigValues, Limits, Manifest, Places, UnpackOptions,
+    ConfigValues, Leftovers, Limits, Manifest, Places, UnpackOptions,
 };
 use switchboard_engine::discovery::{discover, DiscoverOptions};
 use switchboard_engine::host::Host;
@@ -192,6 +192,12 @@ pub async fn install(
         if r.replaced { " (replacing it)" } else { "" }
     );
 
+    let before = d
+        .servers
+        .iter()
+        .flat_map(|s| s.definitions.iter())
+        .find(|x| x.source == r.source && x.def.name == r.name)
+        .map(|x| x.def.clone());
     let existed = dir.exists();
     let unpacked = bundle.unpack(
         &data,
@@ -199,6 +205,14 @@ pub async fn install(
         UnpackOptions { replace: i.replace },
         &mut |_| ControlFlow::Continue(()),
     )?;
+    if !unpacked.reused {
+        println!(
+            "Unpacked {} files ({} bytes) into {}",
+            bundle.entries.iter().filter(|e| !e.is_dir).count(),
+            bundle.unpacked_size,
+            unpacked.dir.display()
+        );
+    }
     // Nothing left half-done: a folder this install made goes again on failure.
     let undo_unpack = || {
         if !existed && !unpacked.reused {
@@ -229,6 +243,10 @@ pub async fn install(
             return Err(e);
         }
     };
+    if let Some(old) = before.filter(|_| r.replaced) {
+        // An update: the version (and settings) it replaced may be unused now.
+        clean_up(&leftovers(&old, &discover(host, settings, o), &data)).await?;
+    }
     println!(
         "{} \"{}\" ({} {}) in {}",
         if r.replaced { "Replaced" } else { "Installed" },
@@ -285,7 +303,12 @@ pub async fn remove(
         return Ok(());
     };
     let data = host.switchboard_data_dir();
-    let left = leftovers(&removed, &discover(host, settings, o), &data);
+    clean_up(&leftovers(&removed, &discover(host, settings, o), &data)).await
+}
+
+/// Removes what a removed or replaced server left unused: its unpacked
+/// folder (and the bundle's name folder once empty) and its keychain items.
+async fn clean_up(left: &Leftovers) -> anyhow::Result<()> {
     if let Some(dir) = &left.dir {
         match std::fs::remove_dir_all(dir) {
             Ok(()) => {
