@@ -220,25 +220,9 @@ pub async fn install(
         }
     };
     let vault = Vault::keychain();
-    if let Err(e) = apply::keep_secrets(&vault, &prepared).await {
-        undo_unpack();
-        return Err(e.into());
-    }
-    let written = d
-        .source(&i.to)
-        .and_then(|s| s.spec.clone())
-        .ok_or_else(|| anyhow::anyhow!("unknown source \"{}\"", i.to))
-        .and_then(|spec| {
-            let seen = d.source(&i.to).and_then(|s| s.hash);
-            Writer::new(host, settings)
-                .apply(&spec, prepared.edit(), seen)
-                .map(|_| spec)
-                .map_err(anyhow::Error::from)
-        });
-    let spec = match written {
+    let spec = match crate::registry::keep_and_write(host, settings, &d, &vault, &prepared).await {
         Ok(spec) => spec,
         Err(e) => {
-            apply::forget_secrets(&vault, &prepared).await;
             undo_unpack();
             return Err(e);
         }

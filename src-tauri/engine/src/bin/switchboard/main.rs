@@ -349,10 +349,16 @@ pub(crate) enum Command {
     /// given with --config. Into Switchboard's own file (the default) secret
     /// values go to the OS keychain and the file holds ${keychain:NAME}.
     /// Secrets (and a bundle's required settings) not given as flags are
-    /// asked for, or read from standard input as KEY=VALUE lines.
+    /// asked for, or read from standard input as KEY=VALUE lines. Or an
+    /// install link (VS Code's, Cursor's, LM Studio's, switchboard://) or a
+    /// pasted server entry, its inputs given with --input.
     Install {
-        /// The registry name, e.g. io.github.user/weather, or the path of a .mcpb file.
+        /// The registry name, e.g. io.github.user/weather, the path of a .mcpb
+        /// file, or an install link or server entry (quoted).
         name: String,
+        /// ID=VALUE for an install link's input (`${input:ID}` or a placeholder's id; repeatable).
+        #[arg(long = "input", value_name = "ID=VALUE")]
+        inputs: Vec<String>,
         /// KEY=VALUE for a .mcpb bundle's user_config setting (repeatable; again for a multiple one).
         #[arg(long = "config", value_name = "KEY=VALUE")]
         config: Vec<String>,
@@ -438,6 +444,7 @@ mod bundle;
 mod checks;
 mod connect;
 mod history;
+mod link;
 mod profile;
 mod registry;
 mod runtime;
@@ -647,6 +654,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Install {
             name,
+            inputs,
             config,
             version,
             package,
@@ -668,6 +676,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 ("--arg", !args.is_empty()),
                 ("--header", !headers.is_empty()),
                 ("--registry", registry.is_some()),
+                ("--input", !inputs.is_empty()),
             ];
             if let Some((flag, _)) = registry_only.iter().find(|(_, given)| *given) {
                 anyhow::bail!("{flag} is for registry installs; a .mcpb bundle takes its settings as --config KEY=VALUE");
@@ -685,6 +694,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Install {
             name,
+            inputs,
             config,
             version,
             package,
@@ -698,6 +708,41 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             skip_runtime_check,
             registry,
         } => {
+            let mut name = name;
+            let mut version = version;
+            if link::is_link(&name) {
+                let registry_only = [
+                    ("--config", !config.is_empty()),
+                    ("--version", version.is_some()),
+                    ("--package", package.is_some()),
+                    ("--remote", remote.is_some()),
+                    ("--env", !env.is_empty()),
+                    ("--arg", !args.is_empty()),
+                    ("--header", !headers.is_empty()),
+                ];
+                if let Some((flag, _)) = registry_only.iter().find(|(_, given)| *given) {
+                    anyhow::bail!("{flag} is not for install links; give the link's values as --input ID=VALUE");
+                }
+                let i = link::InstallLink {
+                    text: name.clone(),
+                    inputs: pairs(&inputs, "--input")?,
+                    to: to.clone(),
+                    as_name: as_name.clone(),
+                    replace,
+                    skip_runtime_check,
+                };
+                let rt = tokio::runtime::Runtime::new()?;
+                match rt.block_on(link::install(&host, &mut settings, &o, i))? {
+                    link::Next::Done => return Ok(()),
+                    // A switchboard://install?registry=… link: the registry install.
+                    link::Next::Registry(r) => {
+                        name = r.name;
+                        version = r.version;
+                    }
+                }
+            } else if !inputs.is_empty() {
+                anyhow::bail!("--input is for install links; \"{name}\" is a registry name (use --env, --arg, --header)");
+            }
             if !config.is_empty() {
                 anyhow::bail!("--config is for .mcpb bundles; \"{name}\" is a registry name (use --env, --arg, --header)");
             }

@@ -391,16 +391,7 @@ pub async fn install(
     };
     let prepared = apply::prepare(&d, &req)?;
     let vault = switchboard_engine::auth::vault::Vault::keychain();
-    apply::keep_secrets(&vault, &prepared).await?;
-    let spec = d
-        .source(&i.to)
-        .and_then(|s| s.spec.clone())
-        .ok_or_else(|| anyhow::anyhow!("unknown source \"{}\"", i.to))?;
-    let seen = d.source(&i.to).and_then(|s| s.hash);
-    if let Err(e) = Writer::new(host, settings).apply(&spec, prepared.edit(), seen) {
-        apply::forget_secrets(&vault, &prepared).await;
-        return Err(e.into());
-    }
+    let spec = keep_and_write(host, settings, &d, &vault, &prepared).await?;
     let r = &prepared.report;
     println!(
         "{} \"{}\" ({}) in {}",
@@ -424,6 +415,30 @@ pub async fn install(
         );
     }
     Ok(())
+}
+
+/// Writes a prepared install (registry, bundle or link) the one way: its
+/// secrets into the keychain first, then the server through the writer; if
+/// the write fails the secrets kept for it go again.
+pub(crate) async fn keep_and_write(
+    host: &Host,
+    settings: &mut Settings,
+    d: &switchboard_engine::discovery::Discovery,
+    vault: &switchboard_engine::auth::vault::Vault,
+    prepared: &apply::Prepared,
+) -> anyhow::Result<switchboard_engine::sources::SourceSpec> {
+    let to = &prepared.report.source;
+    let spec = d
+        .source(to)
+        .and_then(|s| s.spec.clone())
+        .ok_or_else(|| anyhow::anyhow!("unknown source \"{to}\""))?;
+    apply::keep_secrets(vault, prepared).await?;
+    let seen = d.source(to).and_then(|s| s.hash);
+    if let Err(e) = Writer::new(host, settings).apply(&spec, prepared.edit(), seen) {
+        apply::forget_secrets(vault, prepared).await;
+        return Err(e.into());
+    }
+    Ok(spec)
 }
 
 /// `switchboard keychain keep SERVER --env KEY | --header NAME`.
