@@ -185,3 +185,50 @@ fn into_switchboards_file_a_password_input_goes_to_the_keychain() -> anyhow::Res
     Vault::keychain().remove_secret("my-node.apiKey")?;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_registry_link_is_the_registry_install() -> anyhow::Result<()> {
+    let reg = switchboard_tests::spawn_registry_server::<&str>(&[]).await?;
+    let home = tempfile::tempdir()?;
+    let data = home.path().join("data");
+    let data_arg = format!("data_dir={}", data.display());
+    let link =
+        "switchboard://install?registry=io.github.switchboard-fixtures/weather&version=1.2.0";
+    let (o, out) = cli(
+        home.path(),
+        &[
+            "install",
+            link,
+            "--registry",
+            &reg.url,
+            "--to",
+            "cursor-user",
+            "--arg",
+            "name=weather-slow",
+            "--arg",
+            &data_arg,
+            "--skip-runtime-check",
+        ],
+        "WEATHER_API_KEY=plain-77\n",
+    )?;
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("names io.github.switchboard-fixtures/weather"),
+        "{out}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(
+        home.path().join(".cursor/mcp.json"),
+    )?)?;
+    let e = &v["mcpServers"]["weather"];
+    assert_eq!(e["command"], "npx");
+    assert_eq!(e["args"][1], "@switchboard-fixtures/weather@1.2.0");
+    assert_eq!(e["env"]["WEATHER_API_KEY"], "plain-77");
+
+    // A registry flag with a link that carries an entry is refused.
+    let (o, out) = cli(home.path(), &["install", &own_link(), "--env", "A=1"], "")?;
+    assert!(
+        !o.status.success() && out.contains("--env is for registry installs"),
+        "{out}"
+    );
+    Ok(())
+}

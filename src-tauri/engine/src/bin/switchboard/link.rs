@@ -23,6 +23,9 @@ pub struct InstallLink {
     pub as_name: Option<String>,
     pub replace: bool,
     pub skip_runtime_check: bool,
+    /// A registry install's flag that was given (`--env`, …): refused
+    /// unless the link names a registry server.
+    pub registry_flag: Option<&'static str>,
 }
 
 /// Whether `arg` of `switchboard install` is a link or a pasted entry rather
@@ -161,12 +164,20 @@ pub async fn install(
 ) -> anyhow::Result<Next> {
     let link = install_link::read(&i.text)?;
     if let Some(r) = link.registry {
+        if !i.inputs.is_empty() {
+            anyhow::bail!("--input is for links that carry a server entry; {} names a registry server: give its values as --env, --arg, --header", link.origin.kind.label());
+        }
         println!(
             "{} names {} of the MCP Registry",
             link.origin.kind.label(),
             r.name
         );
         return Ok(Next::Registry(r));
+    }
+    if let Some(flag) = i.registry_flag {
+        anyhow::bail!(
+            "{flag} is for registry installs; give the link's values as --input ID=VALUE"
+        );
     }
     let server = pick(&link.servers, i.as_name.as_deref())?;
     let name = i

@@ -711,19 +711,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let mut name = name;
             let mut version = version;
             if link::is_link(&name) {
+                if !config.is_empty() {
+                    anyhow::bail!("--config is for .mcpb bundles; give an install link's values as --input ID=VALUE");
+                }
+                // Allowed only when the link names a registry server.
                 let registry_only = [
-                    ("--config", !config.is_empty()),
                     ("--version", version.is_some()),
                     ("--package", package.is_some()),
                     ("--remote", remote.is_some()),
                     ("--env", !env.is_empty()),
                     ("--arg", !args.is_empty()),
                     ("--header", !headers.is_empty()),
+                    ("--registry", registry.is_some()),
                 ];
-                if let Some((flag, _)) = registry_only.iter().find(|(_, given)| *given) {
-                    anyhow::bail!("{flag} is not for install links; give the link's values as --input ID=VALUE");
-                }
                 let i = link::InstallLink {
+                    registry_flag: registry_only
+                        .iter()
+                        .find(|(_, given)| *given)
+                        .map(|(flag, _)| *flag),
                     text: name.clone(),
                     inputs: pairs(&inputs, "--input")?,
                     to: to.clone(),
@@ -737,7 +742,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     // A switchboard://install?registry=… link: the registry install.
                     link::Next::Registry(r) => {
                         name = r.name;
-                        version = r.version;
+                        version = version.or(r.version);
                     }
                 }
             } else if !inputs.is_empty() {
