@@ -197,7 +197,7 @@ async fn refusals_name_what_is_wrong_and_write_nothing() -> anyhow::Result<()> {
         .unwrap_err();
     assert!(
         e.to_string()
-            .contains("no input \"token\" (it has: apiKey, units)"),
+            .contains("no input \"token\" (it has: units, apiKey)"),
         "{e}"
     );
 
