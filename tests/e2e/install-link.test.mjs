@@ -11,19 +11,47 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import {
-  startApp, gotoView, byTestId, exists, fill, eventually, screenshot, screenshotDark, readJson, waitForStatus, E2E,
+  startApp, gotoView, byTestId, exists, fill, eventually, screenshot, screenshotDark, readJson, waitForStatus, timeBox, E2E,
 } from './lib/app.mjs';
 import { seriousViolations } from './lib/axe.mjs';
 
 const SECRET = 'fx-token-e2e-7c41d9';
 
 let app;
+/** The fixture MCP Registry, for the `registry=` link. */
+let registry;
 before(async () => {
-  app = await startApp('install-link');
+  const exe = process.env.E2E_REGISTRY_SERVER;
+  if (!exe) throw new Error('E2E_REGISTRY_SERVER is not set: run the E2E tests through tests/e2e/run.sh');
+  const child = spawn(exe, ['--listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const first = await timeBox(new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`registry-server exited (${code}) before LISTENING`)));
+  }), 10_000, 'registry-server LISTENING');
+  registry = { child, url: String(first).replace(/^LISTENING /, '').trim() };
+  app = await startApp('install-link', {
+    prepare: (fx) => {
+      const settings = fs.existsSync(fx.settings) ? readJson(fx.settings) : {};
+      settings.registryUrl = registry.url;
+      fs.mkdirSync(path.dirname(fx.settings), { recursive: true });
+      fs.writeFileSync(fx.settings, JSON.stringify(settings, null, 2) + '\n');
+    },
+  });
 });
 after(async () => {
-  if (app) await app.close();
+  try {
+    if (registry && registry.child.exitCode === null && registry.child.signalCode === null) {
+      const exited = new Promise((r) => registry.child.once('exit', r));
+      registry.child.kill('SIGTERM');
+      await timeBox(exited, 10_000, 'registry-server exit');
+    }
+  } finally {
+    if (app) await app.close();
+  }
 });
 
 const text = async (b, id) => (await (await byTestId(b, id)).getText()).trim();
@@ -158,6 +186,18 @@ test('a malformed Cursor link shows the error naming it; a program in /tmp shows
   assert.equal(await text(b, 'link-command'), '/tmp/unpacked/server');
   await closeDialog(b);
   assert.equal(readJson(app.fx.servers).mcpServers.tmpd, undefined, 'nothing written');
+});
+
+test('a Switchboard link naming a registry server opens it in the Catalog instead', async () => {
+  const b = app.browser;
+  await openAdd(b);
+  await paste(b, 'link-text', 'switchboard://install?registry=io.github.switchboard-fixtures/weather&version=1.2.0');
+  await eventually(b, async () => !(await exists(b, 'link-text')), 'the dialog closed');
+  await eventually(b, async () => (await b.execute(() => location.hash)).startsWith('#/catalog'), 'the Catalog is shown');
+  const name = await byTestId(b, 'catalog-name', { timeout: 15_000 });
+  await eventually(b, async () => (await name.getValue()) === 'weather', 'the weather server’s install form is open');
+  assert.equal(readJson(app.fx.servers).mcpServers.weather, undefined, 'nothing written');
+  await (await byTestId(b, 'catalog-back')).click();
 });
 
 test('the dialog with a link pasted has no serious or critical accessibility violation, light and dark', async () => {
