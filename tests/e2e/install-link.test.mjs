@@ -6,8 +6,9 @@
 // field for the token. Nothing is written until Install; then the file holds
 // `${keychain:linked.token}`, never the token, and the server connects with
 // it and lists its tools. A malformed Cursor link shows its error, a link
-// whose program is in /tmp its warning. axe-core finds nothing serious on the
-// dialog, light and dark.
+// whose program is in /tmp its warning; a `switchboard://install?registry=`
+// link opens that server in the Catalog (the fixture registry). axe-core
+// finds nothing serious on the dialog, light and dark.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
