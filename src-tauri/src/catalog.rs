@@ -1,12 +1,14 @@
 //! The Catalog's commands (issue 13): search the MCP Registry, show one
 //! server with its versions and install forms, check a runtime, install,
 //! keep a value in the keychain, open a repository link, and the registry
-//! URL setting. Each delegates to `switchboard_engine::registry`.
+//! URL setting; and (issue 31) an install link or pasted entry read and
+//! installed from the Add dialog. Each delegates to the engine.
 
 use std::collections::HashMap;
 use switchboard_engine::error_code::ErrorCode;
 
 use serde::{Deserialize, Serialize};
+use switchboard_engine::install_link::{self, LinkInstall};
 use switchboard_engine::registry::apply::{
     InstallFailure, InstallReport, InstallRequest, RuntimeCheck,
 };
@@ -14,6 +16,7 @@ use switchboard_engine::registry::client::{
     Offline, RegistryError, DEFAULT_REGISTRY, REGISTRY_ENV,
 };
 use switchboard_engine::registry::install::{self, Choice, InstallForm};
+use switchboard_engine::registry::link::{LinkInstallRequest, LinkInstalled};
 use switchboard_engine::registry::{ServerJson, ServerResponse};
 use tauri::State;
 
@@ -36,6 +39,7 @@ fn install_error(e: InstallFailure) -> CommandError {
     let code = match &e {
         InstallFailure::NameTaken { .. } => ErrorCode::NameTaken,
         InstallFailure::Install(install::InstallError::Missing { .. }) => ErrorCode::MissingValues,
+        InstallFailure::NoName { .. } => ErrorCode::MissingValues,
         InstallFailure::Keychain { .. } => ErrorCode::Keychain,
         InstallFailure::Edit(e) => return CommandError::new(e.code(), e.to_string()),
         _ => ErrorCode::Invalid,
@@ -226,6 +230,40 @@ pub async fn install_server(state: S<'_>, request: InstallArgs) -> CommandResult
         extra_headers: vec![],
     };
     state.engine.install(req).await.map_err(install_error)
+}
+
+/// What an install link or pasted server entry asks to install (issue 31):
+/// shown in the Add dialog; nothing is written.
+#[tauri::command]
+pub fn read_install_link(text: String) -> CommandResult<LinkInstall> {
+    install_link::read(&text).map_err(|e| CommandError::new(ErrorCode::Invalid, e.to_string()))
+}
+
+/// Install server `server_index` of an install link or pasted entry into
+/// `target` under `name` (default: the link's) with `inputs` by input id.
+#[tauri::command]
+pub async fn install_from_link(
+    state: S<'_>,
+    text: String,
+    server_index: usize,
+    name: Option<String>,
+    inputs: HashMap<String, String>,
+    target: String,
+    replace: Option<bool>,
+) -> CommandResult<LinkInstalled> {
+    let req = LinkInstallRequest {
+        text,
+        server_index,
+        name,
+        inputs,
+        target,
+        replace: replace.unwrap_or(false),
+    };
+    state
+        .engine
+        .install_from_link(req)
+        .await
+        .map_err(install_error)
 }
 
 /// Move an env (`group` = `env`) or header (`header`) value of a server in

@@ -50,6 +50,8 @@ macro_rules! with_commands {
             catalog::registry_server,
             catalog::check_runtime,
             catalog::install_server,
+            catalog::read_install_link,
+            catalog::install_from_link,
             catalog::keep_in_keychain,
             catalog::open_catalog_link,
             catalog::registry_settings,

@@ -24,6 +24,8 @@ pub mod webview;
 #[cfg(test)]
 mod account_tests;
 #[cfg(test)]
+mod link_tests;
+#[cfg(test)]
 mod share_tests;
 
 use switchboard_engine::engine::Engine;

@@ -16,6 +16,8 @@ import type {
   CatalogServer,
   InstallChoice,
   InstallReport,
+  LinkInstall,
+  LinkInstalled,
   JournalSettings,
   JournalStatus,
   TelemetrySettings,
@@ -242,6 +244,20 @@ export const api = {
     call<InstallReport>('install_server', {
       request: { ...request, replace: request.replace ?? false },
     }),
+  // ---- install links and pasted entries (issue 31) ----
+  /** What a VS Code / Cursor / LM Studio / switchboard:// link or a pasted server entry asks to install; writes nothing. */
+  readInstallLink: (text: string) => call<LinkInstall>('read_install_link', { text }),
+  /**
+   * Installs server `serverIndex` of the link into `target` under `name`, with `inputs` by input id;
+   * into Switchboard's own list password inputs go to the keychain. Fails with `name-taken` or `missing-values`.
+   */
+  installFromLink: (request: {
+    text: string;
+    serverIndex: number;
+    name: string | null;
+    inputs: Record<string, string>;
+    target: string;
+  }) => call<LinkInstalled>('install_from_link', { ...request }),
   /** Moves an env (`env`) or header (`header`) value of a server in Switchboard's own list into the keychain. */
   keepInKeychain: (server: string, group: 'env' | 'header', key: string) =>
     call<string>('keep_in_keychain', { server, group, key }),

@@ -114,6 +114,7 @@ pub enum SnippetShape {
 /// Where a definition came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "LinkOrigin"))]
 #[serde(rename_all = "camelCase")]
 pub struct Origin {
     pub kind: LinkKind,
@@ -177,6 +178,7 @@ pub struct InlineSecret {
 /// What a warning is about, for the UI to group and the CLI to word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "LinkWarningKind"))]
 #[serde(rename_all = "camelCase")]
 pub enum WarningKind {
     /// The program or an argument is in a temporary folder.

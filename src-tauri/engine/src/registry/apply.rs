@@ -84,6 +84,10 @@ pub enum InstallFailure {
     Keychain { name: String, error: VaultError },
     #[error("{0}")]
     NotKept(String),
+    #[error(transparent)]
+    Link(#[from] crate::install_link::LinkError),
+    #[error("the {kind} gives the server no name: enter one")]
+    NoName { kind: crate::install_link::LinkKind },
 }
 
 /// Whether a runtime program is there, and what to install when it is not.
@@ -173,13 +177,21 @@ impl Engine {
     /// the same name in the target is replaced only when `req.replace`.
     pub async fn install(&self, req: InstallRequest) -> Result<InstallReport, InstallFailure> {
         let prepared = prepare(&self.snapshot(), &req)?;
+        self.write_prepared(&prepared).await?;
+        Ok(prepared.report)
+    }
+
+    /// Write a prepared install (registry, link): its secrets into the
+    /// keychain first, then the server through the writer; if the write
+    /// fails the secrets kept for it go again.
+    pub async fn write_prepared(&self, prepared: &Prepared) -> Result<(), InstallFailure> {
         let vault = self.manager().vault().unwrap_or_else(Vault::keychain);
-        keep_secrets(&vault, &prepared).await?;
+        keep_secrets(&vault, prepared).await?;
         if let Err(e) = self.edit(&prepared.report.source, prepared.edit()).await {
-            forget_secrets(&vault, &prepared).await;
+            forget_secrets(&vault, prepared).await;
             return Err(e.into());
         }
-        Ok(prepared.report)
+        Ok(())
     }
 
     /// Move the value of env var or header `key` (`group`: `env` or

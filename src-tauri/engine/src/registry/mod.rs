@@ -7,10 +7,12 @@
 //! - `install`: a server.json's package or remote as a form and, with the
 //!   user's values, as a `ServerDef` (exact versions, argv lists).
 //! - `apply`: the engine's install and "keep in keychain" operations.
+//! - `link`: an install link's (or pasted entry's) server installed the same way.
 
 pub mod apply;
 pub mod client;
 pub mod install;
+pub mod link;
 pub mod model;
 
 pub use client::{RegistryClient, RegistryError, DEFAULT_REGISTRY, REGISTRY_ENV};

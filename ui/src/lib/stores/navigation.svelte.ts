@@ -29,6 +29,17 @@ class Navigation {
     this.editRequest = { server, section };
     this.go('servers', server);
   }
+
+  /**
+   * A registry server asked for from elsewhere (a `switchboard://install?registry=…`
+   * link pasted in the Add dialog): the Catalog opens it and clears this.
+   */
+  catalogRequest = $state<{ name: string; version: string | null } | null>(null);
+
+  openInCatalog(name: string, version: string | null) {
+    this.catalogRequest = { name, version };
+    this.go('catalog');
+  }
 }
 
 export const navigation = new Navigation();

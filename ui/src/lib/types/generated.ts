@@ -1292,6 +1292,81 @@ keptInKeychain: Array<string>,
  */
 plainTextSecrets: boolean, replaced: boolean, };
 
+export type LinkKind = "vscode" | "vscodeInsiders" | "cursor" | "lmStudio" | "switchboard" | "snippet";
+
+export type SnippetShape = "singleEntry" | "namedEntries" | "mcpServers" | "vscodeServers" | "zedContextServers" | "codexMcpServers" | "gooseExtensions";
+
+export type LinkOrigin = { kind: LinkKind, 
+/**
+ * Reached through a web page's address (`https://cursor.com/…`, `vscode.dev/redirect…`).
+ */
+web: boolean, 
+/**
+ * Opened through `switchboard://import?url=…`.
+ */
+imported: boolean, shape?: SnippetShape, };
+
+export type LinkInputKind = "declared" | "undeclared" | "placeholder";
+
+export type LinkInput = { 
+/**
+ * The input's id (`apiKey`), or `FIELD:TOKEN` for a placeholder.
+ */
+id: string, 
+/**
+ * The exact text in the definition the value replaces (`${input:apiKey}`, `<YOUR_TOKEN>`).
+ */
+token: string, description?: string, 
+/**
+ * A secret: a password field, kept in the keychain.
+ */
+password: boolean, default?: string, 
+/**
+ * A `pickString` input's choices.
+ */
+options: Array<string>, kind: LinkInputKind, };
+
+export type InlineSecret = { field: string, key: string, };
+
+export type LinkWarningKind = "tempPath" | "shellSyntax" | "shellCommand" | "inlineSecret" | "ignored" | "renamed" | "input" | "entry";
+
+export type LinkWarning = { 
+/**
+ * The server it is about, as the link names it.
+ */
+server?: string, 
+/**
+ * `command`, `args[2]`, `env.API_KEY`, `headers.Authorization`, `url`, `name`, `inputs`.
+ */
+field?: string, kind: LinkWarningKind, message: string, };
+
+export type LinkServer = { 
+/**
+ * The name as the link gives it (it may hold spaces); `None`: the
+ * caller asks for one.
+ */
+name?: string, 
+/**
+ * The definition, raw (`${input:…}` and placeholders as written).
+ * `def.name` is `name` made valid ([`valid_name`]), empty when `name`
+ * is `None`.
+ */
+def: ServerDef, inputs: Array<LinkInput>, inlineSecrets: Array<InlineSecret>, };
+
+export type RegistryRef = { name: string, version?: string, };
+
+export type LinkInstall = { origin: LinkOrigin, 
+/**
+ * Empty when `registry` is set.
+ */
+servers: Array<LinkServer>, registry?: RegistryRef, warnings: Array<LinkWarning>, };
+
+export type LinkInstalled = { report: InstallReport, 
+/**
+ * The definition as written, password values given as text masked (`••••`).
+ */
+def: ServerDef, };
+
 export type RegistrySettings = { 
 /**
  * The URL in use.

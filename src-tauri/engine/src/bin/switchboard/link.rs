@@ -12,7 +12,7 @@ use switchboard_engine::discovery::{discover, DiscoverOptions};
 use switchboard_engine::host::Host;
 use switchboard_engine::install_link::{self, Input, LinkServer, RegistryRef};
 use switchboard_engine::registry::apply;
-use switchboard_engine::registry::install::{keychain_name, keychain_ref, Built, KeptSecret};
+use switchboard_engine::registry::link;
 use switchboard_engine::settings::Settings;
 
 pub struct InstallLink {
@@ -188,28 +188,10 @@ pub async fn install(
     let given = values(server, &i.inputs)?;
 
     let d = discover(host, settings, o);
-    let slot = apply::slot(&d, &i.to, &name, i.replace)?;
-    let mut kept = vec![];
-    let mut fill: HashMap<String, String> = HashMap::new();
-    for input in &server.inputs {
-        let v = given[&input.id].clone();
-        if input.password && slot.own {
-            let kc = keychain_name(&slot.name, &input.id);
-            fill.insert(input.id.clone(), keychain_ref(&kc));
-            kept.push(KeptSecret { name: kc, value: v });
-        } else {
-            fill.insert(input.id.clone(), v);
-        }
-    }
-    let own = slot.own;
-    let mut def = server.fill(|inp| fill.get(&inp.id).cloned());
-    def.name = slot.name.clone();
-    let has_secrets = server.inputs.iter().any(|x| x.password);
-    let prepared = slot.prepared(Built {
-        def,
-        secrets: kept,
-        has_secrets,
-    });
+    let prepared = link::prepare_link(&d, server, &name, &i.to, &given, i.replace)?;
+    let own = d
+        .source(&prepared.report.source)
+        .is_some_and(|s| s.client == switchboard_engine::sources::Client::Switchboard);
     let def = &prepared.built.def;
     let r = &prepared.report;
     let secrets: Vec<&String> = server
