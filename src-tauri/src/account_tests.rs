@@ -12,14 +12,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use switchboard_engine::auth::vault::{MemoryBackend, Vault};
+use switchboard_engine::auth::vault::MemoryBackend;
 use switchboard_engine::engine::Engine;
-use switchboard_engine::host::{Host, Os};
-use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime};
-use tauri::{Manager, WebviewWindowBuilder};
+use tauri::test::MockRuntime;
+use tauri::Manager;
 
 use crate::tests::invoke_on;
-use crate::{builder, AppState, Shell};
+use crate::AppState;
 
 struct App {
     home: tempfile::TempDir,
@@ -38,37 +37,7 @@ impl App {
             serde_json::to_string_pretty(&json!({ "mcpServers": claude })).unwrap(),
         )
         .unwrap();
-        let host = Host {
-            os: Os::Linux,
-            home: home.path().to_path_buf(),
-            vars: [(
-                "HOME".to_string(),
-                home.path().to_string_lossy().to_string(),
-            )]
-            .into(),
-            system_root: home.path().join("system"),
-        };
-        let engine = Engine::for_host(host);
-        let keychain = Arc::new(MemoryBackend::default());
-        engine
-            .manager()
-            .set_vault(Some(Vault::new(keychain.clone())));
-        let app = builder(
-            mock_builder(),
-            engine,
-            Shell {
-                serve_gateway: false,
-            },
-        )
-        .build(mock_context(noop_assets()))
-        .expect("mock app builds");
-        let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
-            .build()
-            .expect("mock webview builds");
-        // A mock app runs no event loop, so the setup hook that starts the
-        // engine in the real app does not run: start it here, as it would.
-        let engine = app.state::<AppState>().engine.clone();
-        tauri::async_runtime::block_on(async move { engine.start().await });
+        let (keychain, app, webview) = crate::tests::started_app_with_keychain(home.path());
         App {
             home,
             keychain,

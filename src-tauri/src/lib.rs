@@ -172,18 +172,9 @@ mod tests {
     fn app_with(prepare: impl FnOnce(&std::path::Path)) -> TestApp {
         let home = tempfile::tempdir().unwrap();
         prepare(home.path());
-        let host = Host {
-            os: Os::Linux,
-            home: home.path().to_path_buf(),
-            vars: HashMap::from([(
-                "HOME".to_string(),
-                home.path().to_string_lossy().to_string(),
-            )]),
-            system_root: home.path().join("system"),
-        };
         let app = builder(
             mock_builder(),
-            Engine::for_host(host),
+            Engine::for_host(mock_host(home.path())),
             Shell {
                 serve_gateway: false,
             },
@@ -198,6 +189,51 @@ mod tests {
             app,
             webview,
         }
+    }
+
+    /// This machine as the engine sees it: Linux, `home` as HOME (the only
+    /// variable set), a system root inside it.
+    pub(crate) fn mock_host(home: &std::path::Path) -> Host {
+        Host {
+            os: Os::Linux,
+            home: home.to_path_buf(),
+            vars: HashMap::from([("HOME".to_string(), home.to_string_lossy().to_string())]),
+            system_root: home.join("system"),
+        }
+    }
+
+    /// The app over a real engine on `home` with an in-memory keychain,
+    /// built on Tauri's mock runtime, its engine started. A mock app runs no
+    /// event loop, so the setup hook that starts the engine in the real app
+    /// does not run: it is started here, as it would be.
+    pub(crate) fn started_app_with_keychain(
+        home: &std::path::Path,
+    ) -> (
+        std::sync::Arc<switchboard_engine::auth::vault::MemoryBackend>,
+        tauri::App<MockRuntime>,
+        tauri::WebviewWindow<MockRuntime>,
+    ) {
+        use switchboard_engine::auth::vault::{MemoryBackend, Vault};
+        let engine = Engine::for_host(mock_host(home));
+        let keychain = std::sync::Arc::new(MemoryBackend::default());
+        engine
+            .manager()
+            .set_vault(Some(Vault::new(keychain.clone())));
+        let app = builder(
+            mock_builder(),
+            engine,
+            Shell {
+                serve_gateway: false,
+            },
+        )
+        .build(mock_context(noop_assets()))
+        .expect("mock app builds");
+        let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
+            .build()
+            .expect("mock webview builds");
+        let engine = app.state::<AppState>().engine.clone();
+        tauri::async_runtime::block_on(async move { engine.start().await });
+        (keychain, app, webview)
     }
 
     fn invoke(t: &TestApp, cmd: &str, args: Value) -> Result<Value, Value> {

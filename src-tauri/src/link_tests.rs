@@ -11,14 +11,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use switchboard_engine::auth::vault::{MemoryBackend, Vault};
-use switchboard_engine::engine::Engine;
-use switchboard_engine::host::{Host, Os};
-use tauri::test::{mock_builder, mock_context, noop_assets, MockRuntime};
-use tauri::{Manager, WebviewWindowBuilder};
+use switchboard_engine::auth::vault::MemoryBackend;
+use tauri::test::MockRuntime;
 
 use crate::tests::{fixture_server, invoke_on};
-use crate::{builder, AppState, Shell};
 
 const SECRET: &str = "fx-token-5e8a71";
 
@@ -32,35 +28,7 @@ struct App {
 impl App {
     fn new() -> App {
         let home = tempfile::tempdir().unwrap();
-        let host = Host {
-            os: Os::Linux,
-            home: home.path().to_path_buf(),
-            vars: [(
-                "HOME".to_string(),
-                home.path().to_string_lossy().to_string(),
-            )]
-            .into(),
-            system_root: home.path().join("system"),
-        };
-        let engine = Engine::for_host(host);
-        let keychain = Arc::new(MemoryBackend::default());
-        engine
-            .manager()
-            .set_vault(Some(Vault::new(keychain.clone())));
-        let app = builder(
-            mock_builder(),
-            engine,
-            Shell {
-                serve_gateway: false,
-            },
-        )
-        .build(mock_context(noop_assets()))
-        .expect("mock app builds");
-        let webview = WebviewWindowBuilder::new(&app, "main", Default::default())
-            .build()
-            .expect("mock webview builds");
-        let engine = app.state::<AppState>().engine.clone();
-        tauri::async_runtime::block_on(async move { engine.start().await });
+        let (keychain, app, webview) = crate::tests::started_app_with_keychain(home.path());
         App {
             home,
             keychain,
