@@ -40,6 +40,22 @@ class Navigation {
     this.catalogRequest = { name, version };
     this.go('catalog');
   }
+
+  /**
+   * Something to install that arrived from outside the Add dialog: a
+   * `switchboard://` link the desktop handed over, or a link, a server entry
+   * or a `.mcpb` file dropped on the window. The Servers view opens the
+   * matching form (filled, nothing written) and clears this.
+   */
+  installRequest = $state.raw<InstallRequest | null>(null);
+
+  install(req: InstallRequest) {
+    this.installRequest = req;
+    this.go('servers');
+  }
 }
+
+/** See `Navigation.install`: link or entry text, or the path of a `.mcpb` file. */
+export type InstallRequest = { kind: 'text'; text: string } | { kind: 'bundle'; path: string };
 
 export const navigation = new Navigation();
