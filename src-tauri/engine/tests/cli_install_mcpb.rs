@@ -12,70 +12,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-use switchboard_tests::mcpb::{mcpb, mcpb_cli};
+use switchboard_tests::mcpb::{hello_bundles, hello_manifest, mcpb, mcpb_cli, HELLO_SECRET};
 
 const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
-const SECRET: &str = "mcpb-secret-4c1f";
+const SECRET: &str = HELLO_SECRET;
 
-const MANIFEST: &str = r#"{
-  "manifest_version": "0.3",
-  "name": "hello-bundle",
-  "display_name": "Hello bundle",
-  "version": "1.2.0",
-  "description": "A fixture for Switchboard's tests",
-  "author": { "name": "Switchboard tests" },
-  "server": {
-    "type": "node",
-    "entry_point": "server/index.js",
-    "mcp_config": {
-      "command": "node",
-      "args": ["${__dirname}/server/index.js", "--greeting", "${user_config.greeting}"],
-      "env": { "API_KEY": "${user_config.api_key}" }
-    }
-  },
-  "user_config": {
-    "api_key": { "type": "string", "title": "API key", "description": "The key", "sensitive": true, "required": true },
-    "greeting": { "type": "string", "title": "Greeting", "description": "Said first", "default": "hello" }
-  },
-  "compatibility": { "platforms": ["darwin", "win32", "linux"], "runtimes": { "node": ">=16.0.0" } }
-}"#;
-
-/// A newline-delimited JSON-RPC MCP server that starts only with the right
-/// API_KEY (checked by its hash, so the secret is in no file).
-fn server_js() -> String {
-    use sha2::Digest;
-    let hash = hex::encode(sha2::Sha256::digest(SECRET.as_bytes()));
-    format!(
-        r#"const key = process.env.API_KEY || "";
-if (require("crypto").createHash("sha256").update(key).digest("hex") !== "{hash}") {{
-  process.stderr.write("API_KEY is missing or wrong\n");
-  process.exit(3);
-}}
-const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
-require("readline").createInterface({{ input: process.stdin }}).on("line", (line) => {{
-  let m;
-  try {{ m = JSON.parse(line); }} catch {{ return; }}
-  if (m.id === undefined) return;
-  if (m.method === "initialize") send({{ jsonrpc: "2.0", id: m.id, result: {{ protocolVersion: m.params.protocolVersion, capabilities: {{ tools: {{}} }}, serverInfo: {{ name: "hello-bundle", version: "1.2.0" }} }} }});
-  else if (m.method === "tools/list") send({{ jsonrpc: "2.0", id: m.id, result: {{ tools: [{{ name: "say_hello", description: "Says hello", inputSchema: {{ type: "object", properties: {{}} }} }}] }} }});
-  else if (m.method === "ping") send({{ jsonrpc: "2.0", id: m.id, result: {{}} }});
-  else send({{ jsonrpc: "2.0", id: m.id, error: {{ code: -32601, message: "no such method" }} }});
-}});
-"#
-    )
-}
-
-/// Packs the extension into `unsigned.mcpb` and a self-signed copy
+/// Packs the hello extension into `unsigned.mcpb` and a self-signed copy
 /// `signed.mcpb` in `dir`.
 fn bundles(cli: &Path, dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
-    let ext = dir.join("ext");
-    std::fs::create_dir_all(ext.join("server"))?;
-    std::fs::write(ext.join("manifest.json"), MANIFEST)?;
-    std::fs::write(ext.join("server/index.js"), server_js())?;
-    mcpb(cli, dir, &["pack", "ext", "unsigned.mcpb"]);
-    std::fs::copy(dir.join("unsigned.mcpb"), dir.join("signed.mcpb"))?;
-    mcpb(cli, dir, &["sign", "signed.mcpb", "--self-signed"]);
-    Ok((dir.join("unsigned.mcpb"), dir.join("signed.mcpb")))
+    hello_bundles(cli, dir, "1.2.0")
 }
 
 fn cli(home: &Path, args: &[&str]) -> Command {
@@ -336,10 +281,7 @@ fn into_claude_codes_file_the_rest_of_it_stays_as_it_was() -> anyhow::Result<()>
     assert!(o.status.success(), "{out}");
     // A newer version replaces "hello"; 1.2.0 stays while "hello2" runs from it.
     let ext = tmp.path().join("ext");
-    std::fs::write(
-        ext.join("manifest.json"),
-        MANIFEST.replace("\"1.2.0\"", "\"1.3.0\""),
-    )?;
+    std::fs::write(ext.join("manifest.json"), hello_manifest("1.3.0"))?;
     mcpb(&mcpb_bin, tmp.path(), &["pack", "ext", "newer.mcpb"]);
     let newer = tmp.path().join("newer.mcpb");
     let (o, out) = run(

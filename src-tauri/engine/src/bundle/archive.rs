@@ -370,23 +370,40 @@ pub(super) fn check(file: &Path, f: &File, zip_len: u64, limits: &Limits) -> Res
     })
 }
 
-/// Removes the folder when dropped unless kept: nothing is left after an error.
-struct Staging(Option<PathBuf>);
-
-impl Drop for Staging {
-    fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
-            let _ = std::fs::remove_dir_all(p);
-        }
-    }
+/// `.<what>-<pid>-<n>` in `dir`: unique within this process (a counter),
+/// and the pid tells [`remove_stale`] whose it is.
+fn unique_sibling(dir: &Path, what: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    dir.join(format!(".{what}-{}-{n:x}", std::process::id()))
 }
 
-fn unique_sibling(dir: &Path, what: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    dir.join(format!(".{what}-{}-{nanos:x}", std::process::id()))
+/// Removes staging folders in `data_dir` left by a process that is gone (a
+/// crash while unpacking). Returns how many were removed. On systems
+/// without `/proc` only this process's own leftovers are recognised.
+pub fn remove_stale(data_dir: &Path) -> usize {
+    let Ok(read) = std::fs::read_dir(data_dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in read.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(".mcpb-unpack-") else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        let alive = if pid == std::process::id() {
+            true
+        } else {
+            Path::new("/proc").is_dir() && Path::new("/proc").join(pid.to_string()).exists()
+        };
+        if !alive && std::fs::remove_dir_all(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 pub(super) fn unpack(
@@ -396,7 +413,6 @@ pub(super) fn unpack(
     options: UnpackOptions,
     progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
 ) -> Result<Unpacked> {
-    let file = bundle.file.as_path();
     let target = bundle.target_dir(data_dir);
     if target.exists() && !options.replace {
         return Ok(Unpacked {
@@ -404,6 +420,80 @@ pub(super) fn unpack(
             reused: true,
         });
     }
+    stage(bundle, data_dir, limits, progress)?.commit()
+}
+
+/// A bundle unpacked into a hidden folder in the data folder, not yet in
+/// its place: [`Staged::commit`] moves it there; dropping it removes it.
+/// The app unpacks while the user fills in the form, and only Install
+/// commits, so a cancelled install leaves nothing.
+#[derive(Debug)]
+pub struct Staged {
+    path: Option<PathBuf>,
+    target: PathBuf,
+    file: PathBuf,
+}
+
+impl Staged {
+    /// `<data>/bundles/<name>/<version>`, where [`Staged::commit`] puts it.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Moves the unpacked folder into its place, replacing a folder of the
+    /// same version already there (put aside first, and back on failure).
+    pub fn commit(mut self) -> Result<Unpacked> {
+        let staging_path = self.path.clone().expect("not committed yet");
+        let target = self.target.clone();
+        let failed = |message: String| BundleError::Unpack {
+            file: self.file.clone(),
+            dir: target.clone(),
+            message,
+        };
+        let parent = target.parent().expect("target has a parent");
+        std::fs::create_dir_all(parent).map_err(|e| failed(e.to_string()))?;
+        let mut old = None;
+        if target.exists() {
+            let aside = unique_sibling(parent, "mcpb-old");
+            std::fs::rename(&target, &aside).map_err(|e| failed(e.to_string()))?;
+            old = Some(aside);
+        }
+        if let Err(e) = std::fs::rename(&staging_path, &target) {
+            if let Some(aside) = &old {
+                let _ = std::fs::rename(aside, &target);
+            }
+            return Err(failed(e.to_string()));
+        }
+        self.path = None;
+        if let Some(aside) = old {
+            let _ = std::fs::remove_dir_all(aside);
+        }
+        Ok(Unpacked {
+            dir: target,
+            reused: false,
+        })
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if let Some(p) = self.path.take() {
+            let _ = std::fs::remove_dir_all(p);
+        }
+    }
+}
+
+/// Unpacks every entry into a new hidden folder in `data_dir` (same file
+/// system as the target, so the commit is a rename), counting the real
+/// bytes against `limits`. On any error or cancel nothing is left.
+pub(super) fn stage(
+    bundle: &Bundle,
+    data_dir: &Path,
+    limits: &Limits,
+    progress: &mut dyn FnMut(Progress) -> ControlFlow<()>,
+) -> Result<Staged> {
+    let file = bundle.file.as_path();
+    let target = bundle.target_dir(data_dir);
     let failed = |message: String| BundleError::Unpack {
         file: file.to_path_buf(),
         dir: target.clone(),
@@ -414,7 +504,11 @@ pub(super) fn unpack(
     std::fs::create_dir_all(data_dir).map_err(|e| failed(e.to_string()))?;
     let staging_path = unique_sibling(data_dir, "mcpb-unpack");
     std::fs::create_dir(&staging_path).map_err(|e| failed(e.to_string()))?;
-    let mut staging = Staging(Some(staging_path.clone()));
+    let staging = Staged {
+        path: Some(staging_path.clone()),
+        target: target.clone(),
+        file: file.to_path_buf(),
+    };
 
     let f = File::open(file).map_err(|e| BundleError::Io {
         file: file.to_path_buf(),
@@ -519,28 +613,7 @@ pub(super) fn unpack(
         }
     }
 
-    let parent = target.parent().expect("target has a parent");
-    std::fs::create_dir_all(parent).map_err(|e| failed(e.to_string()))?;
-    let mut old = None;
-    if target.exists() {
-        let aside = unique_sibling(parent, "mcpb-old");
-        std::fs::rename(&target, &aside).map_err(|e| failed(e.to_string()))?;
-        old = Some(aside);
-    }
-    if let Err(e) = std::fs::rename(&staging_path, &target) {
-        if let Some(aside) = &old {
-            let _ = std::fs::rename(aside, &target);
-        }
-        return Err(failed(e.to_string()));
-    }
-    staging.0 = None;
-    if let Some(aside) = old {
-        let _ = std::fs::remove_dir_all(aside);
-    }
-    Ok(Unpacked {
-        dir: target,
-        reused: false,
-    })
+    Ok(staging)
 }
 
 #[cfg(test)]

@@ -167,6 +167,17 @@ fn default_values(field: &UserConfigField, system: &[(String, Vec<String>)]) -> 
     }
 }
 
+/// The values `field` starts with in a form: its default, with `${HOME}`-style
+/// variables resolved (what [`server_def`] uses when no value is given).
+pub fn field_defaults(field: &UserConfigField, places: &Places) -> Vec<String> {
+    let vars: Vec<(String, Vec<String>)> = places
+        .system_vars()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), vec![v]))
+        .collect();
+    default_values(field, &vars)
+}
+
 /// The stdio definition named `name` for the bundle unpacked in `dir`, with
 /// `values` for its `user_config` (defaults for the rest). Sensitive values
 /// go to `Built::secrets` when `secrets` is `Keychain`.

@@ -3,19 +3,26 @@
 //! one safely — the archive's checks and atomic unpacking (`archive.rs`), the
 //! manifest and the machine's compatibility (`manifest.rs`), the signature
 //! (`signature.rs`), the stdio definition its `user_config` values make
-//! (`config.rs`), and what removing an installed one leaves unused
-//! (`installed.rs`). Nothing here runs the server or writes a client's file.
+//! (`config.rs`), what removing an installed one leaves unused
+//! (`installed.rs`), and installing one through the engine, for the app and
+//! the command line (`install.rs`). Nothing here starts the server.
 
 mod archive;
 mod config;
+mod install;
 mod installed;
 mod manifest;
 mod signature;
 
 use std::path::{Path, PathBuf};
 
-pub use archive::{EntryInfo, Limits, Progress, UnpackOptions, Unpacked};
-pub use config::{parse_config_flags, server_def, ConfigValues, Places};
+pub use archive::{remove_stale, EntryInfo, Limits, Progress, Staged, UnpackOptions, Unpacked};
+pub use config::{field_defaults, parse_config_flags, server_def, ConfigValues, Places};
+pub use install::{
+    clean_up, origin, BundleField, BundleInstallError, BundleInstallRequest, BundleInstalled,
+    BundleInstaller, BundleOrigin, BundlePreview, BundleProgress, BundleView, CleanedUp,
+    InstalledCopy, UnpackState,
+};
 pub use installed::{bundle_dir, keychain_names, leftovers, Leftovers};
 pub use manifest::{
     check_compatibility, this_platform, Author, Compatibility, CompatibilityVerdict, ConfigType,
@@ -169,5 +176,18 @@ impl Bundle {
         progress: &mut dyn FnMut(Progress) -> std::ops::ControlFlow<()>,
     ) -> Result<Unpacked> {
         archive::unpack(self, data_dir, limits, options, progress)
+    }
+
+    /// Unpacks into a hidden folder in `data_dir` without putting it in
+    /// place: [`Staged::commit`] does that (replacing a folder of the same
+    /// version), and dropping the [`Staged`] removes it. Same checks and
+    /// progress as [`Bundle::unpack`].
+    pub fn stage(
+        &self,
+        data_dir: &Path,
+        limits: &Limits,
+        progress: &mut dyn FnMut(Progress) -> std::ops::ControlFlow<()>,
+    ) -> Result<Staged> {
+        archive::stage(self, data_dir, limits, progress)
     }
 }

@@ -35,6 +35,7 @@ const SHA256_WITH_RSA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.
 /// What the bundle's signature says. Only `SelfSigned` and `Signed` mean the
 /// signature matched the content; neither means the signer is trusted.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum SignatureStatus {
     Unsigned,
@@ -51,6 +52,7 @@ pub enum SignatureStatus {
         fingerprint: String,
         trusted: bool,
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
         untrusted: Option<String>,
     },
     /// A signature block that does not match the content or cannot be read.

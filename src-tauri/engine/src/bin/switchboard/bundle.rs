@@ -290,56 +290,23 @@ pub async fn remove(
     clean_up(&leftovers(&removed, &discover(host, settings, o), &data)).await
 }
 
-/// Removes what a removed or replaced server left unused: its unpacked
-/// folder (and the bundle's name folder once empty) and its keychain items.
+/// Removes what a removed or replaced server left unused (its unpacked
+/// folder and keychain items, `bundle::clean_up`) and says so.
 async fn clean_up(left: &Leftovers) -> anyhow::Result<()> {
-    if let Some(dir) = &left.dir {
-        match std::fs::remove_dir_all(dir) {
-            Ok(()) => {
-                println!("Removed its unpacked bundle {}", dir.display());
-                // The bundle's name folder goes once its last version has.
-                if let Some(parent) = dir.parent() {
-                    let _ = std::fs::remove_dir(parent);
-                }
-            }
-            Err(e) => eprintln!(
-                "warning: could not remove its unpacked bundle {}: {e}; delete the folder by hand",
-                dir.display()
-            ),
-        }
+    let vault = Vault::keychain();
+    let done = switchboard_engine::bundle::clean_up(left, &vault).await;
+    if let Some(dir) = &done.removed_dir {
+        println!("Removed its unpacked bundle {}", dir.display());
     }
-    if !left.secrets.is_empty() {
-        let vault = Vault::keychain();
-        let names = left.secrets.clone();
-        let v = vault.clone();
-        let failed: Vec<String> = tokio::task::spawn_blocking(move || {
-            names
-                .into_iter()
-                .filter(|n| v.remove_secret(n).is_err())
-                .collect()
-        })
-        .await?;
-        let gone: Vec<&String> = left
-            .secrets
-            .iter()
-            .filter(|n| !failed.contains(n))
-            .collect();
-        if !gone.is_empty() {
-            println!(
-                "Removed its secrets from the OS keychain ({}): {}",
-                vault.describe(),
-                gone.iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        if !failed.is_empty() {
-            eprintln!(
-                "warning: could not remove {} from the OS keychain; remove them there by hand",
-                failed.join(", ")
-            );
-        }
+    if !done.removed_secrets.is_empty() {
+        println!(
+            "Removed its secrets from the OS keychain ({}): {}",
+            vault.describe(),
+            done.removed_secrets.join(", ")
+        );
+    }
+    for p in &done.problems {
+        eprintln!("warning: {p}");
     }
     Ok(())
 }
