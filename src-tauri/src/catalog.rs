@@ -343,15 +343,23 @@ pub fn set_registry_url(state: S<'_>, url: Option<String>) -> CommandResult<Regi
 
 /// A native file (or, with `directory`, folder) picker for an install
 /// form's file-path field; `None` when the user cancelled. Opened from Rust,
-/// so the webview gets no general dialog permission.
+/// so the webview gets no general dialog permission. `filter`: a name and
+/// the file extensions the picker shows (`["Claude Desktop extension", "mcpb"]`).
 #[tauri::command]
 pub async fn pick_path<R: tauri::Runtime>(
     app: tauri::AppHandle<R>,
     directory: bool,
+    filter: Option<Vec<String>>,
 ) -> Option<String> {
     use tauri_plugin_dialog::DialogExt;
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let dialog = app.dialog().file();
+    let mut dialog = app.dialog().file();
+    if let Some((name, extensions)) = filter.as_deref().and_then(|f| f.split_first()) {
+        let extensions: Vec<&str> = extensions.iter().map(String::as_str).collect();
+        if !extensions.is_empty() {
+            dialog = dialog.add_filter(name, &extensions);
+        }
+    }
     if directory {
         dialog.pick_folder(move |p| drop(tx.send(p)));
     } else {

@@ -317,20 +317,18 @@ pub async fn update_server(
         .await?)
 }
 
+/// Removes a server; one installed from a `.mcpb` bundle takes its unpacked
+/// folder and keychain items along when nothing else uses them.
 #[tauri::command]
 pub async fn remove_server(
     state: S<'_>,
     source: String,
     name: String,
     content_hash: Option<String>,
-) -> CommandResult<()> {
+) -> CommandResult<switchboard_engine::bundle::CleanedUp> {
     Ok(state
         .engine
-        .edit_seen(
-            &source,
-            ServerEdit::Remove { name },
-            content_hash.as_deref(),
-        )
+        .remove_server(&source, &name, content_hash.as_deref())
         .await?)
 }
 

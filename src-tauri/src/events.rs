@@ -33,6 +33,12 @@ pub enum AppEvent {
     /// The profiles changed (made, renamed, switched to, by the app or
     /// elsewhere): `active` is the one switched to now.
     Profiles { active: String },
+    /// How far an opened `.mcpb` bundle is unpacked (its install form shows it).
+    BundleProgress {
+        progress: switchboard_engine::bundle::BundleProgress,
+    },
+    /// A file was dropped on the window: what it asks for.
+    Dropped { item: crate::drops::Dropped },
 }
 
 pub(crate) fn emit<R: Runtime, T: Serialize + Clone>(app: &tauri::AppHandle<R>, payload: &T) {

@@ -6,8 +6,10 @@
 #[macro_use]
 mod command_list;
 pub mod activity;
+pub mod bundles;
 pub mod catalog;
 pub mod commands;
+pub mod drops;
 pub mod error;
 pub mod events;
 pub mod gateway;
@@ -23,6 +25,8 @@ pub mod webview;
 
 #[cfg(test)]
 mod account_tests;
+#[cfg(test)]
+mod bundle_tests;
 #[cfg(test)]
 mod link_tests;
 #[cfg(test)]
@@ -122,7 +126,10 @@ pub fn run() {
             serve_gateway: true,
         },
     )
-    .on_window_event(tray::on_window_event)
+    .on_window_event(|window, event| {
+        tray::on_window_event(window, event);
+        drops::on_window_event(window, event);
+    })
     .build(tauri::generate_context!())
     .expect("error while building Switchboard");
     tray::install(app.handle());

@@ -18,15 +18,15 @@ use crate::tests::{fixture_server, invoke_on};
 
 const SECRET: &str = "fx-token-5e8a71";
 
-struct App {
+pub(crate) struct App {
     home: tempfile::TempDir,
-    keychain: Arc<MemoryBackend>,
+    pub(crate) keychain: Arc<MemoryBackend>,
     _app: tauri::App<MockRuntime>,
     webview: tauri::WebviewWindow<MockRuntime>,
 }
 
 impl App {
-    fn new() -> App {
+    pub(crate) fn new() -> App {
         let home = tempfile::tempdir().unwrap();
         let (keychain, app, webview) = crate::tests::started_app_with_keychain(home.path());
         App {
@@ -37,15 +37,15 @@ impl App {
         }
     }
 
-    fn invoke(&self, cmd: &str, args: Value) -> Result<Value, Value> {
+    pub(crate) fn invoke(&self, cmd: &str, args: Value) -> Result<Value, Value> {
         invoke_on(&self.webview, cmd, args)
     }
 
-    fn home(&self) -> &Path {
+    pub(crate) fn home(&self) -> &Path {
         self.home.path()
     }
 
-    fn wait_tools(&self, server: &str) -> Value {
+    pub(crate) fn wait_tools(&self, server: &str) -> Value {
         let end = Instant::now() + Duration::from_secs(30);
         loop {
             let servers = self.invoke("list_servers", json!({})).unwrap();

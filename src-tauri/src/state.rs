@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use switchboard_engine::bundle::BundleInstaller;
 use switchboard_engine::engine::Engine;
 use switchboard_engine::manager::ElicitAnswer;
 use tokio::sync::oneshot;
@@ -13,14 +14,18 @@ use tokio::sync::oneshot;
 pub struct AppState {
     pub engine: Arc<Engine>,
     pub elicitations: Arc<Elicitations>,
+    /// `.mcpb` bundles open in install forms (unpacking in the background).
+    pub bundles: BundleInstaller,
     /// Set once `engine.shutdown()` ran, so exit paths do it only once.
     pub shut_down: AtomicBool,
 }
 
 impl AppState {
     pub fn new(engine: Engine) -> AppState {
+        let engine = Arc::new(engine);
         AppState {
-            engine: Arc::new(engine),
+            bundles: BundleInstaller::new(engine.clone()),
+            engine,
             elicitations: Arc::default(),
             shut_down: AtomicBool::new(false),
         }

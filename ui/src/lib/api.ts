@@ -6,6 +6,12 @@ import { invoke, isTauri, type InvokeArgs } from '@tauri-apps/api/core';
 import { listen, type EventCallback, type UnlistenFn } from '@tauri-apps/api/event';
 import type {
   AccountList,
+  BundleInstalled,
+  BundleOrigin,
+  BundlePreview,
+  BundleProgress,
+  BundleView,
+  CleanedUp,
   ActivityExport,
   Aggregates,
   ExportFormat,
@@ -198,8 +204,9 @@ export const api = {
   /** Reads an entry typed by the user; the error names the line or field. */
   parseEntryText: (source: string, name: string, text: string) =>
     call<ServerDef>('parse_entry_text', { source, name, text }),
+  /** Removes a server; one from a `.mcpb` bundle takes its folder and keychain items along. */
   removeServer: (source: string, name: string, contentHash?: string) =>
-    call<void>('remove_server', { source, name, contentHash: contentHash ?? null }),
+    call<CleanedUp>('remove_server', { source, name, contentHash: contentHash ?? null }),
   setPriority: (ids: string[]) => call<void>('set_priority', { ids }),
   promote: (name: string, source: string) => call<void>('promote', { name, source }),
   addProject: (path: string, trusted: boolean) => call<void>('add_project', { path, trusted }),
@@ -264,7 +271,19 @@ export const api = {
   /** Opens a repository or website link in the system browser (https, or http on this computer, only). */
   openCatalogLink: (url: string) => call<void>('open_catalog_link', { url }),
   /** A native file (or folder) picker; `null` when the user cancelled. */
-  pickPath: (directory: boolean) => call<string | null>('pick_path', { directory }),
+  /** A native picker; `filter`: a name then extensions (`['Claude Desktop extension', 'mcpb']`). */
+  pickPath: (directory: boolean, filter?: string[]) =>
+    call<string | null>('pick_path', { directory, filter: filter ?? null }),
+  /** Checks a `.mcpb` and returns its form; it unpacks in the background (`bundle-progress` events). */
+  openBundle: (path: string) => call<BundleView>('open_bundle', { path }),
+  bundleProgress: (id: number) => call<BundleProgress>('bundle_progress', { id }),
+  /** The exact definition the values make (secrets masked) and where it goes; nothing is written. */
+  previewBundle: (request: BundleRequest) => call<BundlePreview>('preview_bundle', { request }),
+  installBundle: (request: BundleRequest) => call<BundleInstalled>('install_bundle', { request }),
+  /** Closes a bundle's form without installing: what was unpacked goes. */
+  closeBundle: (id: number) => call<void>('close_bundle', { id }),
+  bundleOrigin: (source: string, name: string) =>
+    call<BundleOrigin | null>('bundle_origin', { source, name }),
   registrySettings: () => call<RegistrySettings>('registry_settings'),
   /** Saves the registry URL (`null`: the official registry). */
   setRegistryUrl: (url: string | null) => call<RegistrySettings>('set_registry_url', { url }),
@@ -382,4 +401,14 @@ export const api = {
   /** What is done when a server's answer looks suspicious: log, warn or block; applies at once. */
   setResultCheck: (server: string, mode: ResultMode) =>
     call<void>('set_result_check', { server, mode }),
+};
+
+/** What the bundle form sends to preview and install (values by `user_config` key). */
+export type BundleRequest = {
+  id: number;
+  name: string | null;
+  target: string;
+  values: Record<string, string[]>;
+  replace: boolean;
+  skipRuntimeCheck: boolean;
 };

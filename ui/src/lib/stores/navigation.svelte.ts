@@ -56,6 +56,8 @@ class Navigation {
 }
 
 /** See `Navigation.install`: link or entry text, or the path of a `.mcpb` file. */
-export type InstallRequest = { kind: 'text'; text: string } | { kind: 'bundle'; path: string };
+export type InstallRequest =
+  | { kind: 'text'; text: string }
+  | { kind: 'bundle'; path: string; update?: { server: string; source: string } };
 
 export const navigation = new Navigation();

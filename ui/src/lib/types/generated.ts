@@ -314,7 +314,9 @@ reason: string | null, };
 
 export type EngineEvent = { "type": "status", server: string, status: ServerStatus, } | { "type": "tools", server: string, count: number, deferred: boolean, } | { "type": "log", server: string, lines: Array<LogLine>, } | { "type": "warning", server: string, message: string, } | { "type": "removed", server: string, } | { "type": "resource-updated", server: string, uri: string, } | { "type": "resources-changed", server: string, } | { "type": "prompts-changed", server: string, } | { "type": "reconciled", report: ReconcileReport, } | { "type": "elicitation", id: number, server: string, message: string, schema: JsonSchema, } | { "type": "source-changed", source: string, path: string, } | { "type": "discovery-changed", servers: number, warnings: number, } | { "type": "sign-in", server: string, phase: SignInPhase, } | { "type": "approvals" };
 
-export type AppEvent = { "type": "ready", report: StartupReport, } | { "type": "resync" } | { "type": "gateway", status: GatewayStatus, } | { "type": "profiles", active: string, };
+export type Dropped = { "kind": "bundle", path: string, } | { "kind": "text", text: string, } | { "kind": "refused", message: string, };
+
+export type AppEvent = { "type": "ready", report: StartupReport, } | { "type": "resync" } | { "type": "gateway", status: GatewayStatus, } | { "type": "profiles", active: string, } | { "type": "bundle-progress", progress: BundleProgress, } | { "type": "dropped", item: Dropped, };
 
 export type ResourceInfo = { uri: string, name: string, title?: string, description?: string, mimeType?: string, 
 /**
@@ -1366,6 +1368,81 @@ export type LinkInstalled = { report: InstallReport,
  * The definition as written, password values given as text masked (`••••`).
  */
 def: ServerDef, };
+
+export type SignatureStatus = { "status": "unsigned" } | { "status": "self_signed", subject: string, fingerprint: string, } | { "status": "signed", subject: string, issuer: string, fingerprint: string, trusted: boolean, untrusted?: string, } | { "status": "invalid", reason: string, };
+
+export type ConfigType = "string" | "number" | "boolean" | "file" | "directory";
+
+export type BundleField = { key: string, kind: ConfigType, title: string, description: string, required: boolean, 
+/**
+ * The default, `${HOME}`-style variables resolved (several for `multiple`).
+ */
+defaults: Array<string>, 
+/**
+ * Kept in the keychain (Switchboard's own file) and never shown.
+ */
+sensitive: boolean, multiple: boolean, min?: number, max?: number, };
+
+export type InstalledCopy = { server: string, 
+/**
+ * Source id.
+ */
+source: string, version: string, 
+/**
+ * Its settings as they are now, by key (sensitive ones are not given).
+ */
+values: Record<string, string[]>, 
+/**
+ * Settings with a value kept as it is when the field is left empty
+ * (sensitive ones: in the keychain or in the client's file).
+ */
+kept: Array<string>, };
+
+export type BundleView = { 
+/**
+ * Names this opened bundle in preview, install, cancel and progress.
+ */
+id: number, file: string, name: string, displayName?: string, version: string, description: string, author?: string, signature: SignatureStatus, 
+/**
+ * The signature in a sentence (`signed by X (trusted)`, `unsigned`).
+ */
+signatureText: string, compatible: boolean, 
+/**
+ * Why it may not run here (platform, runtimes).
+ */
+problems: Array<string>, 
+/**
+ * Runtimes found (`node 22.3.0`).
+ */
+found: Array<string>, fields: Array<BundleField>, files: number, unpackedSize: number, 
+/**
+ * Where it will be unpacked.
+ */
+unpackDir: string, installed: Array<InstalledCopy>, };
+
+export type UnpackState = "unpacking" | "ready" | "failed";
+
+export type BundleProgress = { id: number, done: number, total: number, state: UnpackState, error?: string, };
+
+export type BundlePreview = { def: ServerDef, report: InstallReport, unpackDir: string, };
+
+export type CleanedUp = { removedDir?: string, removedSecrets: Array<string>, 
+/**
+ * What could not be removed, each in a sentence saying what to do.
+ */
+problems: Array<string>, };
+
+export type BundleInstalled = { report: InstallReport, 
+/**
+ * The definition as written, secret values given as text masked.
+ */
+def: ServerDef, dir: string, 
+/**
+ * An update: the older version's folder and secrets no longer used.
+ */
+cleaned: CleanedUp, };
+
+export type BundleOrigin = { name: string, displayName?: string, version: string, dir: string, };
 
 export type RegistrySettings = { 
 /**
