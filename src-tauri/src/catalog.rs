@@ -351,9 +351,16 @@ pub async fn pick_path<R: tauri::Runtime>(
     directory: bool,
     filter: Option<Vec<String>>,
 ) -> Option<String> {
+    use tauri::Manager;
     use tauri_plugin_dialog::DialogExt;
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let mut dialog = app.dialog().file();
+    // It opens in the user's folder (for a file type, their Downloads, where
+    // such files land), not in "Recent".
+    let places = switchboard_engine::bundle::Places::of(app.state::<AppState>().engine.host());
+    let start = Some(&places.downloads)
+        .filter(|d| filter.is_some() && d.is_dir())
+        .unwrap_or(&places.home);
+    let mut dialog = app.dialog().file().set_directory(start);
     if let Some((name, extensions)) = filter.as_deref().and_then(|f| f.split_first()) {
         let extensions: Vec<&str> = extensions.iter().map(String::as_str).collect();
         if !extensions.is_empty() {

@@ -100,6 +100,18 @@ fi
 echo "e2e stub: npx is not available to the app under test" >&2
 exit 127
 STUB
+# And node for `.mcpb` extensions the app unpacked into its data folder
+# (install-bundle.test.mjs, drop.test.mjs) and the compatibility check's
+# `node --version`: the real node, for those only.
+REAL_NODE="$(command -v node)"
+cat > "$RUN_DIR/stub-bin/node" <<STUB
+#!/bin/sh
+case "\$1" in
+  --version|*/switchboard/bundles/*) exec "$REAL_NODE" "\$@" ;;
+esac
+echo "e2e stub: node is not available to the app under test" >&2
+exit 127
+STUB
 FIXTURE_HOME="$(node "$E2E/lib/fixture-home.mjs" "$RUN_DIR/fixture" "$BIN/fixture-server")"
 echo "run dir $RUN_DIR; fixture home $FIXTURE_HOME"
 

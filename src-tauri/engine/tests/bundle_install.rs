@@ -144,6 +144,13 @@ async fn a_bundle_opens_unpacks_in_the_background_and_installs_into_switchboards
         "nothing written"
     );
 
+    // Before anything is typed the preview shows the command, the key missing.
+    let empty = installer.preview(&request(id, "claude-code-user", &[]))?;
+    assert_eq!(empty.missing, ["api_key"]);
+    assert_eq!(
+        empty.def.env.get("API_KEY").map(String::as_str),
+        Some("<api_key>")
+    );
     // The preview: the exact command, the secret kept in the keychain.
     let preview = installer.preview(&request(id, "switchboard", &[("api_key", HELLO_SECRET)]))?;
     let index = view.unpack_dir.join("server/index.js");
@@ -157,6 +164,7 @@ async fn a_bundle_opens_unpacks_in_the_background_and_installs_into_switchboards
         Some("${keychain:hello-bundle.api_key}")
     );
     assert_eq!(preview.report.kept_in_keychain, ["hello-bundle.api_key"]);
+    assert!(preview.missing.is_empty());
     // Into a client's file the value is written as given: masked here.
     let to_claude = installer.preview(&request(
         id,

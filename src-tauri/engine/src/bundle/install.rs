@@ -208,6 +208,8 @@ pub struct BundlePreview {
     pub def: ServerDef,
     pub report: InstallReport,
     pub unpack_dir: PathBuf,
+    /// Required settings without a value yet: shown as `<KEY>` in `def`.
+    pub missing: Vec<String>,
 }
 
 /// What removing a server (or replacing an older bundle) cleaned up.
@@ -418,16 +420,57 @@ impl BundleInstaller {
     }
 
     /// The definition `req` would write (secret values masked), checked as
-    /// install checks it; nothing is written.
+    /// install checks it; nothing is written. Required settings not filled
+    /// in yet are shown as `<KEY>` and listed in `missing`, so the form shows
+    /// the command from the start.
     pub fn preview(&self, req: &BundleInstallRequest) -> Result<BundlePreview, BundleInstallError> {
         let opened = self.get(req.id)?;
         let snap = self.inner.engine.snapshot();
+        let m = &opened.bundle.manifest;
+        let mut req = req.clone();
+        // The form shows the command even for a bundle that may not run here.
+        req.skip_runtime_check = true;
+        // An update keeps what the server has now for settings left empty.
+        let name = req.name.clone().unwrap_or_else(|| m.name.clone());
+        let kept: Vec<String> = definition(&snap, &req.target, name.trim())
+            .filter(|_| req.replace)
+            .and_then(|old| current_values(&old, &self.data_dir()))
+            .map(|c| {
+                c.kept_raw
+                    .into_iter()
+                    .map(|(k, _)| k)
+                    .chain(c.values.into_keys())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut missing = vec![];
+        for (key, f) in &m.user_config {
+            let given = req
+                .values
+                .get(key)
+                .is_some_and(|v| v.iter().any(|x| !x.is_empty()));
+            let default = f.default.as_ref().is_some_and(|d| !d.is_null());
+            if f.required && !given && !default && !kept.contains(key) {
+                let stand_in = match f.kind {
+                    ConfigType::Number => f.min.unwrap_or(0.0).to_string(),
+                    ConfigType::Boolean => "false".into(),
+                    _ => format!("<{key}>"),
+                };
+                req.values.insert(key.clone(), vec![stand_in]);
+                missing.push(key.clone());
+            }
+        }
         let (prepared, secrets) =
-            self.prepare(&opened, req, &snap, &mut |_| Ok(Some(MASK.to_string())))?;
+            self.prepare(&opened, &req, &snap, &mut |_| Ok(Some(MASK.to_string())))?;
+        let secrets: Vec<String> = secrets
+            .into_iter()
+            .filter(|s| !missing.iter().any(|k| *s == format!("<{k}>")))
+            .collect();
         Ok(BundlePreview {
             def: masked(&prepared.built.def, &secrets),
             report: prepared.report,
             unpack_dir: opened.bundle.target_dir(&self.data_dir()),
+            missing,
         })
     }
 

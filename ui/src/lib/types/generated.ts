@@ -1424,7 +1424,11 @@ export type UnpackState = "unpacking" | "ready" | "failed";
 
 export type BundleProgress = { id: number, done: number, total: number, state: UnpackState, error?: string, };
 
-export type BundlePreview = { def: ServerDef, report: InstallReport, unpackDir: string, };
+export type BundlePreview = { def: ServerDef, report: InstallReport, unpackDir: string, 
+/**
+ * Required settings without a value yet: shown as `<KEY>` in `def`.
+ */
+missing: Array<string>, };
 
 export type CleanedUp = { removedDir?: string, removedSecrets: Array<string>, 
 /**
