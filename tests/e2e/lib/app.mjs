@@ -383,7 +383,15 @@ export async function waitForStatus(browser, name, want, { timeout = 20_000, int
   const seen = [];
   const end = Date.now() + timeout;
   for (;;) {
-    const s = await statusOf(browser, name);
+    let s;
+    try {
+      s = await statusOf(browser, name);
+    } catch (e) {
+      // The list re-rendered between finding the badge and reading it: read it again.
+      if (!/stale element/i.test(String(e?.name ?? '') + String(e?.message ?? ''))) throw e;
+      await sleep(interval);
+      continue;
+    }
     if (seen[seen.length - 1] !== s) seen.push(s);
     if (re.test(s)) return seen;
     if (Date.now() > end) {
@@ -408,7 +416,14 @@ export async function clickUntil(browser, el, effect, what, { tries = 3, wait = 
     if (i > 0 && (await effect())) return;
     await el.scrollIntoView({ block: 'center' });
     await el.waitForEnabled({ timeout: 10_000 });
-    await el.click();
+    try {
+      await el.click();
+    } catch (e) {
+      // Something lay over it for a moment (a notice, a re-render): try again.
+      if (!/intercepted/i.test(String(e?.name ?? '') + String(e?.message ?? ''))) throw e;
+      await sleep(200);
+      continue;
+    }
     try {
       await browser.waitUntil(effect, { timeout: wait, interval: 100 });
       return;
