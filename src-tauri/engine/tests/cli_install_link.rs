@@ -124,22 +124,27 @@ fn links_are_shown_then_written_and_bad_ones_refused() -> anyhow::Result<()> {
         "link-secret-81"
     );
 
-    // A program in a temporary folder is shown with a warning.
+    // A program in a temporary folder is shown with a warning; a script
+    // (no terminal) must say --yes, else nothing is written.
     let tmp_link = format!(
         "switchboard://install?name=tmp-one&config={}",
         b64url(r#"{"command":"/tmp/x/run.sh"}"#)
     );
-    let (o, out) = cli(
-        home,
-        &[
-            "install",
-            &tmp_link,
-            "--to",
-            "claude-code-user",
-            "--skip-runtime-check",
-        ],
-        "",
-    )?;
+    let args = [
+        "install",
+        &tmp_link,
+        "--to",
+        "claude-code-user",
+        "--skip-runtime-check",
+    ];
+    let (o, out) = cli(home, &args, "")?;
+    assert!(
+        !o.status.success() && out.contains("warning:") && out.contains("--yes"),
+        "{out}"
+    );
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&claude)?)?;
+    assert!(v["mcpServers"].get("tmp-one").is_none(), "nothing written");
+    let (o, out) = cli(home, &[&args[..], &["--yes"]].concat(), "")?;
     assert!(o.status.success() && out.contains("warning:"), "{out}");
 
     // Malformed: refused, nothing written.

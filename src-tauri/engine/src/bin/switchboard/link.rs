@@ -23,6 +23,8 @@ pub struct InstallLink {
     pub as_name: Option<String>,
     pub replace: bool,
     pub skip_runtime_check: bool,
+    /// Install despite warnings without asking (`--yes`).
+    pub yes: bool,
     /// A registry install's flag that was given (`--env`, …): refused
     /// unless the link names a registry server.
     pub registry_flag: Option<&'static str>,
@@ -242,6 +244,10 @@ pub async fn install(
         }
     }
 
+    if !link.warnings.is_empty() && !i.yes {
+        confirm_warnings(link.warnings.len())?;
+    }
+
     let vault = Vault::keychain();
     let spec = crate::registry::keep_and_write(host, settings, &d, &vault, &prepared).await?;
     println!(
@@ -276,4 +282,26 @@ pub async fn install(
         );
     }
     Ok(Next::Done)
+}
+
+/// A link with warnings is installed only once the person agreed: asked at
+/// a terminal, or `--yes` (a script cannot answer, so it is refused).
+fn confirm_warnings(count: usize) -> anyhow::Result<()> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let plural = if count == 1 { "warning" } else { "warnings" };
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        anyhow::bail!(
+            "the link shows {count} {plural} (above); nothing was written: check what it runs, and pass --yes to install it anyway"
+        );
+    }
+    eprint!("The link shows {count} {plural} (above). Install it anyway? [y/N] ");
+    std::io::stderr().flush()?;
+    let mut line = String::new();
+    stdin.lock().read_line(&mut line)?;
+    if matches!(line.trim(), "y" | "Y" | "yes" | "Yes") {
+        Ok(())
+    } else {
+        anyhow::bail!("not installed; nothing was written")
+    }
 }

@@ -392,6 +392,11 @@ pub(crate) enum Command {
         /// here, or a bundle's compatibility check fails.
         #[arg(long)]
         skip_runtime_check: bool,
+        /// Install a link even though it shows warnings (a program in a
+        /// temporary folder, shell syntax, inline credentials) without being
+        /// asked; needed when standard input is not a terminal.
+        #[arg(long)]
+        yes: bool,
         /// The registry's base URL.
         #[arg(long, value_name = "URL")]
         registry: Option<String>,
@@ -666,6 +671,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             headers,
             replace,
             skip_runtime_check,
+            yes,
             registry,
         } if bundle::is_bundle(&name) => {
             let registry_only = [
@@ -706,6 +712,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             headers,
             replace,
             skip_runtime_check,
+            yes,
             registry,
         } => {
             let mut name = name;
@@ -735,6 +742,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     as_name: as_name.clone(),
                     replace,
                     skip_runtime_check,
+                    yes,
                 };
                 let rt = tokio::runtime::Runtime::new()?;
                 match rt.block_on(link::install(&host, &mut settings, &o, i))? {
