@@ -671,7 +671,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             headers,
             replace,
             skip_runtime_check,
-            yes,
+            // Bundles show no warnings to agree to: their checks refuse.
+            yes: _,
             registry,
         } if bundle::is_bundle(&name) => {
             let registry_only = [
