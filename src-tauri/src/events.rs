@@ -33,6 +33,9 @@ pub enum AppEvent {
     /// The profiles changed (made, renamed, switched to, by the app or
     /// elsewhere): `active` is the one switched to now.
     Profiles { active: String },
+    /// `switchboard://` links opened from the desktop wait for the UI:
+    /// take them with `take_install_links` (deep_link.rs).
+    InstallLinks,
 }
 
 pub(crate) fn emit<R: Runtime, T: Serialize + Clone>(app: &tauri::AppHandle<R>, payload: &T) {

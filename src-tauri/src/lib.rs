@@ -8,6 +8,7 @@ mod command_list;
 pub mod activity;
 pub mod catalog;
 pub mod commands;
+pub mod deep_link;
 pub mod error;
 pub mod events;
 pub mod gateway;
@@ -87,6 +88,7 @@ pub fn builder<R: tauri::Runtime>(
         .manage(state)
         .manage(gateway.clone())
         .manage(tool_calls::ToolCalls::default())
+        .manage(deep_link::InstallLinks::default())
         .setup(move |app| {
             events::start(
                 app.handle().clone(),
@@ -115,17 +117,42 @@ pub fn run() {
         Ok(p) => switchboard_engine::tokens::use_program(p),
         Err(e) => eprintln!("switchboard: token counts not available: {e}"),
     }
+    let context = tauri::generate_context!();
+    let host = Host::current();
+    // First of all plugins: a second launch (a `switchboard://` link clicked
+    // while Switchboard runs, or the app started again) hands its arguments
+    // to the running app, which shows its window, and exits here, before
+    // the rest of the setup. With its `deep-link` feature the running app
+    // gets the link as a deep-link event (deep_link::follow). Scoped to the
+    // data folder (deep_link::instance_id). Only here: the plugins need a
+    // desktop session, which the headless command tests do not have.
+    let single_instance = tauri_plugin_single_instance::Builder::new()
+        .dbus_id(deep_link::instance_id(
+            &context.config().identifier,
+            &host.switchboard_dir(),
+        ))
+        .callback(|app, args, _cwd| {
+            deep_link::log_foreign_link(&args);
+            if !args.iter().any(|a| a == HIDDEN_ARG) {
+                tray::show_main(app);
+            }
+        })
+        .build();
+    let shell = tauri::Builder::default()
+        .plugin(single_instance)
+        .plugin(tauri_plugin_deep_link::init());
     let app = builder(
-        tauri::Builder::default(),
-        Engine::for_host(Host::current()),
+        shell,
+        Engine::for_host(host),
         Shell {
             serve_gateway: true,
         },
     )
     .on_window_event(tray::on_window_event)
-    .build(tauri::generate_context!())
+    .build(context)
     .expect("error while building Switchboard");
     tray::install(app.handle());
+    deep_link::follow(app.handle());
     // The window is created hidden (tauri.conf.json) and shown once the
     // event loop runs, unless the desktop started Switchboard at login: then
     // it stays in the tray until the user opens the window.
