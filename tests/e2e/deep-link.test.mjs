@@ -11,6 +11,8 @@
 // running app and exits: the running app's Add dialog shows the link's
 // server, nothing is written, and no second app is left. An app started
 // with a link as its argument (a link clicked while none runs) shows it too.
+// One app per data folder: an app over another HOME (every E2E session has
+// its own) runs beside the first on the same D-Bus session.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -26,7 +28,7 @@ const which = (cmd) => {
     return null;
   }
 };
-const tools = ['dpkg-deb', 'xdg-open', 'update-desktop-database'];
+const tools = ['dpkg-deb', 'xdg-open', 'update-desktop-database', 'dbus-send'];
 const missingTools = tools.filter((t) => !which(t));
 const deb = process.env.E2E_DEB;
 const missing = missingTools.length
@@ -169,12 +171,43 @@ test('xdg-open of a switchboard:// link hands it to the running app: its Add dia
   await timeBox(otherExit, 20_000, 'a second switchboard-app with a mailto: link');
   await until(() => fs.readFileSync(app.log, 'utf8').slice(log).includes('link ignored'), 'the running app logs the mailto: link as ignored', 10_000);
   assert.equal(await exists(b, 'link-form'), false, 'no Add dialog for it');
+});
 
-  await app.close();
-  app = null;
+/** The single-instance names on the session bus (`<identifier>.u<hash of the data folder>.SingleInstance`). */
+function instanceNames() {
+  const out = execFileSync('dbus-send', ['--session', '--print-reply', '--dest=org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus.ListNames'], { encoding: 'utf8' });
+  return [...out.matchAll(/"(dev\.switchboard\.app[\w.]*\.SingleInstance)"/g)].map((m) => m[1]).sort();
+}
+
+test('an app over another data folder (another HOME, as each E2E session has) runs beside the first instead of handing over to it', { skip }, async () => {
+  assert.ok(app, 'the app of the previous test runs');
+  const first = instanceNames();
+  assert.equal(first.length, 1, `the running app holds one single-instance name: ${first}`);
+  const home = fs.mkdtempSync(path.join(E2E.runDir, 'other-home-'));
+  const env = { ...desktopEnv(), HOME: home, SWITCHBOARD_SYSTEM_ROOT: path.join(home, 'system') };
+  const other = spawn(appBin, [], { env, stdio: 'ignore' });
+  let code = null;
+  other.once('exit', (c, signal) => (code = c ?? signal));
+  try {
+    await until(() => code !== null || instanceNames().length === 2, 'the second app holds a name of its own', 30_000);
+    assert.equal(code, null, `the app over ${home} exited (${code}): it handed over to the app of another HOME`);
+    const both = instanceNames();
+    assert.ok(both.includes(first[0]) && both.length === 2, `both apps hold their own name: ${both}`);
+  } finally {
+    const gone = new Promise((r) => (code !== null ? r() : other.once('exit', r)));
+    other.kill('SIGTERM');
+    await timeBox(gone, 20_000, 'the second app exits on SIGTERM');
+    await app.close();
+    app = null;
+  }
 });
 
 test('an app started with a switchboard:// link (none was running) shows it in the Add dialog', { skip }, async () => {
+  if (app) {
+    // An earlier test failed with its app open: one session at a time.
+    await app.close().catch(() => {});
+    app = null;
+  }
   const url = link('cold-start', { command: '/opt/cold/server', args: ['serve'] });
   app = await startPackagedApp('deep-link-cold', [url]);
   const b = app.browser;
