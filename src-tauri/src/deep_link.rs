@@ -126,9 +126,11 @@ pub fn log_foreign_link(args: &[String]) {
 /// Follow the desktop's links: later ones as deep-link events (a second
 /// launch on Linux and Windows, through single-instance; Apple events on
 /// macOS), then the one this process was started with (`get_current`).
-/// Listening first loses no link; an event meanwhile replaces the plugin's
-/// "current" link with its own, so the start link is queued only if it is
-/// not one an event already delivered (no link twice).
+/// Listening first loses no later link; an event meanwhile replaces the
+/// plugin's "current" link with its own, so the start link is queued only if
+/// it is not one an event already delivered (no link twice). The plugin
+/// keeps one current link: should a second launch come during the setup,
+/// before the listener, its link is taken here and the start link is lost.
 pub fn follow<R: Runtime>(app: &tauri::AppHandle<R>) {
     use tauri_plugin_deep_link::DeepLinkExt;
     let Some(links) = app.try_state::<InstallLinks>() else {
@@ -164,12 +166,14 @@ pub fn follow<R: Runtime>(app: &tauri::AppHandle<R>) {
     deliver(app, start);
 }
 
-/// The single-instance name (the D-Bus name on Linux is this plus
-/// `.SingleInstance`): the app's identifier and a hash of its data folder.
-/// One Switchboard per data folder, not per session bus: two users, or the
-/// E2E tests (each app its own HOME on one bus), each keep their own app;
-/// without it a test's app would exit, handing its arguments to another
-/// test's app that is still shutting down.
+/// The single-instance D-Bus id on Linux (the plugin adds `.SingleInstance`):
+/// the app's identifier and a hash of Switchboard's folder
+/// (`Host::switchboard_dir`, where its settings and servers live). One
+/// Switchboard per data folder, not per session bus: two HOMEs on one bus,
+/// as the E2E tests have (each app its own HOME), each keep their own app;
+/// with the plugin's default (the identifier alone) a test's app would exit,
+/// handing its arguments to another test's app, maybe one shutting down.
+/// (The plugin takes no such id on Windows and macOS: one app per user.)
 pub fn instance_id(identifier: &str, data_folder: &std::path::Path) -> String {
     // FNV-1a: stable across builds and Rust versions, unlike std's hasher.
     let mut hash: u32 = 0x811c_9dc5;

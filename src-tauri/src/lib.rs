@@ -121,11 +121,14 @@ pub fn run() {
     let host = Host::current();
     // First of all plugins: a second launch (a `switchboard://` link clicked
     // while Switchboard runs, or the app started again) hands its arguments
-    // to the running app, which shows its window, and exits here, before
-    // the rest of the setup. With its `deep-link` feature the running app
-    // gets the link as a deep-link event (deep_link::follow). Scoped to the
-    // data folder (deep_link::instance_id). Only here: the plugins need a
-    // desktop session, which the headless command tests do not have.
+    // to the running app, which shows its window, and exits in `build()`,
+    // before the engine starts any server or the gateway listens (the
+    // config files are read in `builder()`). With its `deep-link` feature
+    // the running app gets the link as a deep-link event
+    // (deep_link::follow). Scoped to the data folder
+    // (deep_link::instance_id). Only here, not in `builder()`:
+    // the headless command tests build many mock apps in one process, which
+    // must neither find each other nor a Switchboard running on the machine.
     let single_instance = tauri_plugin_single_instance::Builder::new()
         .dbus_id(deep_link::instance_id(
             &context.config().identifier,
