@@ -35,7 +35,10 @@ describe('followInstallLinks', () => {
 
     // Two links clicked quickly: the latest is shown, and a second event
     // for the same batch finds the queue empty.
-    waiting = ['switchboard://install?name=b&config=e30', 'switchboard://install?name=c&config=e30'];
+    waiting = [
+      'switchboard://install?name=b&config=e30',
+      'switchboard://install?name=c&config=e30',
+    ];
     emit({ type: 'install-links' });
     emit({ type: 'install-links' });
     await vi.waitFor(() => expect(invoke).toHaveBeenCalledTimes(3));
