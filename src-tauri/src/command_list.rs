@@ -52,6 +52,7 @@ macro_rules! with_commands {
             catalog::install_server,
             catalog::read_install_link,
             catalog::install_from_link,
+            deep_link::take_install_links,
             catalog::keep_in_keychain,
             catalog::open_catalog_link,
             catalog::registry_settings,

@@ -39,6 +39,9 @@ pub enum AppEvent {
     },
     /// A file was dropped on the window: what it asks for.
     Dropped { item: crate::drops::Dropped },
+    /// `switchboard://` links opened from the desktop wait for the UI:
+    /// take them with `take_install_links` (deep_link.rs).
+    InstallLinks,
 }
 
 pub(crate) fn emit<R: Runtime, T: Serialize + Clone>(app: &tauri::AppHandle<R>, payload: &T) {

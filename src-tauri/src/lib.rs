@@ -9,6 +9,7 @@ pub mod activity;
 pub mod bundles;
 pub mod catalog;
 pub mod commands;
+pub mod deep_link;
 pub mod drops;
 pub mod error;
 pub mod events;
@@ -91,6 +92,7 @@ pub fn builder<R: tauri::Runtime>(
         .manage(state)
         .manage(gateway.clone())
         .manage(tool_calls::ToolCalls::default())
+        .manage(deep_link::InstallLinks::default())
         .setup(move |app| {
             events::start(
                 app.handle().clone(),
@@ -119,9 +121,36 @@ pub fn run() {
         Ok(p) => switchboard_engine::tokens::use_program(p),
         Err(e) => eprintln!("switchboard: token counts not available: {e}"),
     }
+    let context = tauri::generate_context!();
+    let host = Host::current();
+    // First of all plugins: a second launch (a `switchboard://` link clicked
+    // while Switchboard runs, or the app started again) hands its arguments
+    // to the running app, which shows its window, and exits in `build()`,
+    // before the engine starts any server or the gateway listens (the
+    // config files are read in `builder()`). With its `deep-link` feature
+    // the running app gets the link as a deep-link event
+    // (deep_link::follow). Scoped to the data folder
+    // (deep_link::instance_id). Only here, not in `builder()`:
+    // the headless command tests build many mock apps in one process, which
+    // must neither find each other nor a Switchboard running on the machine.
+    let single_instance = tauri_plugin_single_instance::Builder::new()
+        .dbus_id(deep_link::instance_id(
+            &context.config().identifier,
+            &host.switchboard_dir(),
+        ))
+        .callback(|app, args, _cwd| {
+            deep_link::log_foreign_link(&args);
+            if !args.iter().any(|a| a == HIDDEN_ARG) {
+                tray::show_main(app);
+            }
+        })
+        .build();
+    let shell = tauri::Builder::default()
+        .plugin(single_instance)
+        .plugin(tauri_plugin_deep_link::init());
     let app = builder(
-        tauri::Builder::default(),
-        Engine::for_host(Host::current()),
+        shell,
+        Engine::for_host(host),
         Shell {
             serve_gateway: true,
         },
@@ -130,9 +159,10 @@ pub fn run() {
         tray::on_window_event(window, event);
         drops::on_window_event(window, event);
     })
-    .build(tauri::generate_context!())
+    .build(context)
     .expect("error while building Switchboard");
     tray::install(app.handle());
+    deep_link::follow(app.handle());
     // The window is created hidden (tauri.conf.json) and shown once the
     // event loop runs, unless the desktop started Switchboard at login: then
     // it stays in the tray until the user opens the window.

@@ -3,8 +3,10 @@
 //! Its menu also lists the profiles, the active one checked: choosing one
 //! switches to it (the gateway's `/mcp` serves it at once). The menu follows
 //! profile changes made anywhere (`profile_switch.rs`).
-//! (A second launch while one runs finds the gateway's port taken and says
-//! which program holds it.)
+//! (A second launch while one runs over the same data folder hands its
+//! arguments, a `switchboard://` link say, to the running app, which shows
+//! its window, and exits: `run()` in lib.rs. One over another data folder
+//! finds the gateway's port taken and says which program holds it.)
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -64,9 +64,13 @@ if [ "$skip_build" != 1 ]; then
   timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-engine --bin switchboard
   step "Build fixture-server, fixture-tricky-results, oauth-server and registry-server"
   timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-tests --bin fixture-server --bin fixture-tricky-results --bin oauth-server --bin registry-server
+  step "Build the debug .deb deep-link.test.mjs unpacks (the debug build above, bundled: ~30 s)"
+  timeout 1200 "$ROOT/.ci/package" --debug
 fi
 APP_BIN="${E2E_APP:-$CARGO_TARGET_DIR/debug/switchboard-app}"  # E2E_APP: test another build
 FIXTURE_BIN="${E2E_FIXTURE:-$CARGO_TARGET_DIR/debug/fixture-server}"  # E2E_FIXTURE: e.g. a release build
+# E2E_DEB: another package (deep-link.test.mjs skips without one, fails under CI).
+DEB="${E2E_DEB:-$(ls -t "$CARGO_TARGET_DIR"/debug/bundle/deb/*.deb 2>/dev/null | head -n1 || true)}"
 [ -x "$APP_BIN" ] || die "$APP_BIN is missing (build it, or drop --no-build)"
 [ -x "$FIXTURE_BIN" ] || die "$FIXTURE_BIN is missing (build it, or drop --no-build)"
 
@@ -174,6 +178,8 @@ step "WebKitWebDriver"
 # own snapshot hangs without compositing. E2E_GPU_COMPOSITING=1 runs the app
 # with WebKit's default compositing instead.
 gpu_compositing="${E2E_GPU_COMPOSITING-}"
+# The app's PATH: the stubs first (deep-link.test.mjs gives it to xdg-open too).
+APP_PATH="$RUN_DIR/stub-bin:/usr/local/bin:/usr/bin:/bin"
 PORT="$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 # The driver starts the app (through launch-app.sh), so the app's environment
 # is the driver's: fixture HOME, system root, stub PATH, no XDG overrides.
@@ -183,7 +189,7 @@ env -u XDG_CONFIG_HOME -u XDG_DATA_HOME -u XDG_CACHE_HOME -u XDG_STATE_HOME -u S
   SWITCHBOARD_SYSTEM_ROOT="$RUN_DIR/fixture/system" \
   GITHUB_TOKEN=ghp_fixture \
   E2E_APP_BIN="$BIN/switchboard-app" \
-  E2E_APP_PATH="$RUN_DIR/stub-bin:/usr/local/bin:/usr/bin:/bin" \
+  E2E_APP_PATH="$APP_PATH" \
   ${gpu_compositing:+SWITCHBOARD_GPU_COMPOSITING=1} \
   WebKitWebDriver --port="$PORT" > "$RUN_DIR/driver.log" 2>&1 &
 DRIVER_PID=$!
@@ -197,7 +203,8 @@ echo "WebKitWebDriver on 127.0.0.1:$PORT (pid $DRIVER_PID)"
 step "node --test ${files[*]#"$ROOT/"}"
 export E2E_DRIVER_PORT="$PORT" E2E_RUN_DIR="$RUN_DIR" E2E_LAUNCHER="$E2E/launch-app.sh" \
   E2E_FIXTURE_SERVER="$BIN/fixture-server" E2E_ARTIFACTS="$ARTIFACTS" E2E_HOME="$FIXTURE_HOME" \
-  E2E_OAUTH_SERVER="$CARGO_TARGET_DIR/debug/oauth-server" E2E_REGISTRY_SERVER="$BIN/registry-server"
+  E2E_OAUTH_SERVER="$CARGO_TARGET_DIR/debug/oauth-server" E2E_REGISTRY_SERVER="$BIN/registry-server" \
+  E2E_DEB="$DEB" E2E_APP_PATH="$APP_PATH"
 # One file at a time: each file drives its own app window on the one display.
 timeout "${E2E_TEST_TIMEOUT:-900}" node --test --test-concurrency=1 --test-timeout="${E2E_TEST_TIMEOUT_MS:-180000}" \
   ${E2E_TEST_PATTERN:+--test-name-pattern="$E2E_TEST_PATTERN"} "${files[@]}"

@@ -6,10 +6,13 @@
 // brings the window back, and its "Quit Switchboard" ends the app and every
 // server it started. The menu lists the profiles, the active one checked: a
 // profile made elsewhere appears in it, and choosing one switches to it.
+// Hidden in the tray, a switchboard:// link opened (a second launch) brings
+// the window back with the Add dialog.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
 import { startApp, gotoView, byTestId, screenshot, eventually, processesMatching, timeBox, processGone as gone, until, E2E } from './lib/app.mjs';
 import { McpHttpClient } from './lib/mcp.mjs';
 import { Desktop, desktopAvailable } from './lib/desktop.mjs';
@@ -130,4 +133,26 @@ test('started at login (the autostart entry passes --hidden), the app waits in t
   await until(isMapped, 'the window is shown after Show Switchboard');
   await gotoView(app.browser, 'servers');
   await byTestId(app.browser, 'server-row-alpha', { timeout: 20_000 });
+});
+
+test('hidden in the tray, the app shows its window with the Add dialog when a switchboard:// link is opened (a second launch, which exits)', { skip: missing && 'tests/python/.venv is missing (tests/python/setup.sh)' }, async () => {
+  if (app && !quit) await app.close();
+  const before = desktop.messages.length;
+  app = await startApp('tray-link', { appArgs: ['--hidden'] });
+  quit = false;
+  await desktop.waitFor((m) => m.event === 'registered' && !m.error && desktop.messages.indexOf(m) >= before, 'the tray icon of the hidden app', 30_000);
+  assert.equal(await isMapped(), false, 'the window starts closed');
+  const entry = Buffer.from(JSON.stringify({ command: '/opt/tray/linked-server' })).toString('base64url');
+  const url = `switchboard://install?name=from-tray&config=${entry}`;
+  // What a browser's click does: the desktop starts the app with the link (same user, same data folder).
+  const env = { ...process.env, HOME: app.fx.home, SWITCHBOARD_SYSTEM_ROOT: app.fx.system, PATH: process.env.E2E_APP_PATH ?? process.env.PATH };
+  for (const v of ['XDG_CONFIG_HOME', 'XDG_DATA_HOME', 'XDG_CACHE_HOME', 'XDG_STATE_HOME']) delete env[v];
+  const second = spawn(path.join(E2E.binDir, 'switchboard-app'), [url], { env, stdio: 'ignore' });
+  const exited = new Promise((r) => second.once('exit', (code, signal) => r(code ?? signal)));
+  assert.equal(await timeBox(exited, 20_000, 'the second launch with the link'), 0, 'the second launch hands the link over and exits');
+  await until(isMapped, 'the window is shown for the link');
+  const b = app.browser;
+  await byTestId(b, 'link-form', { timeout: 20_000 });
+  assert.equal(await (await byTestId(b, 'link-name')).getValue(), 'from-tray');
+  await screenshot(b, 'tray-link-shown');
 });

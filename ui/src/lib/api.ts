@@ -258,6 +258,11 @@ export const api = {
    * Installs server `serverIndex` of the link into `target` under `name`, with `inputs` by input id;
    * into Switchboard's own list password inputs go to the keychain. Fails with `name-taken` or `missing-values`.
    */
+  /**
+   * The `switchboard://` links opened from the desktop (browser, xdg-open) since the last call,
+   * oldest first; each is returned once. Call at start and after each `install-links` event.
+   */
+  takeInstallLinks: () => call<string[]>('take_install_links'),
   installFromLink: (request: {
     text: string;
     serverIndex: number;

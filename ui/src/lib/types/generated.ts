@@ -316,7 +316,7 @@ export type EngineEvent = { "type": "status", server: string, status: ServerStat
 
 export type Dropped = { "kind": "bundle", path: string, } | { "kind": "text", text: string, } | { "kind": "refused", message: string, };
 
-export type AppEvent = { "type": "ready", report: StartupReport, } | { "type": "resync" } | { "type": "gateway", status: GatewayStatus, } | { "type": "profiles", active: string, } | { "type": "bundle-progress", progress: BundleProgress, } | { "type": "dropped", item: Dropped, };
+export type AppEvent = { "type": "ready", report: StartupReport, } | { "type": "resync" } | { "type": "gateway", status: GatewayStatus, } | { "type": "profiles", active: string, } | { "type": "bundle-progress", progress: BundleProgress, } | { "type": "dropped", item: Dropped, } | { "type": "install-links" };
 
 export type ResourceInfo = { uri: string, name: string, title?: string, description?: string, mimeType?: string, 
 /**
