@@ -43,7 +43,8 @@ fn write_bundle(path: &Path, files: usize) {
             state ^= state << 17;
             *b = state as u8;
         }
-        zip.start_file(format!("server/data/{i}.bin"), stored).unwrap();
+        zip.start_file(format!("server/data/{i}.bin"), stored)
+            .unwrap();
         zip.write_all(&chunk).unwrap();
     }
     zip.finish().unwrap();
@@ -77,7 +78,10 @@ fn main() {
         );
         installer.cancel(view.id);
     }
-    let note = format!("{RUNS} runs, {:.0} MB bundle, 52 entries", size as f64 / MB as f64);
+    let note = format!(
+        "{RUNS} runs, {:.0} MB bundle, 52 entries",
+        size as f64 / MB as f64
+    );
     let (median, p90) = ms_stats(&open_times);
     record(
         "Bundles",
