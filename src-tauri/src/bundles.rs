@@ -5,7 +5,6 @@
 //! Each delegates to the engine's `BundleInstaller`; nothing runs before
 //! the user clicks Install.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 
 use switchboard_engine::bundle::{
@@ -59,48 +58,25 @@ pub fn bundle_progress(state: S<'_>, id: u64) -> CommandResult<BundleProgress> {
     state.bundles.progress(id).map_err(bundle_error)
 }
 
-/// The args the form sends to preview and install.
-#[derive(Debug, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BundleArgs {
-    pub id: u64,
-    #[serde(default)]
-    pub name: Option<String>,
-    pub target: String,
-    #[serde(default)]
-    pub values: HashMap<String, Vec<String>>,
-    #[serde(default)]
-    pub replace: bool,
-    #[serde(default)]
-    pub skip_runtime_check: bool,
-}
-
-impl From<BundleArgs> for BundleInstallRequest {
-    fn from(a: BundleArgs) -> Self {
-        BundleInstallRequest {
-            id: a.id,
-            name: a.name,
-            target: a.target,
-            values: a.values,
-            replace: a.replace,
-            skip_runtime_check: a.skip_runtime_check,
-        }
-    }
-}
-
 /// The exact definition the form's values make (secrets masked) and where
 /// it goes; nothing is written.
 #[tauri::command]
-pub fn preview_bundle(state: S<'_>, request: BundleArgs) -> CommandResult<BundlePreview> {
-    state.bundles.preview(&request.into()).map_err(bundle_error)
+pub fn preview_bundle(
+    state: S<'_>,
+    request: BundleInstallRequest,
+) -> CommandResult<BundlePreview> {
+    state.bundles.preview(&request).map_err(bundle_error)
 }
 
 /// Installs opened bundle `request.id` (waits for unpacking if needed).
 #[tauri::command]
-pub async fn install_bundle(state: S<'_>, request: BundleArgs) -> CommandResult<BundleInstalled> {
+pub async fn install_bundle(
+    state: S<'_>,
+    request: BundleInstallRequest,
+) -> CommandResult<BundleInstalled> {
     state
         .bundles
-        .install(request.into())
+        .install(request)
         .await
         .map_err(bundle_error)
 }

@@ -22,7 +22,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import {
   startApp, gotoView, byTestId, exists, eventually, screenshot, screenshotDark, readJson, waitForStatus, until, clickUntil,
 } from './lib/app.mjs';
-import { seriousViolations } from './lib/axe.mjs';
+import { darkViolations, seriousViolations } from './lib/axe.mjs';
 
 const SECRET = 'mcpb-e2e-key-51d0';
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -170,27 +170,6 @@ async function openAdd(b) {
 async function openServer(b, name) {
   await b.execute((n) => (location.hash = `#/servers/${encodeURIComponent(n)}`), name);
   await byTestId(b, `server-bundle-${name}`, { timeout: 10_000 });
-}
-
-/** Serious axe violations with the app's dark rules applied. */
-async function darkViolations(b) {
-  await b.execute(() => {
-    const css = [];
-    for (const sheet of document.styleSheets) {
-      for (const r of sheet.cssRules) {
-        if (r instanceof CSSMediaRule && /prefers-color-scheme:\s*dark/.test(r.media.mediaText)) for (const inner of r.cssRules) css.push(inner.cssText);
-      }
-    }
-    const style = document.createElement('style');
-    style.id = 'e2e-dark';
-    style.textContent = css.join('\n');
-    document.head.append(style);
-  });
-  try {
-    return await seriousViolations(b);
-  } finally {
-    await b.execute(() => document.getElementById('e2e-dark')?.remove());
-  }
 }
 
 test('an extension picked in the Add dialog shows its form, installs with the key in the keychain, and connects', { skip }, async () => {

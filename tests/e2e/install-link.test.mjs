@@ -18,7 +18,7 @@ import { createInterface } from 'node:readline';
 import {
   startApp, gotoView, byTestId, exists, fill, eventually, screenshot, screenshotDark, readJson, waitForStatus, timeBox, E2E,
 } from './lib/app.mjs';
-import { seriousViolations } from './lib/axe.mjs';
+import { darkViolations, seriousViolations } from './lib/axe.mjs';
 
 const SECRET = 'fx-token-e2e-7c41d9';
 
@@ -89,27 +89,6 @@ async function openAdd(b) {
 async function closeDialog(b) {
   await b.keys(['Escape']);
   await eventually(b, async () => !(await exists(b, 'link-text')), 'the dialog closed');
-}
-
-/** Serious axe violations with the app's dark rules applied, as screenshotDark applies them. */
-async function darkViolations(b) {
-  await b.execute(() => {
-    const css = [];
-    for (const sheet of document.styleSheets) {
-      for (const r of sheet.cssRules) {
-        if (r instanceof CSSMediaRule && /prefers-color-scheme:\s*dark/.test(r.media.mediaText)) for (const inner of r.cssRules) css.push(inner.cssText);
-      }
-    }
-    const style = document.createElement('style');
-    style.id = 'e2e-dark';
-    style.textContent = css.join('\n');
-    document.head.append(style);
-  });
-  try {
-    return await seriousViolations(b);
-  } finally {
-    await b.execute(() => document.getElementById('e2e-dark')?.remove());
-  }
 }
 
 test('a pasted VS Code link shows the command and target, installs with the secret in the keychain, and the server connects', async () => {

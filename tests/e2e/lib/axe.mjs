@@ -23,3 +23,29 @@ export async function seriousViolations(b) {
   `;
   return b.executeAsync(body);
 }
+
+/**
+ * `seriousViolations` with the app's dark rules applied, as `screenshotDark`
+ * applies them (Xvfb has no dark preference to switch): the
+ * `prefers-color-scheme: dark` rules copied into a style element, audited,
+ * removed again.
+ */
+export async function darkViolations(b) {
+  await b.execute(() => {
+    const css = [];
+    for (const sheet of document.styleSheets) {
+      for (const r of sheet.cssRules) {
+        if (r instanceof CSSMediaRule && /prefers-color-scheme:\s*dark/.test(r.media.mediaText)) for (const inner of r.cssRules) css.push(inner.cssText);
+      }
+    }
+    const style = document.createElement('style');
+    style.id = 'e2e-dark';
+    style.textContent = css.join('\n');
+    document.head.append(style);
+  });
+  try {
+    return await seriousViolations(b);
+  } finally {
+    await b.execute(() => document.getElementById('e2e-dark')?.remove());
+  }
+}
