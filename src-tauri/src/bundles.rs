@@ -61,10 +61,7 @@ pub fn bundle_progress(state: S<'_>, id: u64) -> CommandResult<BundleProgress> {
 /// The exact definition the form's values make (secrets masked) and where
 /// it goes; nothing is written.
 #[tauri::command]
-pub fn preview_bundle(
-    state: S<'_>,
-    request: BundleInstallRequest,
-) -> CommandResult<BundlePreview> {
+pub fn preview_bundle(state: S<'_>, request: BundleInstallRequest) -> CommandResult<BundlePreview> {
     state.bundles.preview(&request).map_err(bundle_error)
 }
 
@@ -74,11 +71,7 @@ pub async fn install_bundle(
     state: S<'_>,
     request: BundleInstallRequest,
 ) -> CommandResult<BundleInstalled> {
-    state
-        .bundles
-        .install(request)
-        .await
-        .map_err(bundle_error)
+    state.bundles.install(request).await.map_err(bundle_error)
 }
 
 /// Closes the form of bundle `id` without installing: what was unpacked goes.
