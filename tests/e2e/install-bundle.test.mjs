@@ -227,6 +227,9 @@ test('an extension picked in the Add dialog shows its form, installs with the ke
   await waitForStatus(b, 'hello-bundle', 'connected', { timeout: 30_000 });
   await openServer(b, 'hello-bundle');
   assert.match(await text(b, 'server-bundle-hello-bundle'), /Hello bundle\s+1\.2\.0/);
+  // The key is read from the keychain at launch: no "not set" warning about it.
+  const page = await b.execute(() => document.querySelector('.detail')?.textContent ?? '');
+  assert.ok(!/keychain:hello-bundle\.api_key\} is not set/.test(page), 'no warning about the keychain reference');
   await screenshot(b, 'install-bundle-detail');
 });
 

@@ -497,10 +497,18 @@ fn var_context(host: &Host, spec: &SourceSpec) -> VarContext {
 /// Warnings for references, in the forms `cx.expansion` knows, that do not
 /// resolve here. (Codex's header variables are not checked: its own
 /// fields, resolved or reported at connect time.)
+/// A `${keychain:NAME}` in an env or header value of Switchboard's own file
+/// is read from the keychain at launch (`auth::secrets`), not from the
+/// environment: it is no unresolved reference.
 pub fn unresolved_warnings(def: &ServerDef, cx: &VarContext) -> Vec<(String, String)> {
     let mut out = vec![];
+    let secret_forms = cx.expansion.commands;
     let mut check = |field: String, v: &str| {
+        let secret_field = field.starts_with("env.") || field.starts_with("headers.");
         for r in expand(v, cx).unresolved {
+            if secret_forms && secret_field && r.starts_with("${keychain:") {
+                continue;
+            }
             let w = if r.starts_with("${input:") {
                 format!("{field}: {r} needs input, which VS Code asks for when it starts the server; Switchboard cannot ask")
             } else {

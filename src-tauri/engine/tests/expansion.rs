@@ -486,3 +486,33 @@ fn a_definition_is_tested_with_its_target_clients_rules() {
         Expansion::SWITCHBOARD
     );
 }
+
+/// A secret kept in the keychain (`${keychain:NAME}` in an env or header
+/// value of Switchboard's own file, as installs write it) is read at launch:
+/// no "is not set" warning. In an argument, or in a client's file, it is
+/// still literal text and still warned about.
+#[test]
+fn keychain_references_in_switchboards_env_and_headers_are_not_unresolved() {
+    use switchboard_engine::config::ServerDef;
+    use switchboard_engine::discovery::unresolved_warnings;
+    let cx = |expansion| VarContext {
+        env: HashMap::new(),
+        workspace_folder: None,
+        user_home: None,
+        inputs: HashMap::new(),
+        expansion,
+    };
+    let mut def = ServerDef::stdio("hello", "node", &["${keychain:hello.key}"]);
+    def.env
+        .insert("API_KEY".into(), "${keychain:hello.api_key}".into());
+    def.env
+        .insert("OTHER".into(), "${SB_SURELY_UNSET_VAR}".into());
+    let fields = |w: Vec<(String, String)>| w.into_iter().map(|(f, _)| f).collect::<Vec<_>>();
+    assert_eq!(
+        fields(unresolved_warnings(&def, &cx(Expansion::SWITCHBOARD))),
+        ["args[0]", "env.OTHER"]
+    );
+    let claude = Client::ClaudeCode.expansion();
+    let warned = fields(unresolved_warnings(&def, &cx(claude)));
+    assert!(warned.contains(&"env.API_KEY".to_string()), "{warned:?}");
+}
