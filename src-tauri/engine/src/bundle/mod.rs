@@ -47,7 +47,7 @@ pub enum BundleError {
     },
     #[error("{file}: {reason}; the bundle is refused and nothing was unpacked")]
     TooLarge { file: PathBuf, reason: String },
-    #[error("{file}: its signature is invalid ({reason}); it may have been changed after it was signed, so it is refused and nothing was unpacked")]
+    #[error("{file}: its signature is invalid: {reason}; it is refused and nothing was unpacked (get the file again from where it is published)")]
     Signature { file: PathBuf, reason: String },
     #[error("{file}: manifest.json: {field}: {problem}")]
     Manifest {

@@ -299,8 +299,7 @@ fn check(der: &[u8], digest: &[u8], roots: &TrustRoots) -> Result<SignatureStatu
         .ok_or("the signature has no message digest")?;
     if signed_digest.tag() != Tag::OctetString || signed_digest.value() != digest {
         return Err(
-            "the content does not match its signature (the file was changed after it was signed)"
-                .into(),
+            "the content does not match it: the file was changed after it was signed".into(),
         );
     }
     let alg = &signer.signature_algorithm.oid;
