@@ -116,17 +116,19 @@ const text = async (b, id) => (await (await byTestId(b, id)).getText()).trim();
 const xdotool = (...args) => execFileSync('xdotool', args, { encoding: 'utf8', timeout: 10_000 }).trim();
 
 /**
- * Picks `file` in the file chooser the app opened, as a person does: the
- * file is put alone in the user's Downloads folder (where the chooser opens
- * for a .mcpb), then its row is chosen with the keyboard. Returns the path
- * the app was given.
+ * Picks `file` in the file chooser that `opens()` makes the app show, as a
+ * person does: the file is put alone in the user's Downloads folder first
+ * (the chooser opens there for a .mcpb, when that folder exists as it is
+ * opened), then its row is chosen with the keyboard. Returns the path the
+ * app was given.
  */
-async function pickInDialog(file) {
+async function pickInDialog(file, opens) {
   const downloads = path.join(app.fx.home, 'Downloads');
   fs.rmSync(downloads, { recursive: true, force: true });
   fs.mkdirSync(downloads, { recursive: true });
   const picked = path.join(downloads, path.basename(file));
   fs.copyFileSync(file, picked);
+  await opens();
   let dialog;
   await until(() => {
     const ids = spawnSync('xdotool', ['search', '--onlyvisible', '--pid', String(app.pid), '--name', '.*'], { encoding: 'utf8' })
@@ -176,8 +178,7 @@ test('an extension picked in the Add dialog shows its form, installs with the ke
   const b = app.browser;
   const before = fs.readFileSync(app.fx.servers, 'utf8');
   await openAdd(b);
-  await (await byTestId(b, 'open-bundle')).click();
-  await pickInDialog(bundles.v1);
+  await pickInDialog(bundles.v1, async () => (await byTestId(b, 'open-bundle')).click());
   await byTestId(b, 'bundle-form', { timeout: 15_000 });
   assert.equal(await text(b, 'bundle-title'), 'Hello bundle');
   assert.equal(await text(b, 'bundle-version'), '1.2.0');
@@ -238,8 +239,7 @@ test('Update from a newer .mcpb keeps the settings and the key and removes the o
   await openServer(b, 'hello-bundle');
   const update = await byTestId(b, 'update-bundle-hello-bundle');
   await update.scrollIntoView({ block: 'center' });
-  await update.click();
-  await pickInDialog(bundles.v2);
+  await pickInDialog(bundles.v2, () => update.click());
   await byTestId(b, 'bundle-form', { timeout: 15_000 });
   assert.equal(await text(b, 'bundle-version'), '1.3.0');
   const name = await byTestId(b, 'bundle-name');
@@ -272,8 +272,7 @@ test('Update from a newer .mcpb keeps the settings and the key and removes the o
 test('a tampered extension is refused naming the file, with nothing unpacked', { skip }, async () => {
   const b = app.browser;
   await openAdd(b);
-  await (await byTestId(b, 'open-bundle')).click();
-  const picked = await pickInDialog(bundles.tampered);
+  const picked = await pickInDialog(bundles.tampered, async () => (await byTestId(b, 'open-bundle')).click());
   const err = await byTestId(b, 'bundle-open-error', { timeout: 15_000 });
   const said = (await err.getText()).trim();
   assert.ok(said.includes(picked), said);
