@@ -498,15 +498,15 @@ fn var_context(host: &Host, spec: &SourceSpec) -> VarContext {
 /// resolve here. (Codex's header variables are not checked: its own
 /// fields, resolved or reported at connect time.)
 /// A `${keychain:NAME}` in an env or header value of Switchboard's own file
-/// is read from the keychain at launch (`auth::secrets`), not from the
-/// environment: it is no unresolved reference.
+/// is read from the keychain at launch (`auth::secrets`), and a `${file:PATH}`
+/// from that file, not from the environment: neither is an unresolved reference.
 pub fn unresolved_warnings(def: &ServerDef, cx: &VarContext) -> Vec<(String, String)> {
     let mut out = vec![];
     let secret_forms = cx.expansion.commands;
     let mut check = |field: String, v: &str| {
         let secret_field = field.starts_with("env.") || field.starts_with("headers.");
         for r in expand(v, cx).unresolved {
-            if secret_forms && secret_field && r.starts_with("${keychain:") {
+            if secret_forms && secret_field && crate::auth::secrets::has_secret_ref(&r) {
                 continue;
             }
             let w = if r.starts_with("${input:") {

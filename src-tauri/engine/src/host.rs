@@ -13,6 +13,9 @@ pub enum Os {
     Windows,
 }
 
+/// Moves [`Host::switchboard_dir`] elsewhere.
+pub const CONFIG_DIR_VAR: &str = "SWITCHBOARD_CONFIG_DIR";
+
 #[derive(Debug, Clone)]
 pub struct Host {
     pub os: Os,
@@ -125,7 +128,12 @@ impl Host {
     }
 
     /// Switchboard's own folder: settings and its server file live here.
+    /// `SWITCHBOARD_CONFIG_DIR` moves it (the team gateway reads its
+    /// `servers.json` and `settings.json` from `serve --config DIR`).
     pub fn switchboard_dir(&self) -> PathBuf {
+        if let Some(dir) = self.var(CONFIG_DIR_VAR) {
+            return PathBuf::from(dir);
+        }
         let name = if self.os == Os::Linux {
             "switchboard"
         } else {

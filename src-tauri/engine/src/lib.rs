@@ -35,6 +35,7 @@ pub mod registry;
 pub mod settings;
 pub mod sources;
 pub mod sse_client;
+pub mod team;
 pub mod tokens;
 pub mod tool_trust;
 pub mod trust;

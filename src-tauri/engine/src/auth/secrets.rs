@@ -25,6 +25,51 @@ use crate::config::vars::{expand, expand_header, Expansion, VarContext};
 
 /// The start of a reference to a value kept in the keychain.
 pub const KEYCHAIN_REF: &str = "${keychain:";
+/// The start of a reference to a file's content (`${file:/run/secrets/token}`):
+/// a mounted secret, such as a Kubernetes Secret's key mounted as a file.
+pub const FILE_REF: &str = "${file:";
+/// Largest secret file read (a token or a key, not a document).
+pub const MAX_SECRET_FILE: u64 = 64 * 1024;
+
+/// Whether `raw` refers to a kept secret (`${keychain:…}` or `${file:…}`).
+pub fn has_secret_ref(raw: &str) -> bool {
+    raw.contains(KEYCHAIN_REF) || raw.contains(FILE_REF)
+}
+
+/// The next `${keychain:` or `${file:` in `s`: its offset and prefix.
+fn next_ref(s: &str) -> Option<(usize, &'static str)> {
+    [KEYCHAIN_REF, FILE_REF]
+        .into_iter()
+        .filter_map(|p| s.find(p).map(|i| (i, p)))
+        .min_by_key(|(i, _)| *i)
+}
+
+/// The content of a secret file, without its final line break. The reason
+/// names the file, never its content.
+fn read_secret_file(path: &str) -> Result<String, String> {
+    use std::io::Read;
+    let p = std::path::Path::new(path);
+    if !p.is_absolute() {
+        return Err(format!("${{file:{path}}} (give an absolute path)"));
+    }
+    let f = std::fs::File::open(p).map_err(|e| format!("${{file:{path}}} ({e})"))?;
+    let mut buf = Vec::new();
+    f.take(MAX_SECRET_FILE + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("${{file:{path}}} ({e})"))?;
+    if buf.len() as u64 > MAX_SECRET_FILE {
+        return Err(format!(
+            "${{file:{path}}} (larger than {} KiB: not a secret)",
+            MAX_SECRET_FILE / 1024
+        ));
+    }
+    let mut text =
+        String::from_utf8(buf).map_err(|_| format!("${{file:{path}}} (not UTF-8 text)"))?;
+    while text.ends_with('\n') || text.ends_with('\r') {
+        text.pop();
+    }
+    Ok(text)
+}
 
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -123,7 +168,7 @@ impl SecretResolver {
     /// in Switchboard's own file): each replaced by the kept value, the
     /// text between expanded as usual. `None` when it has no such reference.
     pub async fn resolve_keychain_refs(&self, raw: &str, cx: &VarContext) -> Option<Resolution> {
-        if !cx.expansion.commands || !raw.contains(KEYCHAIN_REF) {
+        if !cx.expansion.commands || !has_secret_ref(raw) {
             return None;
         }
         Some(self.with_keychain(None, raw, cx).await)
@@ -142,15 +187,25 @@ impl SecretResolver {
             out.push_str(&e.value);
             unresolved.extend(e.unresolved);
         };
-        while let Some(start) = rest.find(KEYCHAIN_REF) {
+        while let Some((start, prefix)) = next_ref(rest) {
             text(&rest[..start], &mut out, &mut unresolved);
-            let after = &rest[start + KEYCHAIN_REF.len()..];
+            let after = &rest[start + prefix.len()..];
             let Some(end) = after.find('}') else {
                 text(&rest[start..], &mut out, &mut unresolved);
                 rest = "";
                 break;
             };
             let name = after[..end].to_string();
+            if prefix == FILE_REF {
+                let path = name.clone();
+                match tokio::task::spawn_blocking(move || read_secret_file(&path)).await {
+                    Ok(Ok(value)) => out.push_str(&value),
+                    Ok(Err(reason)) => unresolved.push(reason),
+                    Err(e) => unresolved.push(format!("${{file:{name}}} ({e})")),
+                }
+                rest = &after[end + 1..];
+                continue;
+            }
             let got = match vault.clone() {
                 Some(v) => {
                     let n = name.clone();
@@ -231,7 +286,7 @@ impl SecretResolver {
     async fn resolve_value(&self, header: Option<&str>, raw: &str, cx: &VarContext) -> Resolution {
         let rules = cx.expansion;
         // Switchboard's own forms: a kept secret is never run as `!command`.
-        if rules.commands && raw.contains(KEYCHAIN_REF) {
+        if rules.commands && has_secret_ref(raw) {
             return self.with_keychain(header, raw, cx).await;
         }
         if rules.commands {

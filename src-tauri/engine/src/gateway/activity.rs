@@ -34,10 +34,17 @@ pub struct ActivitySnapshot {
     pub calls: Vec<ToolCalls>,
 }
 
+/// Told of every tool call the gateway forwarded, as it ends (the team
+/// gateway's Prometheus metrics). Called on the call's task: keep it quick.
+pub trait CallObserver: Send + Sync {
+    fn called(&self, server: &str, tool: &str, failed: bool, took: std::time::Duration);
+}
+
 pub struct Activity {
     sessions: Mutex<BTreeMap<u64, SessionInfo>>,
     calls: Mutex<HashMap<(String, String), (u64, u64)>>,
     changed: watch::Sender<u64>,
+    observer: std::sync::OnceLock<std::sync::Arc<dyn CallObserver>>,
 }
 
 impl Default for Activity {
@@ -46,6 +53,7 @@ impl Default for Activity {
             sessions: Mutex::default(),
             calls: Mutex::default(),
             changed: watch::channel(0).0,
+            observer: std::sync::OnceLock::new(),
         }
     }
 }
@@ -66,7 +74,15 @@ impl Activity {
         }
     }
 
-    pub(crate) fn called(&self, server: &str, tool: &str, failed: bool) {
+    /// Sets the observer told of every call (once; later calls are ignored).
+    pub fn observe(&self, observer: std::sync::Arc<dyn CallObserver>) {
+        let _ = self.observer.set(observer);
+    }
+
+    pub(crate) fn called(&self, server: &str, tool: &str, failed: bool, took: std::time::Duration) {
+        if let Some(o) = self.observer.get() {
+            o.called(server, tool, failed, took);
+        }
         {
             let mut calls = self.calls.lock().unwrap();
             let c = calls

@@ -88,6 +88,29 @@ pub enum Scope {
     /// One profile's servers and tools under gateway names
     /// (`/mcp/p/<profile>`); `All` serves the active profile.
     Profile(String),
+    /// What a signed-in person of the team gateway may use: every server
+    /// and tool that any of these profiles lets through, under gateway names.
+    Team(Vec<String>),
+}
+
+/// The signed-in person a request of the team gateway came from. The team
+/// gateway's HTTP layer puts it into the request's extensions; rmcp hands
+/// the request's parts to the session, which records the subject in the
+/// call journal. Never sent to an upstream server.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// The access token's `sub`.
+    pub subject: String,
+}
+
+impl Caller {
+    /// The caller of the request `cx` is answering, when it came through
+    /// the team gateway.
+    pub fn of(cx: &rmcp::service::RequestContext<RoleServer>) -> Option<&Caller> {
+        cx.extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Caller>())
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -598,9 +621,26 @@ impl Gateway {
         self.with_scope(Scope::Profile(profile.to_string()))
     }
 
+    /// The same gateway for the union of `profiles` (a team member's
+    /// groups): a server or tool any of them lets through is served.
+    pub fn for_team(&self, profiles: Vec<String>) -> Gateway {
+        self.with_scope(Scope::Team(profiles))
+    }
+
+    /// Tells `observer` of every tool call forwarded by this gateway and
+    /// by every gateway made from it (scoped, profile, team).
+    pub fn observe_calls(&self, observer: Arc<dyn activity::CallObserver>) {
+        self.inner.relay.activity.observe(observer);
+    }
+
     /// The servers passed the startup gate: `tools/list` stops waiting.
     pub fn set_ready(&self) {
         self.inner.ready_tx.send_replace(true);
+    }
+
+    /// Whether the servers passed the startup gate.
+    pub fn is_ready(&self) -> bool {
+        *self.inner.ready.borrow()
     }
 
     /// Until the servers passed the startup gate (at most the gate's time
@@ -671,6 +711,8 @@ enum ProfileFilter<'a> {
     Only(&'a crate::profile::Profile),
     /// A profile that is not there: nothing.
     Nothing,
+    /// Several profiles: what any of them lets through.
+    Any(Vec<ProfileFilter<'a>>),
 }
 
 impl ProfileFilter<'_> {
@@ -679,6 +721,7 @@ impl ProfileFilter<'_> {
             ProfileFilter::Everything => true,
             ProfileFilter::Only(p) => p.includes(server),
             ProfileFilter::Nothing => false,
+            ProfileFilter::Any(all) => all.iter().any(|f| f.server(server)),
         }
     }
 
@@ -687,7 +730,16 @@ impl ProfileFilter<'_> {
             ProfileFilter::Everything => true,
             ProfileFilter::Only(p) => p.allows(server, tool),
             ProfileFilter::Nothing => false,
+            ProfileFilter::Any(all) => all.iter().any(|f| f.tool(server, tool)),
         }
+    }
+}
+
+fn named_filter<'a>(switches: &'a Switches, name: &str) -> ProfileFilter<'a> {
+    match switches.profile(name) {
+        Some(None) => ProfileFilter::Everything,
+        Some(Some(p)) => ProfileFilter::Only(p),
+        None => ProfileFilter::Nothing,
     }
 }
 
@@ -701,11 +753,10 @@ impl Inner {
                 Some(ActiveProfile::Profile(p)) => ProfileFilter::Only(p),
                 Some(ActiveProfile::Missing) => ProfileFilter::Nothing,
             },
-            Scope::Profile(name) => match switches.profile(name) {
-                Some(None) => ProfileFilter::Everything,
-                Some(Some(p)) => ProfileFilter::Only(p),
-                None => ProfileFilter::Nothing,
-            },
+            Scope::Profile(name) => named_filter(switches, name),
+            Scope::Team(names) => {
+                ProfileFilter::Any(names.iter().map(|n| named_filter(switches, n)).collect())
+            }
         }
     }
 
@@ -897,7 +948,7 @@ impl Inner {
             };
             let mut t = def.clone();
             let name = match &self.scope {
-                Scope::All | Scope::Profile(_) => e.name.clone(),
+                Scope::All | Scope::Profile(_) | Scope::Team(_) => e.name.clone(),
                 Scope::One(_) => e.tool.clone(),
             };
             t.name = name.clone().into();
@@ -1059,7 +1110,9 @@ impl Inner {
             EngineEvent::PromptsChanged { server } if self.visible(server) => PROMPTS,
             EngineEvent::ResourceUpdated { server, uri } if self.visible(server) => {
                 let uri = match self.scope {
-                    Scope::All | Scope::Profile(_) => routes::wrap_uri(server, uri),
+                    Scope::All | Scope::Profile(_) | Scope::Team(_) => {
+                        routes::wrap_uri(server, uri)
+                    }
                     Scope::One(_) => uri.clone(),
                 };
                 for s in self.live_sessions() {

@@ -11,7 +11,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{json, Value};
 
-use super::{routes, search, Inner, Outbox, Scope, SessionEntry, SessionInfo};
+use super::{routes, search, Caller, Inner, Outbox, Scope, SessionEntry, SessionInfo};
 use crate::manager::{CallError, ForwardError};
 
 /// The handler rmcp runs for one client. Everything it knows of the client
@@ -37,6 +37,7 @@ impl GatewaySession {
     fn journal_entry(
         &self,
         entry: &SessionEntry,
+        cx: &RequestContext<RoleServer>,
         server: &str,
         kind: crate::journal::Kind,
         name: &str,
@@ -52,7 +53,8 @@ impl GatewaySession {
                 info.client.clone(),
                 (!info.version.is_empty()).then(|| info.version.clone()),
             )
-            .with_profile(info.profile.clone());
+            .with_profile(info.profile.clone())
+            .with_user(Caller::of(cx).map(|c| c.subject.clone()));
         Some((journal, e, std::time::Instant::now()))
     }
 
@@ -88,11 +90,12 @@ impl GatewaySession {
                 client,
                 version,
                 server: match &self.inner.scope {
-                    Scope::All | Scope::Profile(_) => None,
+                    Scope::All | Scope::Profile(_) | Scope::Team(_) => None,
                     Scope::One(s) => Some(s.clone()),
                 },
                 profile: match &self.inner.scope {
                     Scope::Profile(p) => Some(p.clone()),
+                    Scope::Team(p) => Some(p.join(", ")),
                     _ => None,
                 },
             },
@@ -112,7 +115,7 @@ impl GatewaySession {
     fn one(&self) -> Option<&str> {
         match &self.inner.scope {
             Scope::One(s) => Some(s),
-            Scope::All | Scope::Profile(_) => None,
+            Scope::All | Scope::Profile(_) | Scope::Team(_) => None,
         }
     }
 
@@ -154,7 +157,7 @@ impl GatewaySession {
             .or_else(|| cx.meta.get_progress_token());
         let (guard, mut progress) = self.inner.relay.begin_call(&server, &entry, client_token);
         let record = self
-            .journal_entry(&entry, &server, crate::journal::Kind::Tool, &tool)
+            .journal_entry(&entry, cx, &server, crate::journal::Kind::Tool, &tool)
             .map(|(j, e, t)| (j, e.with_arguments(&arguments), t));
         let mut params = CallToolRequestParams::new(tool.clone());
         params.arguments = arguments;
@@ -168,6 +171,7 @@ impl GatewaySession {
         if !meta.0.is_empty() {
             params.meta = Some(meta);
         }
+        let began = std::time::Instant::now();
         let call = self
             .inner
             .manager
@@ -194,7 +198,10 @@ impl GatewaySession {
             notify(p).await;
         }
         let failed = !matches!(&result, Ok(r) if r.is_error != Some(true));
-        self.inner.relay.activity.called(&server, &tool, failed);
+        self.inner
+            .relay
+            .activity
+            .called(&server, &tool, failed, began.elapsed());
         // What the server answered is recorded; what the client gets is
         // checked first (secrets masked, a note before it, or refused).
         let result = result.map(|r| {
@@ -606,8 +613,13 @@ impl ServerHandler for GatewaySession {
         let mut params = request.clone();
         params.uri = original.to_string();
         let entry = self.entry(&context.peer)?;
-        let record =
-            self.journal_entry(&entry, &server, crate::journal::Kind::Resource, &params.uri);
+        let record = self.journal_entry(
+            &entry,
+            &context,
+            &server,
+            crate::journal::Kind::Resource,
+            &params.uri,
+        );
         let uri = params.uri.clone();
         let req = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
         let r = match self
@@ -797,7 +809,13 @@ impl ServerHandler for GatewaySession {
         params.name = name;
         let entry = self.entry(&context.peer)?;
         let record = self
-            .journal_entry(&entry, &server, crate::journal::Kind::Prompt, &params.name)
+            .journal_entry(
+                &entry,
+                &context,
+                &server,
+                crate::journal::Kind::Prompt,
+                &params.name,
+            )
             .map(|(j, e, t)| (j, e.with_arguments(&params.arguments), t));
         let prompt = params.name.clone();
         let req = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));

@@ -273,6 +273,30 @@ pub(crate) enum Command {
         /// clients that cannot take many tools.
         #[arg(long)]
         tool_search: bool,
+        /// Team gateway: the folder with servers.json, settings.json
+        /// (profiles) and team.json (which groups may use which profiles),
+        /// followed while serving. Needs --http, --oidc-issuer and
+        /// --resource; then --http may listen on any address.
+        #[arg(long, value_name = "DIR", requires_all = ["http", "oidc_issuer", "resource"])]
+        config: Option<std::path::PathBuf>,
+        /// Team gateway: the identity provider's issuer URL; its OpenID
+        /// Connect (or RFC 8414) metadata names the keys tokens are signed with.
+        #[arg(long, value_name = "URL", requires = "config")]
+        oidc_issuer: Option<String>,
+        /// Team gateway: this gateway's public URL (e.g.
+        /// https://mcp.example.com/mcp); access tokens must name it in `aud`.
+        #[arg(long, value_name = "URL", requires = "config")]
+        resource: Option<String>,
+        /// Team gateway: the token claim listing a person's groups.
+        #[arg(long, value_name = "CLAIM", default_value = "groups")]
+        groups_claim: String,
+        /// Team gateway: a writable folder for the call journal, caches and
+        /// the servers' HOME (default: $HOME).
+        #[arg(long, value_name = "DIR")]
+        state: Option<std::path::PathBuf>,
+        /// Team gateway: how long running calls may go on after SIGTERM.
+        #[arg(long, value_name = "SECONDS", default_value_t = 25)]
+        shutdown_grace: u64,
     },
     /// The gateway: `switchboard gateway token` prints the bearer token that
     /// `serve --http` requires (made once, kept in the OS keychain;
@@ -550,6 +574,33 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             server,
             profile,
             tool_search,
+            config: Some(config),
+            oidc_issuer,
+            resource,
+            groups_claim,
+            state,
+            shutdown_grace,
+        } => {
+            if server.is_some() || profile.is_some() || tool_search {
+                anyhow::bail!("serve --config: the team gateway serves each person the profiles team.json gives them; --server, --profile and --tool-search do not apply");
+            }
+            let rt = tokio::runtime::Runtime::new()?;
+            let o = switchboard_engine::team::TeamOptions {
+                config_dir: config,
+                state_dir: state.unwrap_or_else(|| host.home.clone()),
+                issuer: oidc_issuer.unwrap_or_default(),
+                resource: resource.unwrap_or_default(),
+                groups_claim,
+                shutdown_grace: std::time::Duration::from_secs(shutdown_grace),
+            };
+            return rt.block_on(serve::serve_team(http.unwrap_or_default(), o));
+        }
+        Command::Serve {
+            http,
+            server,
+            profile,
+            tool_search,
+            ..
         } => {
             let rt = tokio::runtime::Runtime::new()?;
             let o = serve::Serve {

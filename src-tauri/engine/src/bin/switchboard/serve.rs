@@ -159,6 +159,39 @@ pub async fn serve(host: Host, o: Serve) -> anyhow::Result<()> {
     result
 }
 
+/// `serve --config DIR --http ADDR …`: the team gateway (any address; every
+/// request needs a token from the team's identity provider). Prints
+/// {"url": ..., "pid": ...} once listening, like `serve --http`.
+pub async fn serve_team(
+    addr: String,
+    o: switchboard_engine::team::TeamOptions,
+) -> anyhow::Result<()> {
+    o.check()
+        .map_err(|e| anyhow::anyhow!("serve --config: {e}"))?;
+    let a: std::net::SocketAddr = addr.parse().map_err(|_| {
+        anyhow::anyhow!("serve --http {addr}: not an address with a port (e.g. 0.0.0.0:8080)")
+    })?;
+    let listener = tokio::net::TcpListener::bind(a)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {a}: {e}"))?;
+    let bound = listener.local_addr()?;
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "{}",
+            json!({ "url": format!("http://{bound}/mcp"), "pid": std::process::id() })
+        )?;
+        out.flush()?;
+    }
+    eprintln!(
+        "switchboard: team gateway listening on {bound} (public URL {})",
+        o.resource
+    );
+    switchboard_engine::team::run(o, listener, crate::runtime::interrupted()).await
+}
+
 /// The servers to run: every runnable winner (the aggregate serves all but
 /// the excluded ones, which still run as they do in the app), or just one.
 fn pick(d: &Discovery, only: Option<&str>) -> anyhow::Result<Vec<Wanted>> {
