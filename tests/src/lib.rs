@@ -5,8 +5,10 @@
 //! start it in HTTP mode.
 
 pub mod bench;
+pub mod idp;
 pub mod in_process;
 pub mod mcpb;
+pub mod round_robin;
 
 use std::{
     path::{Path, PathBuf},

@@ -93,6 +93,13 @@ pub enum Scope {
     Team(Vec<String>),
 }
 
+/// The team gateway's `serverInfo.name` (how the desktop app knows one).
+pub const TEAM_SERVER_NAME: &str = "switchboard-team";
+/// `_meta` key of a team gateway's tool: the team server it belongs to.
+pub const TEAM_SERVER_META: &str = "io.github.switchboard/server";
+/// `_meta` key of a team gateway's tool: its name on that server.
+pub const TEAM_TOOL_META: &str = "io.github.switchboard/tool";
+
 /// The signed-in person a request of the team gateway came from. The team
 /// gateway's HTTP layer puts it into the request's extensions; rmcp hands
 /// the request's parts to the session, which records the subject in the
@@ -953,6 +960,15 @@ impl Inner {
             };
             t.name = name.clone().into();
             t.input_schema = crate::naming::with_properties(&t.input_schema);
+            if let Scope::Team(_) = &self.scope {
+                // The team gateway says which team server each tool is of
+                // (the desktop app's Team source groups them by it).
+                let mut meta = t.meta.take().unwrap_or_default();
+                meta.0
+                    .insert(TEAM_SERVER_META.into(), e.server.clone().into());
+                meta.0.insert(TEAM_TOOL_META.into(), e.tool.clone().into());
+                t.meta = Some(meta);
+            }
             routes.insert(name, (e.server.clone(), e.tool.clone()));
             tools.push(t);
         }

@@ -460,6 +460,10 @@ impl ServerHandler for GatewaySession {
                 "switchboard".to_string(),
                 "Switchboard: the tools of every MCP server configured on this machine. Find a tool with search_tools, then run it with call_tool.".to_string(),
             ),
+            None if matches!(self.inner.scope, Scope::Team(_)) => (
+                super::TEAM_SERVER_NAME.to_string(),
+                "Switchboard team gateway: the tools, resources and prompts of your team's MCP servers that your groups may use, in one place.".to_string(),
+            ),
             None => ("switchboard".to_string(), "Switchboard: the tools, resources and prompts of every MCP server configured on this machine, in one place.".to_string()),
         };
         ServerConfig::new(caps)

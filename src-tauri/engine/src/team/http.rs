@@ -13,8 +13,8 @@
 //!   identity provider's keys loaded, not shutting down), `/metrics`.
 //!
 //! Bounds against clients that send too much or too slowly: request heads
-//! must arrive within [`HEADER_TIMEOUT`] (the connection is closed
-//! otherwise), MCP bodies within [`BODY_TIMEOUT`] (408) and below
+//! must arrive within the request timeout (`--request-timeout`; the
+//! connection is closed otherwise), MCP bodies too (408) and below
 //! [`MAX_BODY`] (413), and at most [`MAX_CONNECTIONS`] connections are open.
 
 use std::collections::HashMap;
@@ -44,10 +44,6 @@ type Service = StreamableHttpService<GatewaySession, LocalSessionManager>;
 
 /// Longest MCP request body.
 pub const MAX_BODY: usize = 4 * 1024 * 1024;
-/// How long a request's head may take to arrive.
-pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long an MCP request's body may take to arrive.
-pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most connections open at once; more are closed as they arrive.
 pub const MAX_CONNECTIONS: usize = 1024;
 /// Most distinct sets of profiles with a service kept ready.
@@ -65,6 +61,7 @@ pub struct TeamState {
     /// Why the identity provider's keys are not loaded (for `/readyz`).
     auth_problem: Mutex<Option<String>>,
     draining: AtomicBool,
+    request_timeout: Duration,
     resource: String,
     issuer: String,
     metadata_url: String,
@@ -86,6 +83,7 @@ impl TeamHttp {
         access: Access,
         resource: &url::Url,
         issuer: &str,
+        request_timeout: Duration,
         stop: CancellationToken,
     ) -> TeamHttp {
         let path = resource.path().trim_end_matches('/');
@@ -111,6 +109,7 @@ impl TeamHttp {
                 "the identity provider's metadata and keys are being read".into(),
             )),
             draining: AtomicBool::new(false),
+            request_timeout,
             resource: resource.as_str().to_string(),
             issuer: issuer.to_string(),
             metadata_url,
@@ -404,15 +403,15 @@ async fn mcp(State(st): State<Arc<TeamState>>, req: Request) -> Response {
         subject: who.subject,
     });
     let limited = http_body_util::Limited::new(body, MAX_BODY);
-    let bytes = match tokio::time::timeout(BODY_TIMEOUT, limited.collect()).await {
+    let bytes = match tokio::time::timeout(st.request_timeout, limited.collect()).await {
         Err(_) => {
             return refuse(
                 &st,
                 StatusCode::REQUEST_TIMEOUT,
                 "slow_request",
                 format!(
-                    "Request Timeout: the request's body did not arrive within {} s\n",
-                    BODY_TIMEOUT.as_secs()
+                    "Request Timeout: the request's body did not arrive within {:?}\n",
+                    st.request_timeout
                 ),
             )
         }
@@ -447,7 +446,10 @@ async fn mcp(State(st): State<Arc<TeamState>>, req: Request) -> Response {
         }
     };
     match response.status() {
-        s if s == StatusCode::BAD_REQUEST || s == StatusCode::NOT_ACCEPTABLE => {
+        s if s == StatusCode::BAD_REQUEST
+            || s == StatusCode::NOT_ACCEPTABLE
+            || s == StatusCode::UNSUPPORTED_MEDIA_TYPE =>
+        {
             st.metrics.refused("malformed")
         }
         s if s == StatusCode::PAYLOAD_TOO_LARGE => st.metrics.refused("body_too_large"),
@@ -488,6 +490,7 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
     metrics: Arc<Metrics>,
+    request_timeout: Duration,
     stop: CancellationToken,
 ) {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -496,7 +499,7 @@ pub async fn serve(
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_TIMEOUT)
+        .header_read_timeout(request_timeout)
         .max_buf_size(64 * 1024);
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));

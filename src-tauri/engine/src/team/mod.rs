@@ -43,10 +43,15 @@ pub struct TeamOptions {
     pub groups_claim: String,
     /// How long running calls may go on after SIGTERM.
     pub shutdown_grace: Duration,
+    /// How long a request's head, and an MCP request's body, may take to
+    /// arrive (slow clients are cut off, not waited for).
+    pub request_timeout: Duration,
 }
 
 /// The default `--shutdown-grace`: Kubernetes waits 30 s before SIGKILL.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(25);
+/// The default `--request-timeout`.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl TeamOptions {
     /// Checks the folder before anything starts; the error names the file
@@ -197,6 +202,7 @@ pub async fn run(
         access,
         &resource,
         &opts.issuer,
+        opts.request_timeout,
         stop.clone(),
     );
     // Servers start now; MCP requests wait at most the startup gate.
@@ -281,6 +287,7 @@ pub async fn run(
         listener,
         team.router(),
         metrics.clone(),
+        opts.request_timeout,
         stop.clone(),
     ));
     shutdown.await;

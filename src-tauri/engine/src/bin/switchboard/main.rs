@@ -297,6 +297,10 @@ pub(crate) enum Command {
         /// Team gateway: how long running calls may go on after SIGTERM.
         #[arg(long, value_name = "SECONDS", default_value_t = 25)]
         shutdown_grace: u64,
+        /// Team gateway: how long a request's head and body may take to
+        /// arrive (slower clients are cut off).
+        #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+        request_timeout: u64,
     },
     /// The gateway: `switchboard gateway token` prints the bearer token that
     /// `serve --http` requires (made once, kept in the OS keychain;
@@ -580,6 +584,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             groups_claim,
             state,
             shutdown_grace,
+            request_timeout,
         } => {
             if server.is_some() || profile.is_some() || tool_search {
                 anyhow::bail!("serve --config: the team gateway serves each person the profiles team.json gives them; --server, --profile and --tool-search do not apply");
@@ -592,6 +597,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 resource: resource.unwrap_or_default(),
                 groups_claim,
                 shutdown_grace: std::time::Duration::from_secs(shutdown_grace),
+                request_timeout: std::time::Duration::from_secs(request_timeout.max(1)),
             };
             return rt.block_on(serve::serve_team(http.unwrap_or_default(), o));
         }
