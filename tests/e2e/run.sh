@@ -62,8 +62,8 @@ if [ "$skip_build" != 1 ]; then
   timeout 2400 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-app --features custom-protocol
   step "Build the switchboard binary the app runs as its sidecar (next to switchboard-app)"
   timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-engine --bin switchboard
-  step "Build fixture-server, fixture-tricky-results, oauth-server and registry-server"
-  timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-tests --bin fixture-server --bin fixture-tricky-results --bin oauth-server --bin registry-server
+  step "Build fixture-server, fixture-tricky-results, oauth-server, registry-server and fixture-idp"
+  timeout 1200 cargo build --manifest-path "$ROOT/Cargo.toml" -p switchboard-tests --bin fixture-server --bin fixture-tricky-results --bin oauth-server --bin registry-server --bin fixture-idp
   step "Build the debug .deb deep-link.test.mjs unpacks (the debug build above, bundled: ~30 s)"
   timeout 1200 "$ROOT/.ci/package" --debug
 fi
@@ -204,7 +204,8 @@ step "node --test ${files[*]#"$ROOT/"}"
 export E2E_DRIVER_PORT="$PORT" E2E_RUN_DIR="$RUN_DIR" E2E_LAUNCHER="$E2E/launch-app.sh" \
   E2E_FIXTURE_SERVER="$BIN/fixture-server" E2E_ARTIFACTS="$ARTIFACTS" E2E_HOME="$FIXTURE_HOME" \
   E2E_OAUTH_SERVER="$CARGO_TARGET_DIR/debug/oauth-server" E2E_REGISTRY_SERVER="$BIN/registry-server" \
-  E2E_DEB="$DEB" E2E_APP_PATH="$APP_PATH"
+  E2E_DEB="$DEB" E2E_APP_PATH="$APP_PATH" \
+  E2E_FIXTURE_IDP="$CARGO_TARGET_DIR/debug/fixture-idp" E2E_SWITCHBOARD="$CARGO_TARGET_DIR/debug/switchboard"
 # One file at a time: each file drives its own app window on the one display.
 timeout "${E2E_TEST_TIMEOUT:-900}" node --test --test-concurrency=1 --test-timeout="${E2E_TEST_TIMEOUT_MS:-180000}" \
   ${E2E_TEST_PATTERN:+--test-name-pattern="$E2E_TEST_PATTERN"} "${files[@]}"

@@ -1,10 +1,13 @@
 """A real Python MCP SDK client of the team gateway (tests/team_gateway.rs).
 
-`session URL TOKEN N`: one whole client session over streamable HTTP with a
-bearer token (through the test's round-robin proxy, so requests land on
-different replicas): initialize, list the tools, then N calls of the echo
+`session URL TOKEN N [pause]`: one whole client session over streamable HTTP
+with a bearer token (through the test's round-robin proxy, so requests land
+on different replicas): initialize, list the tools, then N calls of the echo
 tool and one of add. Prints one JSON line: the tool names, the echoed texts,
 the sum, and the session id the server gave (none: the gateway is stateless).
+With `pause`, after the N calls it prints `{"paused": N}`, waits for a line
+on stdin (the test stops a replica meanwhile) and makes N more calls in the
+same session before the add.
 
 `oauth URL`: signs in the way an MCP client does (MCP authorization
 2025-11-25) with the SDK's own OAuth client: a 401 from the gateway, its
@@ -38,7 +41,7 @@ def add_tool(names):
     return next(n for n in names if n.endswith("_add"))
 
 
-async def session(url, token, n):
+async def session(url, token, n, pause=False):
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     async with http:
         async with streamable_http_client(url, http_client=http) as (r, w, *rest):
@@ -49,6 +52,13 @@ async def session(url, token, n):
                 for i in range(n):
                     res = await s.call_tool(echo_tool(names), {"text": f"call {i}"})
                     echoed.append(res.content[0].text)
+                if pause:
+                    # The test takes a replica away here, then says go on.
+                    print(json.dumps({"paused": len(echoed)}), flush=True)
+                    await anyio.to_thread.run_sync(sys.stdin.readline)
+                    for i in range(n, 2 * n):
+                        res = await s.call_tool(echo_tool(names), {"text": f"call {i}"})
+                        echoed.append(res.content[0].text)
                 res = await s.call_tool(add_tool(names), {"a": 2, "b": 40})
                 session_id = rest[0]() if rest and callable(rest[0]) else None
                 print(
@@ -130,7 +140,8 @@ async def oauth(url):
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "session":
-        anyio.run(session, sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        pause = len(sys.argv) > 5 and sys.argv[5] == "pause"
+        anyio.run(session, sys.argv[2], sys.argv[3], int(sys.argv[4]), pause)
     elif mode == "oauth":
         anyio.run(oauth, sys.argv[2])
     else:

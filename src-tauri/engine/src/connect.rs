@@ -107,9 +107,11 @@ pub fn http_support(client: Client) -> HttpSupport {
         Client::Codex => HttpSupport::TokenEnvVar,
         // Claude Desktop adds remote servers in its Connectors UI, not its
         // file; Continue's entries have no headers.
-        Client::ClaudeDesktop | Client::Continue | Client::Switchboard | Client::Fallback => {
-            HttpSupport::None
-        }
+        Client::ClaudeDesktop
+        | Client::Continue
+        | Client::Switchboard
+        | Client::Team
+        | Client::Fallback => HttpSupport::None,
     }
 }
 

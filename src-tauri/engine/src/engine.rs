@@ -29,6 +29,10 @@ pub struct ServerView {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub runtime: Option<ServerState>,
+    /// A connected team gateway's team servers and their tools (`team_servers`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub team_servers: Option<Vec<crate::team_servers::TeamServer>>,
 }
 
 /// A `contentHash` as `SourceInfo` shows it (hex SHA-256).
@@ -287,9 +291,18 @@ impl Engine {
         let d = self.snapshot();
         d.servers
             .iter()
-            .map(|s| ServerView {
-                runtime: self.manager.state(s.name()),
-                discovered: s.clone(),
+            .map(|s| {
+                let runtime = self.manager.state(s.name());
+                let peer = runtime.as_ref().and_then(|r| r.server_info.as_ref());
+                let team_servers = peer.and_then(|p| {
+                    let tools = self.manager.server_tools(s.name())?;
+                    crate::team_servers::team_servers(Some(&p.name), &tools)
+                });
+                ServerView {
+                    runtime,
+                    team_servers,
+                    discovered: s.clone(),
+                }
             })
             .collect()
     }

@@ -36,6 +36,7 @@ pub mod settings;
 pub mod sources;
 pub mod sse_client;
 pub mod team;
+pub mod team_servers;
 pub mod tokens;
 pub mod tool_trust;
 pub mod trust;

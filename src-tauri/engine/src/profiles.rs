@@ -301,7 +301,11 @@ pub fn client_costs(
     let mut out: Vec<ClientCost> = vec![];
     for source in &discovery.sources {
         use crate::sources::Client;
-        if matches!(source.client, Client::Switchboard | Client::Fallback) || !source.exists {
+        if matches!(
+            source.client,
+            Client::Switchboard | Client::Team | Client::Fallback
+        ) || !source.exists
+        {
             continue;
         }
         // The id commands take (`cursor`), as `connect` names clients.

@@ -186,7 +186,7 @@ fn activity_prints_a_table() {
     let rows: Vec<&str> = text.lines().collect();
     assert_eq!(rows.len(), 2, "{text}");
     for col in [
-        "TIME", "CLIENT", "SERVER", "TOOL", "DURATION", "OUTCOME", "FINDINGS",
+        "TIME", "WHO", "SERVER", "TOOL", "DURATION", "OUTCOME", "FINDINGS",
     ] {
         assert!(rows[0].contains(col), "{text}");
     }

@@ -66,7 +66,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         "on top of the manager: the gateway, approvals, the file watcher",
         &["gateway", "approvals", "watch"],
     ),
-    ("profiles: their servers, tools and costs", &["profiles"]),
+    (
+        "profiles: their servers, tools and costs; a team gateway's team servers",
+        &["profiles", "team_servers"],
+    ),
     ("connecting clients to the gateway", &["connect"]),
     (
         "applying profiles to clients' files or gateway entries",
@@ -84,6 +87,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "sharing profiles: export and import (keychain names as installs give them)",
         &["profile_share"],
+    ),
+    (
+        "the team gateway: the engine and its gateway served to a team (sign-in, access, metrics)",
+        &["team"],
     ),
 ];
 

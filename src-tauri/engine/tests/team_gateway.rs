@@ -600,11 +600,28 @@ async fn the_folder_is_followed_including_a_configmap_swap() {
     let g = team.start(0, &idp, RESOURCE).await;
     let bob = person(&idp, "bob@example.com", &["operations"]);
     assert_eq!(g.tools(&bob).await.len(), 3);
-    // The new version: operations gets dev too.
+    // The new version: operations gets dev too, a new server, and one more
+    // tool of "other" (all three files change in one swap).
     std::fs::create_dir_all(mount.join("..v2")).unwrap();
-    for f in ["servers.json", "settings.json"] {
-        std::fs::copy(mount.join("..v1").join(f), mount.join("..v2").join(f)).unwrap();
-    }
+    let mut servers: Value =
+        serde_json::from_str(&std::fs::read_to_string(mount.join("..v1/servers.json")).unwrap())
+            .unwrap();
+    servers["mcpServers"]["third"] = json!({
+        "command": switchboard_tests::fixture_server_path(), "args": ["--name", "third"]
+    });
+    std::fs::write(mount.join("..v2/servers.json"), servers.to_string()).unwrap();
+    std::fs::write(
+        mount.join("..v2/settings.json"),
+        json!({ "profiles": { "list": [
+            { "name": "dev", "servers": [{ "name": "fx" }] },
+            { "name": "ops", "servers": [
+                { "name": "other", "tools": { "allow": ["echo", "sleep", "add", "fail"] } },
+                { "name": "third" }
+            ] }
+        ]}})
+        .to_string(),
+    )
+    .unwrap();
     std::fs::write(
         mount.join("..v2/team.json"),
         json!({ "access": [ { "group": "operations", "profiles": ["ops", "dev"] } ] }).to_string(),
@@ -615,7 +632,10 @@ async fn the_folder_is_followed_including_a_configmap_swap() {
     let until = tokio::time::Instant::now() + T;
     loop {
         let tools = g.tools(&bob).await;
-        if tools.contains(&"mcp_fx_echo".to_string()) {
+        if ["mcp_fx_echo", "mcp_other_fail", "mcp_third_echo"]
+            .iter()
+            .all(|t| tools.iter().any(|x| x == t))
+        {
             break;
         }
         assert!(tokio::time::Instant::now() < until, "{tools:?}");
@@ -624,7 +644,7 @@ async fn the_folder_is_followed_including_a_configmap_swap() {
     // A broken team.json keeps the rules that were there, and says so.
     std::fs::create_dir_all(mount.join("..v3")).unwrap();
     for f in ["servers.json", "settings.json"] {
-        std::fs::copy(mount.join("..v1").join(f), mount.join("..v3").join(f)).unwrap();
+        std::fs::copy(mount.join("..v2").join(f), mount.join("..v3").join(f)).unwrap();
     }
     std::fs::write(mount.join("..v3/team.json"), "{ broken").unwrap();
     std::os::unix::fs::symlink("..v3", mount.join("..data_tmp")).unwrap();
@@ -792,6 +812,61 @@ async fn two_replicas_behind_round_robin_serve_one_python_session_and_its_oauth_
         counts.iter().all(|c| *c >= 3),
         "both replicas answered the one session: {counts:?}"
     );
+    assert!(v["sessionId"].is_null(), "no session to keep: {v}");
+    // A replica goes away in the middle of a session (a rollout, a node
+    // drained): the Service stops sending it requests, and the same session
+    // goes on with the other replica; nothing needs re-establishing.
+    {
+        use tokio::io::AsyncWriteExt;
+        let mut c = tokio::process::Command::new(&py);
+        c.arg(python_dir().join("team_client.py"))
+            .args(["session", &resource, &ann, "5", "pause"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = c.spawn().unwrap();
+        let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        tokio::time::timeout(T, out.read_line(&mut line))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(line.trim(), r#"{"paused": 5}"#);
+        let mut a = a;
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(a.pid as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        tokio::time::timeout(T, a.child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        proxy.set_backends(vec![b.base.clone()]);
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"go on\n").await.unwrap();
+        drop(stdin);
+        line.clear();
+        tokio::time::timeout(T, out.read_line(&mut line))
+            .await
+            .unwrap()
+            .unwrap();
+        let status = tokio::time::timeout(T, child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        let mut err = String::new();
+        {
+            use tokio::io::AsyncReadExt;
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err).await;
+        }
+        assert!(status.success(), "{err}");
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let echoed: Vec<String> = (0..10).map(|i| format!("call {i}")).collect();
+        assert_eq!(v["echoed"], json!(echoed), "{v}");
+        assert_eq!(v["sum"]["sum"], 42);
+    }
     // The SDK's own OAuth client: 401 → metadata → the identity provider →
     // registration → code with PKCE → token for this resource; the person
     // (bob, operations) sees only the ops profile's tools.

@@ -28,6 +28,10 @@ export const E2E = {
   get fixtureServer() { return need('E2E_FIXTURE_SERVER'); },
   /** The test OAuth authorization server + protected MCP server (tests/README.md). */
   get oauthServer() { return need('E2E_OAUTH_SERVER'); },
+  /** The identity-provider stand-in of team mode (`fixture-idp`, tests/src/idp.rs). */
+  get fixtureIdp() { return need('E2E_FIXTURE_IDP'); },
+  /** The headless `switchboard` binary (a team gateway, `serve --config`). */
+  get switchboard() { return need('E2E_SWITCHBOARD'); },
   get artifacts() { return need('E2E_ARTIFACTS'); },
   /** The fixture home run.sh made (the driver's HOME). Sessions get fresh copies. */
   get home() { return need('E2E_HOME'); },

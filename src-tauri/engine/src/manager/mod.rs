@@ -82,7 +82,7 @@ pub use options::{
 };
 pub use registry::RegistryError;
 pub use startup::StartupReport;
-pub use state::{ServerState, Slot};
+pub use state::{PeerInfo, ServerState, Slot};
 pub use supervisor::backoff;
 pub use wanted::Wanted;
 

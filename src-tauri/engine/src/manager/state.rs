@@ -294,6 +294,10 @@ pub struct ServerState {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
     pub protocol_version: Option<String>,
+    /// What the server said it is when it connected (`serverInfo`), while connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub server_info: Option<PeerInfo>,
     pub warnings: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional))]
@@ -304,6 +308,15 @@ pub struct ServerState {
     pub diagnosis: Option<Diagnosis>,
     /// Restarts since the server was last started by hand.
     pub restarts: u32,
+}
+
+/// The `serverInfo` a server answered `initialize` with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct PeerInfo {
+    pub name: String,
+    pub version: String,
 }
 
 impl Manager {
@@ -389,6 +402,14 @@ impl Manager {
             binary: rt.binary.clone(),
             transport_used: live.map(|l| l.transport_used),
             protocol_version: live.and_then(|l| l.protocol.clone()),
+            server_info: live
+                .filter(|l| !l.closing)
+                .and_then(|l| l.peer.peer_info())
+                .and_then(|i| i.server_info.clone())
+                .map(|i| PeerInfo {
+                    name: i.name,
+                    version: i.version,
+                }),
             warnings: rt.warnings.clone(),
             last_error: rt.phase.last_error().map(String::from),
             diagnosis: rt.phase.why().cloned(),

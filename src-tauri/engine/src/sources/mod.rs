@@ -21,6 +21,9 @@ use crate::writer::doc::{Format, PathSeg};
 #[serde(rename_all = "kebab-case")]
 pub enum Client {
     Switchboard,
+    /// Switchboard's list of team gateways (`team-gateways.json`): remote
+    /// servers the person signs in to with their team account.
+    Team,
     ClaudeDesktop,
     ClaudeCode,
     Cursor,
@@ -45,7 +48,7 @@ impl Client {
     pub fn restart_hint(self) -> Option<&'static str> {
         match self {
             // Watch their files and reload servers on change.
-            Client::Switchboard | Client::Cursor | Client::Vscode | Client::Zed | Client::Cline | Client::Roo | Client::Continue => None,
+            Client::Switchboard | Client::Team | Client::Cursor | Client::Vscode | Client::Zed | Client::Cline | Client::Roo | Client::Continue => None,
             Client::ClaudeDesktop => Some("Claude Desktop reads its config only when it starts: quit it completely and open it again"),
             Client::ClaudeCode => Some("Claude Code reads its config when a session starts: start a new session (or run /mcp)"),
             Client::Windsurf => Some("Windsurf reads its config at start: press Refresh in its MCP panel, or restart it"),
@@ -60,6 +63,7 @@ impl Client {
     pub fn display_name(self) -> &'static str {
         match self {
             Client::Switchboard => "Switchboard",
+            Client::Team => "Team",
             Client::ClaudeDesktop => "Claude Desktop",
             Client::ClaudeCode => "Claude Code",
             Client::Cursor => "Cursor",
@@ -85,7 +89,8 @@ impl Client {
     pub fn expansion(self) -> Expansion {
         const NONE: Expansion = Expansion::NONE;
         match self {
-            Client::Switchboard => Expansion::SWITCHBOARD,
+            // The Team list is Switchboard's own file too.
+            Client::Switchboard | Client::Team => Expansion::SWITCHBOARD,
             // code.claude.com/docs/en/mcp: command, args, env, url, headers
             // of `.mcp.json`; its loader expands the user, local and managed
             // scopes the same way.
@@ -249,6 +254,26 @@ pub fn switchboard_source(host: &Host) -> SourceSpec {
         Dialect::Switchboard,
     )
 }
+
+/// Switchboard's list of team gateways, shown as the source "Team". Named
+/// so it cannot be taken for the `team.json` a team gateway's own folder
+/// holds (its access rules). Same format as `servers.json`:
+/// `{"mcpServers": {"acme": {"url": "https://mcp.acme.example/mcp"}}}`.
+pub fn team_source(host: &Host) -> SourceSpec {
+    let path = host.join(&host.switchboard_dir(), "team-gateways.json");
+    spec(
+        TEAM_SOURCE_ID.into(),
+        Client::Team,
+        Level::User,
+        path,
+        Format::Json,
+        &["mcpServers"],
+        Dialect::Switchboard,
+    )
+}
+
+/// The id of the Team source ([`team_source`]).
+pub const TEAM_SOURCE_ID: &str = "team";
 
 /// Administrator-managed files: highest priority after Switchboard's own, read-only.
 pub fn managed_sources(host: &Host) -> Vec<SourceSpec> {
@@ -565,11 +590,11 @@ pub fn user_sources(host: &Host) -> Vec<SourceSpec> {
 }
 
 /// Every source in the default priority order, for the given trusted
-/// project folders: Switchboard's own file, managed (system-wide) files,
+/// project folders: Switchboard's own file, its Team list, managed (system-wide) files,
 /// each project's client files, the user-level files, then each project's
 /// fallback `mcp.json`. The first valid definition of a name wins.
 pub fn default_order(host: &Host, trusted_projects: &[PathBuf]) -> Vec<SourceSpec> {
-    let mut all = vec![switchboard_source(host)];
+    let mut all = vec![switchboard_source(host), team_source(host)];
     all.extend(managed_sources(host));
     for p in trusted_projects {
         all.extend(project_sources(host, p));

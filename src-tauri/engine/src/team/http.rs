@@ -75,17 +75,19 @@ pub struct TeamState {
 pub struct TeamHttp(Arc<TeamState>);
 
 impl TeamHttp {
-    /// `resource` is this gateway's public URL (`--resource`), `issuer` the
-    /// identity provider's (`--oidc-issuer`); `stop` ends open MCP streams.
+    /// The HTTP side for `opts` (its `--resource`, `--oidc-issuer` and
+    /// `--request-timeout`); `stop` ends open MCP streams. The resource URL
+    /// is used as written in the metadata and for tokens' `aud`.
     pub fn new(
         gateway: Gateway,
         metrics: Arc<Metrics>,
         access: Access,
-        resource: &url::Url,
-        issuer: &str,
-        request_timeout: Duration,
+        opts: &super::TeamOptions,
         stop: CancellationToken,
-    ) -> TeamHttp {
+    ) -> Result<TeamHttp, String> {
+        let resource = super::oidc_url("--resource", &opts.resource)?;
+        let (raw_resource, issuer, request_timeout) =
+            (&opts.resource, &opts.issuer, opts.request_timeout);
         let path = resource.path().trim_end_matches('/');
         let metadata_path = format!("/.well-known/oauth-protected-resource{path}");
         let metadata_url = format!("{}{metadata_path}", resource.origin().ascii_serialization());
@@ -100,7 +102,7 @@ impl TeamHttp {
             .with_max_request_body_bytes(MAX_BODY)
             .with_cancellation_token(stop);
         gateway.observe_calls(metrics.clone());
-        TeamHttp(Arc::new(TeamState {
+        Ok(TeamHttp(Arc::new(TeamState {
             gateway,
             metrics,
             access: RwLock::new(Arc::new(access)),
@@ -110,13 +112,13 @@ impl TeamHttp {
             )),
             draining: AtomicBool::new(false),
             request_timeout,
-            resource: resource.as_str().to_string(),
+            resource: raw_resource.to_string(),
             issuer: issuer.to_string(),
             metadata_url,
             metadata_path,
             config,
             services: Mutex::new(HashMap::new()),
-        }))
+        })))
     }
 
     pub fn metrics(&self) -> &Arc<Metrics> {

@@ -153,7 +153,6 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     use std::sync::Arc;
     opts.check().map_err(anyhow::Error::msg)?;
-    let resource = oidc_url("--resource", &opts.resource).map_err(anyhow::Error::msg)?;
     let host = opts.host();
     let access = access::Access::load(&opts.config_dir).map_err(anyhow::Error::msg)?;
     let (settings, problem) = crate::settings::Settings::load(&host);
@@ -200,11 +199,10 @@ pub async fn run(
         gateway.clone(),
         metrics.clone(),
         access,
-        &resource,
-        &opts.issuer,
-        opts.request_timeout,
+        &opts,
         stop.clone(),
-    );
+    )
+    .map_err(anyhow::Error::msg)?;
     // Servers start now; MCP requests wait at most the startup gate.
     let starting = {
         let (engine, gateway) = (engine.clone(), gateway.clone());
@@ -227,7 +225,9 @@ pub async fn run(
         let team = team.clone();
         let settings = oidc::OidcSettings {
             issuer: opts.issuer.clone(),
-            resource: resource.as_str().to_string(),
+            // As the operator wrote it: the URL crate would add a "/" to a
+            // bare origin, and `aud` is compared as a string.
+            resource: opts.resource.clone(),
             groups_claim: opts.groups_claim.clone(),
             leeway: oidc::DEFAULT_LEEWAY,
         };

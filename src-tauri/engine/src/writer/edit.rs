@@ -330,7 +330,7 @@ impl<'a> Writer<'a> {
             });
         }
         let file = Loaded {
-            private: spec.client == Client::Switchboard,
+            private: matches!(spec.client, Client::Switchboard | Client::Team),
             ..load(&spec.path, spec.format, &[spec.container.path()])?
         };
         let parked_idx = |s: &Settings, name: &str| {

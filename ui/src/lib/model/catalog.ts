@@ -142,6 +142,8 @@ export function installTargets(sources: SourceInfo[], projects: ProjectFolder[])
       !s.readOnly &&
       s.level !== 'managed' &&
       s.client !== 'fallback' &&
+      // The Team list holds team gateways only.
+      s.client !== 'team' &&
       (!s.project || trusted.has(s.project)),
   );
   const rank = (s: SourceInfo) => (s.client === 'switchboard' ? 0 : s.level === 'user' ? 1 : 2);

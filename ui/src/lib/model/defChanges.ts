@@ -41,6 +41,7 @@ const VIEW_ONLY = [
   'held',
   'shadowed',
   'runtime',
+  'teamServers',
 ] as const;
 // Fails to compile when ServerView gains a field that is not part of the
 // definition and not listed above (it would be sent back as if it were).

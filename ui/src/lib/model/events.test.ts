@@ -83,6 +83,24 @@ describe('applyEvent', () => {
     expect([...r]).toEqual(['tools', 'costs', 'profiles', 'clients']);
   });
 
+  it("lists the servers again when a team gateway's status or tools change (its team servers come with them)", () => {
+    const d = emptyData();
+    d.servers = [server('a'), { ...server('acme'), transport: 'http', source: 'team' }];
+    const tools = applyEvent(d, { type: 'tools', server: 'acme', count: 9, deferred: false });
+    expect([...tools].sort()).toEqual(['clients', 'costs', 'profiles', 'servers', 'tools']);
+    const status = applyEvent(d, {
+      type: 'status',
+      server: 'acme',
+      status: { state: 'connected' },
+    });
+    expect([...status]).toEqual(['servers']);
+    expect(d.servers[1].runtime?.status).toEqual({ state: 'connected' });
+    expect(
+      applyEvent(d, { type: 'status', server: 'a', status: { state: 'connected' } }).size,
+      'other servers change in place',
+    ).toBe(0);
+  });
+
   it("lists the profiles and the clients' costs again when they changed (here or in another process)", () => {
     expect([...applyEvent(emptyData(), { type: 'profiles', active: 'Writing' })]).toEqual([
       'profiles',

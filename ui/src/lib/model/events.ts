@@ -12,6 +12,7 @@ import type {
 } from '../types';
 import { appendNew } from './logs';
 import { resourceKey } from './resources';
+import { isTeamGateway } from './teamGateway';
 
 export interface ElicitationRequest {
   id: number;
@@ -83,8 +84,15 @@ export function applyEvent(
 ): Set<Reload> {
   const reload = new Set<Reload>();
   const runtimeOf = (name: string) => data.servers.find((s) => s.name === name)?.runtime;
+  // A team gateway's team servers come with the server list (read from its
+  // tools when it is connected): listed again when its status or tools change.
+  const team = (name: string) => {
+    const s = data.servers.find((x) => x.name === name);
+    if (s && isTeamGateway(s)) reload.add('servers');
+  };
   switch (ev.type) {
     case 'status': {
+      team(ev.server);
       const rt = runtimeOf(ev.server);
       if (!rt) {
         reload.add('servers');
@@ -98,6 +106,7 @@ export function applyEvent(
       break;
     }
     case 'tools': {
+      team(ev.server);
       const rt = runtimeOf(ev.server);
       if (rt) {
         rt.toolCount = ev.count;

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { filterServers, maskValue, NO_FILTER, promoteExplanation, sourceLabel } from './servers';
+import {
+  filterServers,
+  maskValue,
+  NO_FILTER,
+  promoteExplanation,
+  sourceLabel,
+  writableSources,
+} from './servers';
 import { serverStatus } from './status';
 import type { ServerView, SourceInfo } from '../types';
 
@@ -171,5 +178,19 @@ describe('a diagnosed failure', () => {
     expect(
       serverStatus(sv('fs', { runtime: rt('connected') as ServerView['runtime'] })).detail,
     ).toBeNull();
+  });
+});
+
+describe('writableSources', () => {
+  it('offers the Team list only for a server already in it', () => {
+    const team: SourceInfo = { ...src('team', 'Team', 'user'), client: 'team' };
+    const managed: SourceInfo = { ...src('m', 'Claude Code', 'user'), readOnly: true };
+    const all = [...sources, team, managed];
+    expect(writableSources(all).map((s) => s.id)).toEqual(['cursor-user', 'claude-desktop']);
+    expect(writableSources(all, 'team').map((s) => s.id)).toEqual([
+      'cursor-user',
+      'claude-desktop',
+      'team',
+    ]);
   });
 });

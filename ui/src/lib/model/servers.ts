@@ -38,9 +38,15 @@ export function sourceLabel(id: string, sources: SourceInfo[]): string {
   return s ? `${s.clientName} · ${s.level}` : id;
 }
 
-/** Where a server would be written: sources a user may edit. */
-export function writableSources(sources: SourceInfo[]): SourceInfo[] {
-  return sources.filter((s) => !s.readOnly && s.level !== 'managed');
+/**
+ * Where a server would be written: sources a user may edit. The Team list
+ * holds team gateways, added as such ("Team gateway" in the Add dialog): it
+ * is offered only for a server already in it (`current`).
+ */
+export function writableSources(sources: SourceInfo[], current?: string): SourceInfo[] {
+  return sources.filter(
+    (s) => !s.readOnly && s.level !== 'managed' && (s.client !== 'team' || s.id === current),
+  );
 }
 
 /** Secret-looking values are masked unless they only reference a variable. */

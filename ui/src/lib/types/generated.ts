@@ -13,7 +13,7 @@ export type Level = "user" | "project" | "managed";
 
 export type Format = "json" | "jsonc" | "toml" | "yaml";
 
-export type Client = "switchboard" | "claude-desktop" | "claude-code" | "cursor" | "vscode" | "windsurf" | "zed" | "cline" | "roo" | "gemini" | "codex" | "goose" | "lmstudio" | "continue" | "fallback";
+export type Client = "switchboard" | "team" | "claude-desktop" | "claude-code" | "cursor" | "vscode" | "windsurf" | "zed" | "cline" | "roo" | "gemini" | "codex" | "goose" | "lmstudio" | "continue" | "fallback";
 
 export type AuthConfig = { type: string, credentialId?: string, };
 
@@ -47,7 +47,11 @@ autoApprove?: Array<string>, };
 
 export type ServerStatus = { "state": "connecting" } | { "state": "connected" } | { "state": "disabled" } | { "state": "failed", error: string, } | { "state": "needs-auth", message: string, } | { "state": "restarting", attempt: number, of: number, } | { "state": "disconnected" };
 
-export type ServerState = { name: string, status: ServerStatus, transport: Transport, source?: string, toolCount: number, deferred: boolean, pid?: number, binary?: string, transportUsed?: string, protocolVersion?: string, warnings: Array<string>, lastError?: string, 
+export type ServerState = { name: string, status: ServerStatus, transport: Transport, source?: string, toolCount: number, deferred: boolean, pid?: number, binary?: string, transportUsed?: string, protocolVersion?: string, 
+/**
+ * What the server said it is when it connected (`serverInfo`), while connected.
+ */
+serverInfo?: PeerInfo, warnings: Array<string>, lastError?: string, 
 /**
  * Why it is not running, in plain words with what to do (while it is not connected).
  */
@@ -56,6 +60,24 @@ diagnosis?: Diagnosis,
  * Restarts since the server was last started by hand.
  */
 restarts: number, };
+
+export type PeerInfo = { name: string, version: string, };
+
+export type TeamServer = { name: string, 
+/**
+ * Sorted by their name on the team server.
+ */
+tools: Array<TeamTool>, };
+
+export type TeamTool = { 
+/**
+ * Its name on the team server (`create_issue`).
+ */
+name: string, 
+/**
+ * Its name as the team gateway lists it (`mcp_github_create_issue`).
+ */
+tool: string, };
 
 export type FailureClass = "command-not-found" | "not-executable" | "exited-at-once" | "missing-value" | "bad-folder" | "handshake-timeout" | "not-mcp" | "connection-refused" | "host-not-found" | "tls" | "wrong-url" | "unauthorized" | "protocol-mismatch" | "invalid-config" | "crashed" | "other";
 
@@ -101,7 +123,11 @@ field: string, before?: string, after?: string, };
 
 export type Held = { "kind": "not-approved", reason: string, } | { "kind": "changed", reason: string, changes: Array<TrustChange>, };
 
-export type ServerView = { runtime?: ServerState, shadowed: Array<ShadowedDef>, source: string, path: string, line?: number, errors: Array<string>, warnings: Array<string>, 
+export type ServerView = { runtime?: ServerState, 
+/**
+ * A connected team gateway's team servers and their tools (`team_servers`).
+ */
+teamServers?: Array<TeamServer>, shadowed: Array<ShadowedDef>, source: string, path: string, line?: number, errors: Array<string>, warnings: Array<string>, 
 /**
  * Set for entries only their client can run (a Zed extension).
  */

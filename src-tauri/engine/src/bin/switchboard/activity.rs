@@ -199,7 +199,7 @@ pub(crate) fn run(host: &Host, a: Activity) -> anyhow::Result<()> {
 fn header() -> String {
     format!(
         "{:<19}  {:<14}  {:<16}  {:<32}  {:>9}  {:<13}  FINDINGS",
-        "TIME", "CLIENT", "SERVER", "TOOL", "DURATION", "OUTCOME"
+        "TIME", "WHO", "SERVER", "TOOL", "DURATION", "OUTCOME"
     )
 }
 
@@ -217,7 +217,8 @@ fn print(out: &mut impl Write, entries: &[Entry], json: bool) -> std::io::Result
             out,
             "{:<19}  {:<14}  {:<16}  {:<32}  {:>9}  {:<13}  {findings}",
             local(e.time),
-            short(&e.client, 14),
+            // The signed-in person on a team gateway, else the client.
+            short(e.user.as_deref().unwrap_or(&e.client), 14),
             short(&e.server, 16),
             short(&e.name, 32),
             duration(e.duration_us),
