@@ -71,3 +71,18 @@ pub fn ms_stats(samples: &[Duration]) -> (f64, f64) {
     let at = |p: f64| s[(((s.len() - 1) as f64) * p).round() as usize];
     (at(0.5), at(0.9))
 }
+
+/// A process's resident memory and its peak, in KiB (`VmRSS`, `VmHWM` of
+/// `/proc/PID/status`; 0 where the system has no such file).
+pub fn rss_kb(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |k: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(k))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}

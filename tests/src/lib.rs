@@ -416,3 +416,29 @@ pub async fn spawn_registry_server<S: AsRef<str>>(args: &[S]) -> anyhow::Result<
         .to_string();
     Ok(HttpFixture { child, url, stdout })
 }
+
+/// `tests/python`: the Python MCP SDK's venv (`tests/python/setup.sh`) and
+/// the client scripts the gateway tests run.
+pub fn python_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("python")
+}
+
+/// The venv's python for `test`, or `None` (the test skips, saying so)
+/// when it is missing outside CI; with `CI` set a missing venv fails.
+pub fn python(test: &str) -> Option<PathBuf> {
+    let py = python_dir().join(".venv/bin/python");
+    if py.is_file() {
+        return Some(py);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "{test}: {} is missing; .ci/test must run tests/python/setup.sh",
+            py.display()
+        );
+    }
+    eprintln!(
+        "SKIPPED {test}: {} is missing; run tests/python/setup.sh",
+        py.display()
+    );
+    None
+}

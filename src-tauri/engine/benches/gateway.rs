@@ -259,19 +259,6 @@ async fn journal_overhead() -> (Duration, Duration, u64, u64) {
     (median(&off), median(&on), stats.written, stats.dropped)
 }
 
-fn rss_kb(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let field = |k: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(k))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
-}
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     println!(
@@ -393,7 +380,7 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     calls(&client, "mcp_sa_echo", 200).await;
-    let (rss, hwm) = rss_kb(pid);
+    let (rss, hwm) = switchboard_tests::bench::rss_kb(pid);
     println!(
         "\n| switchboard serve --http, 20 servers connected, 200 calls made | RSS | peak RSS |"
     );

@@ -111,19 +111,6 @@ fn pct(v: &mut [Duration], p: usize) -> f64 {
     v[(v.len() - 1) * p / 100].as_secs_f64() * 1000.0
 }
 
-fn rss_kb(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let field = |k: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(k))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
-}
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let fixture = switchboard_tests::fixture_server_path();
@@ -265,7 +252,7 @@ async fn main() {
         Goal::None,
         &format!("{cores} cores, clients and servers on the same machine"),
     );
-    let (rss, hwm) = rss_kb(pid);
+    let (rss, hwm) = switchboard_tests::bench::rss_kb(pid);
     record(
         "Team gateway",
         "replica resident memory, 20 servers, after 50 concurrent clients",

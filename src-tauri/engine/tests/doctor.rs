@@ -195,9 +195,23 @@ async fn a_port_where_nothing_listens() {
     // Bound but not listening: connections are refused. On 127.0.0.2, which
     // no other test listens on: a listener another test binds to port 0 on
     // 127.0.0.1 (with SO_REUSEADDR, as tokio's are) can be given this port.
-    let held = tokio::net::TcpSocket::new_v4().unwrap();
-    held.bind("127.0.0.2:0".parse().unwrap()).unwrap();
-    let port = held.local_addr().unwrap().port();
+    // A program listening on every address (`0.0.0.0`, `::`, as node does
+    // by default) answers on 127.0.0.2 too: a port one answers on is given
+    // back and another taken.
+    let mut tries = 0;
+    let (held, port) = loop {
+        let held = tokio::net::TcpSocket::new_v4().unwrap();
+        held.bind("127.0.0.2:0".parse().unwrap()).unwrap();
+        let port = held.local_addr().unwrap().port();
+        if tokio::net::TcpStream::connect(("127.0.0.2", port))
+            .await
+            .is_err()
+        {
+            break (held, port);
+        }
+        tries += 1;
+        assert!(tries < 20, "every port tried on 127.0.0.2 answers");
+    };
     let def = ServerDef::remote(
         "refused",
         Transport::Http,

@@ -7,7 +7,7 @@
 //! Needs tests/python/.venv (`tests/python/setup.sh`, which .ci/test runs):
 //! without it these tests skip locally and fail when `CI` is set.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -17,29 +17,6 @@ use tokio::io::AsyncBufReadExt;
 const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 const TOKEN: &str = "gateway-python-token-0123456789";
 const T: Duration = Duration::from_secs(60);
-
-fn python_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/python")
-}
-
-/// The venv's python, or `None` (skip) outside CI.
-fn python(test: &str) -> Option<PathBuf> {
-    let py = python_dir().join(".venv/bin/python");
-    if py.is_file() {
-        return Some(py);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "{test}: {} is missing; .ci/test must run tests/python/setup.sh",
-            py.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED {test}: {} is missing; run tests/python/setup.sh",
-        py.display()
-    );
-    None
-}
 
 struct Home(switchboard_tests::TempHome);
 
@@ -78,7 +55,8 @@ impl Home {
     /// The client script's JSON for one connection.
     async fn client(&self, py: &Path, args: &[&str]) -> Value {
         let mut c = tokio::process::Command::new(py);
-        c.arg(python_dir().join("gateway_client.py")).args(args);
+        c.arg(switchboard_tests::python_dir().join("gateway_client.py"))
+            .args(args);
         self.env(&mut c);
         let o = tokio::time::timeout(T, c.output())
             .await
@@ -116,7 +94,8 @@ fn same(mut through: Value, mut direct: Value, what: &str) {
 
 #[tokio::test]
 async fn python_sdk_through_stdio_gets_what_it_gets_directly() {
-    let Some(py) = python("python_sdk_through_stdio_gets_what_it_gets_directly") else {
+    let Some(py) = switchboard_tests::python("python_sdk_through_stdio_gets_what_it_gets_directly")
+    else {
         return;
     };
     let home = Home::new();
@@ -147,7 +126,8 @@ async fn python_sdk_through_stdio_gets_what_it_gets_directly() {
 
 #[tokio::test]
 async fn python_sdk_through_http_gets_what_it_gets_directly() {
-    let Some(py) = python("python_sdk_through_http_gets_what_it_gets_directly") else {
+    let Some(py) = switchboard_tests::python("python_sdk_through_http_gets_what_it_gets_directly")
+    else {
         return;
     };
     let home = Home::new();
@@ -200,7 +180,9 @@ async fn cli(home: &Home, args: &[&str]) -> String {
 /// `list_changed` and then lists the new set.
 #[tokio::test]
 async fn python_sdk_at_a_profile_lists_its_tools_and_hears_it_change() {
-    let Some(py) = python("python_sdk_at_a_profile_lists_its_tools_and_hears_it_change") else {
+    let Some(py) =
+        switchboard_tests::python("python_sdk_at_a_profile_lists_its_tools_and_hears_it_change")
+    else {
         return;
     };
     let home = Home::new();
@@ -225,7 +207,7 @@ async fn python_sdk_at_a_profile_lists_its_tools_and_hears_it_change() {
     let (_gateway, url) = home.http().await;
     let at = format!("{url}/p/focus");
     let mut c = tokio::process::Command::new(&py);
-    c.arg(python_dir().join("profile_client.py"))
+    c.arg(switchboard_tests::python_dir().join("profile_client.py"))
         .args([&at, TOKEN]);
     home.env(&mut c);
     c.stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -279,7 +261,9 @@ const JOURNAL_SECRET: &str = "fx-journal-secret-7c41d9e2";
 /// and in none of the journal's files.
 #[tokio::test]
 async fn python_sdk_calls_through_the_gateway_are_in_the_journal_masked() {
-    let Some(py) = python("python_sdk_calls_through_the_gateway_are_in_the_journal_masked") else {
+    let Some(py) =
+        switchboard_tests::python("python_sdk_calls_through_the_gateway_are_in_the_journal_masked")
+    else {
         return;
     };
     let fixture = switchboard_tests::fixture_server_path();
@@ -292,7 +276,8 @@ async fn python_sdk_calls_through_the_gateway_are_in_the_journal_masked() {
     })));
     let run = |args: Vec<String>| {
         let mut c = tokio::process::Command::new(&py);
-        c.arg(python_dir().join("journal_client.py")).args(args);
+        c.arg(switchboard_tests::python_dir().join("journal_client.py"))
+            .args(args);
         home.env(&mut c);
         c.env("JOURNAL_SECRET", JOURNAL_SECRET);
         async move {

@@ -76,6 +76,17 @@ impl Team {
 
     /// A replica (state folder `n`), ready (`/readyz` 200).
     async fn start(&self, n: usize, idp: &Idp, resource: &str) -> Replica {
+        self.start_with(n, idp, resource, &[]).await
+    }
+
+    /// The same with environment variables (a Kubernetes Secret's keys).
+    async fn start_with(
+        &self,
+        n: usize,
+        idp: &Idp,
+        resource: &str,
+        env: &[(&str, &str)],
+    ) -> Replica {
         let mut c = tokio::process::Command::new(BIN);
         c.args(["serve", "--http", "127.0.0.1:0", "--config"])
             .arg(self.config())
@@ -85,6 +96,7 @@ impl Team {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.state(n))
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
@@ -347,6 +359,69 @@ async fn each_person_gets_their_groups_tools_and_the_journal_names_them() {
         "{m}"
     );
     assert!(!m.contains("example.com"), "no person in /metrics: {m}");
+}
+
+/// No token passthrough: a remote upstream that accepts only the gateway's
+/// own secret (from the environment, as a Kubernetes Secret gives it)
+/// answers the person's call, so what it got was that secret, not the
+/// person's access token; and the person's token never appears in what the
+/// gateway keeps (the journal).
+#[tokio::test]
+async fn upstreams_get_the_gateways_own_secret_never_the_persons_token() {
+    let idp = idp(RESOURCE).await;
+    let team = Team::new();
+    let upstream = switchboard_tests::spawn_http_fixture(&[
+        "--name",
+        "remote",
+        "--require-bearer",
+        "upstream-service-secret",
+    ])
+    .await
+    .unwrap();
+    team.write(
+        "servers.json",
+        &json!({ "mcpServers": {
+            "remote": { "url": upstream.url, "headers": { "Authorization": "Bearer ${env:REMOTE_TOKEN}" } }
+        }}),
+    );
+    team.write(
+        "settings.json",
+        &json!({ "profiles": { "list": [ { "name": "dev", "servers": [{ "name": "remote" }] } ] }}),
+    );
+    let g = team
+        .start_with(
+            0,
+            &idp,
+            RESOURCE,
+            &[("REMOTE_TOKEN", "upstream-service-secret")],
+        )
+        .await;
+    let ann = person(&idp, "ann@example.com", &["engineering"]);
+    let v = g
+        .call(
+            &ann,
+            "mcp_remote_echo",
+            json!({"text": "via the service account"}),
+        )
+        .await;
+    assert_eq!(
+        v["result"]["content"][0]["text"], "via the service account",
+        "{v}"
+    );
+    let data = team.state(0).join(".local/share/switchboard");
+    let mut kept = Vec::new();
+    for f in std::fs::read_dir(&data).unwrap() {
+        let f = f.unwrap().path();
+        if f.is_file() {
+            kept.extend(std::fs::read(&f).unwrap());
+        }
+    }
+    assert!(!kept.is_empty(), "the journal is in {}", data.display());
+    let signature = ann.rsplit('.').next().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&kept).contains(signature),
+        "the access token is not kept"
+    );
 }
 
 #[tokio::test]
@@ -737,32 +812,9 @@ async fn sigterm_lets_running_calls_finish_refuses_new_ones_and_leaves_no_proces
     }
 }
 
-fn python_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/python")
-}
-
-/// The venv's python, or `None` (skip) outside CI.
-fn python(test: &str) -> Option<PathBuf> {
-    let py = python_dir().join(".venv/bin/python");
-    if py.is_file() {
-        return Some(py);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "{test}: {} is missing; .ci/test must run tests/python/setup.sh",
-            py.display()
-        );
-    }
-    eprintln!(
-        "SKIPPED {test}: {} is missing; run tests/python/setup.sh",
-        py.display()
-    );
-    None
-}
-
 async fn python_client(py: &Path, args: &[&str]) -> Value {
     let mut c = tokio::process::Command::new(py);
-    c.arg(python_dir().join("team_client.py"))
+    c.arg(switchboard_tests::python_dir().join("team_client.py"))
         .args(args)
         .kill_on_drop(true);
     let o = tokio::time::timeout(T, c.output())
@@ -780,7 +832,7 @@ async fn python_client(py: &Path, args: &[&str]) -> Value {
 
 #[tokio::test]
 async fn two_replicas_behind_round_robin_serve_one_python_session_and_its_oauth_sign_in() {
-    let Some(py) = python("two_replicas_behind_round_robin") else {
+    let Some(py) = switchboard_tests::python("two_replicas_behind_round_robin") else {
         return;
     };
     let proxy = switchboard_tests::round_robin::RoundRobin::start().await;
@@ -819,7 +871,7 @@ async fn two_replicas_behind_round_robin_serve_one_python_session_and_its_oauth_
     {
         use tokio::io::AsyncWriteExt;
         let mut c = tokio::process::Command::new(&py);
-        c.arg(python_dir().join("team_client.py"))
+        c.arg(switchboard_tests::python_dir().join("team_client.py"))
             .args(["session", &resource, &ann, "5", "pause"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
