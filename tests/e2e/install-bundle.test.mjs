@@ -138,14 +138,20 @@ async function pickInDialog(file, opens) {
     return Boolean(dialog);
   }, 'the file chooser opened', 15_000);
   xdotool('windowfocus', '--sync', dialog);
+  const shown = () =>
+    spawnSync('xdotool', ['search', '--onlyvisible', '--pid', String(app.pid), '--name', '.*'], { encoding: 'utf8' })
+      .stdout.split('\n').includes(dialog);
   try {
-    await until(() => {
-      const shown = spawnSync('xdotool', ['search', '--onlyvisible', '--pid', String(app.pid), '--name', '.*'], { encoding: 'utf8' })
-        .stdout.split('\n').includes(dialog);
+    const end = Date.now() + 15_000;
+    while (shown()) {
+      if (Date.now() > end) throw new Error(`the file chooser did not take ${picked} and close within 15 s`);
       // The list shows the one file (it may still be loading): first row, Enter.
-      if (shown) spawnSync('xdotool', ['key', 'Home', 'Return']);
-      return !shown;
-    }, `the file chooser took ${picked} and closed`, 15_000);
+      spawnSync('xdotool', ['key', 'Home', 'Return']);
+      // Then wait for it to close before pressing again: a second Return sent
+      // while the chooser closes reaches the app's window, where it presses
+      // the focused "Open a .mcpb file…" again and opens a second chooser.
+      await until(() => !shown(), 'the chooser closes', 3_000).catch(() => {});
+    }
   } catch (e) {
     spawnSync('import', ['-window', 'root', path.join(import.meta.dirname, 'artifacts', 'install-bundle-chooser.png')]);
     throw e;
