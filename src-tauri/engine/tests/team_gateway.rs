@@ -657,6 +657,59 @@ async fn oversized_malformed_and_slow_requests_are_cut_off_and_others_go_on() {
     }
 }
 
+/// More MCP requests at once than a replica answers get 503 with
+/// `Retry-After` (a load balancer or the client sends them again), counted
+/// as `busy`; the others are answered.
+#[tokio::test]
+async fn a_replica_at_its_most_requests_answers_503_busy() {
+    let idp = idp(RESOURCE).await;
+    let team = Team::new();
+    let g = team.start(0, &idp, RESOURCE).await;
+    let ann = person(&idp, "ann@example.com", &["engineering"]);
+    let most = switchboard_engine::team::http::MAX_IN_FLIGHT;
+    let mut calls = Vec::new();
+    for _ in 0..most + 20 {
+        let (http, base, token) = (reqwest::Client::new(), g.base.clone(), ann.clone());
+        calls.push(tokio::spawn(async move {
+            let r = http
+                .post(format!("{base}/mcp"))
+                .bearer_auth(token)
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2025-11-25")
+                .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "mcp_fx_sleep", "arguments": {"ms": 3000}}}))
+                .send()
+                .await
+                .unwrap();
+            let status = r.status().as_u16();
+            let retry = r.headers().contains_key("retry-after");
+            (status, retry, r.text().await.unwrap())
+        }));
+    }
+    let (mut ok, mut busy) = (0, 0);
+    for c in calls {
+        let (status, retry, text) = c.await.unwrap();
+        match status {
+            200 => {
+                assert!(text.contains("slept"), "{text}");
+                ok += 1;
+            }
+            503 => {
+                assert!(retry && text.contains("most requests at once"), "{text}");
+                busy += 1;
+            }
+            s => panic!("{s}: {text}"),
+        }
+    }
+    assert!(busy >= 1 && ok >= most / 2, "{ok} answered, {busy} busy");
+    assert!(
+        g.metric("switchboard_refusals_total{reason=\"busy\"}")
+            .await
+            >= busy as f64,
+        "busy counted"
+    );
+}
+
 #[tokio::test]
 async fn the_folder_is_followed_including_a_configmap_swap() {
     let idp = idp(RESOURCE).await;

@@ -15,7 +15,8 @@
 //! Bounds against clients that send too much or too slowly: request heads
 //! must arrive within the request timeout (`--request-timeout`; the
 //! connection is closed otherwise), MCP bodies too (408) and below
-//! [`MAX_BODY`] (413), and at most [`MAX_CONNECTIONS`] connections are open.
+//! [`MAX_BODY`] (413), at most [`MAX_CONNECTIONS`] connections are open and
+//! at most [`MAX_IN_FLIGHT`] MCP requests answered at once (503 beyond).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,6 +45,10 @@ type Service = StreamableHttpService<GatewaySession, LocalSessionManager>;
 
 /// Longest MCP request body.
 pub const MAX_BODY: usize = 4 * 1024 * 1024;
+/// Most MCP requests answered at once (each is a gateway session while it
+/// runs); more get 503 with `Retry-After`, so a load balancer or the client
+/// tries again, rather than a JSON-RPC error.
+pub const MAX_IN_FLIGHT: usize = crate::gateway::MAX_SESSIONS;
 /// Most connections open at once; more are closed as they arrive.
 pub const MAX_CONNECTIONS: usize = 1024;
 /// Most distinct sets of profiles with a service kept ready.
@@ -333,6 +338,17 @@ async fn mcp(State(st): State<Arc<TeamState>>, req: Request) -> Response {
         return r;
     }
     let in_flight = st.metrics.in_flight();
+    if st.metrics.requests_in_flight() > MAX_IN_FLIGHT as i64 {
+        let mut r = refuse(
+            &st,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            format!("Service Unavailable: this gateway replica is answering its most requests at once ({MAX_IN_FLIGHT}); send the request again (another replica may answer it)\n"),
+        );
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return r;
+    }
     let token = match bearer(&req) {
         Ok(Some(t)) => t.to_string(),
         Ok(None) => {
