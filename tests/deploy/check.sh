@@ -240,8 +240,11 @@ elif ! probe="$(timeout 60 podman "${PODMAN_OPTS[@]}" run --rm "${RUN_OPTS[@]}" 
   echo "  *** The image was built and its config checked above; it was not started."
 else
   ok "a container runs here: $probe"
-  if ! podman "${PODMAN_OPTS[@]}" run --rm "${RUN_OPTS[@]}" --entrypoint /usr/local/bin/switchboard \
-      "$IMAGE" serve --help 2>&1 | grep -q -- '--oidc-issuer'; then
+  # The help is read whole before it is searched: `podman … | grep -q` under
+  # pipefail fails whenever grep's early exit cuts podman's output short.
+  serve_help="$(podman "${PODMAN_OPTS[@]}" run --rm "${RUN_OPTS[@]}" --entrypoint /usr/local/bin/switchboard \
+      "$IMAGE" serve --help 2>&1 || true)"
+  if [[ "$serve_help" != *--oidc-issuer* ]]; then
     bad "the binary has no team mode yet (serve --oidc-issuer): rebuild it ($BIN)"
   else
     port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
