@@ -238,6 +238,18 @@ test('an extension picked in the Add dialog shows its form, installs with the ke
   const page = await b.execute(() => document.querySelector('.detail')?.textContent ?? '');
   assert.ok(!/keychain:hello-bundle\.api_key\} is not set/.test(page), 'no warning about the keychain reference');
   await screenshot(b, 'install-bundle-detail');
+  // Six buttons in a half-width card (the window is 1200 pixels wide): all
+  // of them whole inside it, none cut off at its edge.
+  const cut = await b.execute(() => {
+    const card = document.querySelector('.head-actions').closest('.card').getBoundingClientRect();
+    return [...document.querySelectorAll('.head-actions .button')]
+      .filter((el) => {
+        const r = el.getBoundingClientRect();
+        return r.left < card.left || r.right > card.right || r.width < el.scrollWidth;
+      })
+      .map((el) => el.textContent.trim());
+  });
+  assert.deepEqual(cut, [], 'every Definition button is whole inside its card');
 });
 
 test('Update from a newer .mcpb keeps the settings and the key and removes the old version; Remove takes the files', { skip }, async () => {

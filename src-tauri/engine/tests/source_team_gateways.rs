@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
-use switchboard_engine::config::{ServerDef, Transport};
+use switchboard_engine::config::{ServerDef, ServerPatch, Transport};
 use switchboard_engine::engine::Engine;
 use switchboard_engine::host::{Host, Os};
 use switchboard_engine::manager::ManagerOptions;
@@ -201,5 +201,70 @@ async fn the_first_team_gateway_creates_the_file() -> anyhow::Result<()> {
             "made private, as Switchboard's own files are"
         );
     }
+    Ok(())
+}
+
+/// The Team source holds team gateways, by URL: a server that runs a command
+/// (added, installed, copied or edited into it) is refused with the file and
+/// the server named, and the file is left as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_runs_a_command_is_refused_in_the_team_list() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let team = dir.path().join(".config/switchboard/team-gateways.json");
+    std::fs::create_dir_all(team.parent().unwrap())?;
+    let before = "{\"mcpServers\": {\"acme\": {\"url\": \"https://mcp.acme.example/mcp\"}}}\n";
+    std::fs::write(&team, before)?;
+    let e = engine(dir.path());
+    e.rediscover();
+
+    let refused = e
+        .edit(
+            TEAM_SOURCE_ID,
+            ServerEdit::Add(ServerDef::stdio("files", "npx", &["-y", "files-mcp"])),
+        )
+        .await
+        .expect_err("a command is not a team gateway");
+    let message = refused.to_string();
+    assert!(message.contains(&team.display().to_string()), "{message}");
+    assert!(message.contains("\"files\" runs a command"), "{message}");
+    assert!(message.contains("another source"), "{message}");
+
+    // An edit that turns the gateway into a command is refused the same way.
+    let current = e.snapshot().server("acme").unwrap().winner.def.clone();
+    let mut local = ServerDef::stdio("acme", "acme-mcp", &[]);
+    local.enabled = current.enabled;
+    let refused = e
+        .edit(
+            TEAM_SOURCE_ID,
+            ServerEdit::Patch {
+                name: "acme".into(),
+                patch: ServerPatch::between(&current, &local),
+            },
+        )
+        .await
+        .expect_err("a gateway edited into a command");
+    assert!(
+        refused.to_string().contains("\"acme\" runs a command"),
+        "{refused}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&team)?,
+        before,
+        "the file is as it was"
+    );
+    assert!(e.history().is_empty(), "nothing was written");
+
+    // Edits that keep it a URL go through.
+    let mut moved = current.clone();
+    moved.url = Some("https://mcp2.acme.example/mcp".into());
+    e.edit(
+        TEAM_SOURCE_ID,
+        ServerEdit::Patch {
+            name: "acme".into(),
+            patch: ServerPatch::between(&current, &moved),
+        },
+    )
+    .await?;
+    assert!(std::fs::read_to_string(&team)?.contains("mcp2.acme.example"));
     Ok(())
 }

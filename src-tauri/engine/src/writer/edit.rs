@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::config::validate::{validate_def, validate_name};
-use crate::config::{Field, ServerDef, ServerPatch};
+use crate::config::{Field, ServerDef, ServerPatch, Transport};
 use crate::discovery::{entries, gemini_enablement_path, value_at};
 use crate::host::Host;
 use crate::settings::{ParkedEntry, Settings, SettingsError};
@@ -313,6 +313,32 @@ impl<'a> Writer<'a> {
         Writer { host, settings }
     }
 
+    /// The Team source lists team gateways: remote servers, by URL. A server
+    /// that runs a command (a copy, a move, an install, an edit) belongs in
+    /// another source.
+    fn check_team_gateway(&self, spec: &SourceSpec, edit: &ServerEdit) -> Result<()> {
+        let def = match edit {
+            ServerEdit::Add(def) | ServerEdit::Update { def, .. } => def.clone(),
+            ServerEdit::Patch { name, patch }
+                if patch.changes(Field::Command) || patch.changes(Field::Transport) =>
+            {
+                let file = load(&spec.path, spec.format, &[spec.container.path()])?;
+                patch.apply_to(&self.current_def(spec, &file, name)?)
+            }
+            _ => return Ok(()),
+        };
+        if def.transport != Transport::Stdio {
+            return Ok(());
+        }
+        Err(EditError::Unsupported {
+            path: spec.path.clone(),
+            message: format!(
+                "the Team source lists team gateways only, by URL, and \"{}\" runs a command on this machine; put it in another source, such as Switchboard's own list",
+                def.name
+            ),
+        })
+    }
+
     /// Apply `edit` to `spec`'s file. `seen` is the content hash the caller's
     /// view was built from (from discovery); `None` checks only against
     /// changes since this call read the file.
@@ -328,6 +354,9 @@ impl<'a> Writer<'a> {
             return Err(EditError::ReadOnly {
                 path: spec.path.clone(),
             });
+        }
+        if spec.client == Client::Team {
+            self.check_team_gateway(spec, &edit)?;
         }
         let file = Loaded {
             private: matches!(spec.client, Client::Switchboard | Client::Team),
