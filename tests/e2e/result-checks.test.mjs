@@ -155,6 +155,22 @@ test('Block on the server\'s page refuses the next call, naming the rule and how
   await eventually(b, async () => (await box.getAttribute('data-mode')) === 'block', 'the page shows block');
   await box.scrollIntoView({ block: 'center' });
   await bothThemes(b, 'server-result-checks');
+  // Its text is inset like the card's title and tool list, not against the
+  // card's edge.
+  const insets = await b.execute(() => {
+    const box = document.querySelector('[data-testid="server-result-checks-tricky"]');
+    const card = box.closest('.card').getBoundingClientRect();
+    const title = box.closest('.card').querySelector('h3').getBoundingClientRect();
+    const approvals = document.querySelector('[data-testid="server-approvals-tricky"] p');
+    return {
+      title: title.left - card.left,
+      checks: box.querySelector('.mode span').getBoundingClientRect().left - card.left,
+      approvals: approvals ? approvals.getBoundingClientRect().left - card.left : null,
+    };
+  });
+  assert.ok(insets.title >= 12, `the title is inset: ${JSON.stringify(insets)}`);
+  assert.equal(insets.checks, insets.title, `the checks line up with the title: ${JSON.stringify(insets)}`);
+  assert.equal(insets.approvals, insets.title, `the approvals line up with the title: ${JSON.stringify(insets)}`);
   const found = await axeBothThemes(b, 'server page');
   assert.deepEqual(found, [], `\n${found.join('\n')}`);
 

@@ -442,3 +442,23 @@ pub fn python(test: &str) -> Option<PathBuf> {
     );
     None
 }
+
+/// Polls `check` every `every` until it gives `Ok`, and returns that value.
+/// Fails the test with the last `Err` (what was seen instead) once `within`
+/// has passed: tests wait for a condition, never for a fixed time.
+pub async fn eventually<T, F, Fut>(within: Duration, every: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, String>>,
+{
+    let until = tokio::time::Instant::now() + within;
+    loop {
+        match check().await {
+            Ok(v) => return v,
+            Err(seen) if tokio::time::Instant::now() >= until => {
+                panic!("not within {within:?}: {seen}")
+            }
+            Err(_) => tokio::time::sleep(every).await,
+        }
+    }
+}

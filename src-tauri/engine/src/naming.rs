@@ -47,8 +47,9 @@ fn push_sanitized(out: &mut String, s: &str) {
     }
 }
 
-/// `mcp_<server>_<tool>`, sanitized, with a redundant `<server>_` prefix of the
-/// tool removed once and the result capped at [`MAX_TOOL_NAME_LEN`].
+/// `mcp_<server>_<tool>`, sanitized, with a redundant `mcp_` prefix of the
+/// tool (a gateway's name for it), then a redundant `<server>_` prefix,
+/// removed once, and the result capped at [`MAX_TOOL_NAME_LEN`].
 ///
 /// This is the name a tool gets when nothing collides with it; use
 /// [`assign_names`] for a whole tool list.
@@ -62,6 +63,12 @@ fn join_name(s: &str, tool: &str, scratch: &mut String) -> String {
     scratch.clear();
     push_sanitized(scratch, tool);
     let t = scratch.as_str();
+    // A tool already named by a gateway (a team gateway's `mcp_fx_echo`,
+    // seen through this one) keeps one `mcp_`: `mcp_acme_fx_echo`.
+    let t = match t.strip_prefix("mcp_") {
+        Some(rest) if !rest.is_empty() => rest,
+        _ => t,
+    };
     let t = match t.strip_prefix(s).and_then(|rest| rest.strip_prefix('_')) {
         Some(rest) if !rest.is_empty() => rest,
         _ => t,

@@ -85,6 +85,28 @@ fn server_prefix_is_removed_once() {
 }
 
 #[test]
+fn a_gateways_tool_keeps_one_mcp_prefix() {
+    // A team gateway "acme" names its server fx's tool echo `mcp_fx_echo`;
+    // through this gateway it is `mcp_acme_fx_echo`, not `mcp_acme_mcp_fx_echo`.
+    assert_eq!(tool_name("acme", "mcp_fx_echo"), "mcp_acme_fx_echo");
+    assert_eq!(tool_name("acme", "MCP-fx-echo"), "mcp_acme_fx_echo");
+    // Once only, then the server's own prefix as before.
+    assert_eq!(tool_name("acme", "mcp_mcp_x"), "mcp_acme_mcp_x");
+    assert_eq!(tool_name("acme", "mcp_acme_x"), "mcp_acme_x");
+    // A tool called just that keeps its name.
+    assert_eq!(tool_name("acme", "mcp_"), "mcp_acme_mcp_");
+    assert_eq!(tool_name("acme", "mcp"), "mcp_acme_mcp");
+    // A tool of the same server without the prefix collides, and both stay
+    // reachable.
+    let naming = assign_names(&[
+        ToolRef::new("acme", "mcp_fx_echo"),
+        ToolRef::new("acme", "fx_echo"),
+    ]);
+    assert_eq!(naming.collisions.len(), 1);
+    assert_ne!(naming.names[0], naming.names[1]);
+}
+
+#[test]
 fn long_names_are_capped_with_a_stable_hash() {
     let server = "a-server-with-a-rather-long-name";
     let tool_a = "and_a_tool_whose_name_goes_on_and_on_and_on_alpha";

@@ -224,6 +224,10 @@ async fn a_team_gateway_added_to_the_team_source_signs_in_and_shows_the_team_ser
         .iter()
         .find(|t| t.server == "acme" && t.tool == "mcp_fx_echo")
         .expect("the team server's echo is listed under acme");
+    assert_eq!(
+        echo.name, "mcp_acme_fx_echo",
+        "the desktop's clients see it with one mcp_ prefix"
+    );
     let args = json!({"text": "from the desktop"});
     let out = e
         .call_tool(&echo.name, args.as_object().cloned(), None, "test")

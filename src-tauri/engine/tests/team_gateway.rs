@@ -11,11 +11,16 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::{json, Value};
+use switchboard_tests::eventually;
 use switchboard_tests::idp::{Idp, IdpOptions, Mint, Signing, User};
 use tokio::io::AsyncBufReadExt;
 
 const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 const T: Duration = Duration::from_secs(60);
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
 /// The gateway's public URL in tests that do not go through the proxy.
 const RESOURCE: &str = "https://mcp.team.example/mcp";
 
@@ -139,19 +144,14 @@ impl Replica {
     }
 
     async fn wait_ready(&self) {
-        let until = tokio::time::Instant::now() + T;
-        loop {
+        eventually(T, ms(50), || async {
             let r = self.get("/readyz").await;
             if r.status() == 200 {
-                return;
+                return Ok(());
             }
-            assert!(
-                tokio::time::Instant::now() < until,
-                "not ready: {}",
-                r.text().await.unwrap()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            Err(format!("not ready: {}", r.text().await.unwrap()))
+        })
+        .await
     }
 
     /// One MCP request (stateless JSON-RPC), with `token` if given.
@@ -313,8 +313,7 @@ async fn each_person_gets_their_groups_tools_and_the_journal_names_them() {
     assert_eq!(v["result"]["content"][0]["text"], "ops", "{v}");
     // The journal records who called; /metrics counts per server and tool
     // and carries no subject.
-    let until = tokio::time::Instant::now() + T;
-    let entries = loop {
+    let entries = eventually(T, ms(100), || async {
         let o = tokio::process::Command::new(BIN)
             .args(["activity", "--json", "--limit", "20"])
             .env_clear()
@@ -324,11 +323,11 @@ async fn each_person_gets_their_groups_tools_and_the_journal_names_them() {
             .unwrap();
         let text = String::from_utf8_lossy(&o.stdout).to_string();
         if text.contains("bob@example.com") && text.contains("ann@example.com") {
-            break text;
+            return Ok(text);
         }
-        assert!(tokio::time::Instant::now() < until, "journal: {text}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        Err(format!("journal: {text}"))
+    })
+    .await;
     let mut users: Vec<(String, String)> = entries
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -635,8 +634,7 @@ async fn oversized_malformed_and_slow_requests_are_cut_off_and_others_go_on() {
     .await
     .unwrap();
     assert!(n.is_ok(), "the slow head's connection was closed");
-    let until = tokio::time::Instant::now() + T;
-    loop {
+    eventually(T, ms(50), || async {
         let slow = g
             .metric("switchboard_refusals_total{reason=\"slow_request\"}")
             .await;
@@ -647,14 +645,11 @@ async fn oversized_malformed_and_slow_requests_are_cut_off_and_others_go_on() {
             .metric("switchboard_refusals_total{reason=\"malformed\"}")
             .await;
         if slow >= 2.0 && large >= 1.0 && bad >= 1.0 {
-            break;
+            return Ok(());
         }
-        assert!(
-            tokio::time::Instant::now() < until,
-            "slow {slow}, large {large}, malformed {bad}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        Err(format!("slow {slow}, large {large}, malformed {bad}"))
+    })
+    .await;
 }
 
 /// More MCP requests at once than a replica answers get 503 with
@@ -757,18 +752,17 @@ async fn the_folder_is_followed_including_a_configmap_swap() {
     .unwrap();
     std::os::unix::fs::symlink("..v2", mount.join("..data_tmp")).unwrap();
     std::fs::rename(mount.join("..data_tmp"), mount.join("..data")).unwrap();
-    let until = tokio::time::Instant::now() + T;
-    loop {
+    eventually(T, ms(100), || async {
         let tools = g.tools(&bob).await;
         if ["mcp_fx_echo", "mcp_other_fail", "mcp_third_echo"]
             .iter()
             .all(|t| tools.iter().any(|x| x == t))
         {
-            break;
+            return Ok(());
         }
-        assert!(tokio::time::Instant::now() < until, "{tools:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        Err(format!("bob's tools: {tools:?}"))
+    })
+    .await;
     // A broken team.json keeps the rules that were there, and says so.
     std::fs::create_dir_all(mount.join("..v3")).unwrap();
     for f in ["servers.json", "settings.json"] {
@@ -777,15 +771,16 @@ async fn the_folder_is_followed_including_a_configmap_swap() {
     std::fs::write(mount.join("..v3/team.json"), "{ broken").unwrap();
     std::os::unix::fs::symlink("..v3", mount.join("..data_tmp")).unwrap();
     std::fs::rename(mount.join("..data_tmp"), mount.join("..data")).unwrap();
-    let until = tokio::time::Instant::now() + T;
-    while g
-        .metric("switchboard_config_reloads_total{result=\"refused\"}")
-        .await
-        < 1.0
-    {
-        assert!(tokio::time::Instant::now() < until);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(T, ms(100), || async {
+        let refused = g
+            .metric("switchboard_config_reloads_total{result=\"refused\"}")
+            .await;
+        if refused >= 1.0 {
+            return Ok(());
+        }
+        Err("the broken team.json is not counted as refused".to_string())
+    })
+    .await;
     assert!(g.tools(&bob).await.contains(&"mcp_fx_echo".to_string()));
 }
 
@@ -822,27 +817,29 @@ async fn sigterm_lets_running_calls_finish_refuses_new_ones_and_leaves_no_proces
                 .unwrap()
         }));
     }
-    let until = tokio::time::Instant::now() + T;
-    while g.metric("switchboard_mcp_requests_in_flight").await < 3.0 {
-        assert!(tokio::time::Instant::now() < until);
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually(T, ms(10), || async {
+        let n = g.metric("switchboard_mcp_requests_in_flight").await;
+        if n >= 3.0 {
+            return Ok(());
+        }
+        Err(format!("{n} requests in flight, not 3"))
+    })
+    .await;
     // ...when Kubernetes sends SIGTERM.
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(g.pid as i32),
         nix::sys::signal::Signal::SIGTERM,
     )
     .unwrap();
-    let until = tokio::time::Instant::now() + T;
-    loop {
+    eventually(T, ms(10), || async {
         let r = g.rpc(Some(&ann), "tools/list", json!({})).await;
         if r.status() == 503 {
             assert!(r.text().await.unwrap().contains("shutting down"));
-            break;
+            return Ok(());
         }
-        assert!(tokio::time::Instant::now() < until, "no 503 after SIGTERM");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        Err(format!("no 503 after SIGTERM: {}", r.status()))
+    })
+    .await;
     assert_eq!(g.get("/readyz").await.status(), 503);
     for r in running {
         let r = r.await.unwrap();
@@ -855,14 +852,13 @@ async fn sigterm_lets_running_calls_finish_refuses_new_ones_and_leaves_no_proces
         .unwrap()
         .unwrap();
     assert!(status.success(), "{status}");
-    let until = tokio::time::Instant::now() + T;
-    while !gone(server_pid) {
-        assert!(
-            tokio::time::Instant::now() < until,
-            "the upstream server {server_pid} was left running"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(T, ms(20), || async {
+        if gone(server_pid) {
+            return Ok(());
+        }
+        Err(format!("the upstream server {server_pid} was left running"))
+    })
+    .await;
 }
 
 async fn python_client(py: &Path, args: &[&str]) -> Value {

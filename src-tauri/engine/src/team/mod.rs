@@ -54,9 +54,9 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(25);
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl TeamOptions {
-    /// Checks the folder before anything starts; the error names the file
-    /// or flag and says what to do.
-    pub fn check(&self) -> Result<(), String> {
+    /// Checks the folder before anything starts and gives its access rules;
+    /// the error names the file or flag and says what to do.
+    pub fn check(&self) -> Result<access::Access, String> {
         let dir = &self.config_dir;
         if !dir.is_dir() {
             return Err(format!(
@@ -71,7 +71,7 @@ impl TeamOptions {
                 servers.display()
             ));
         }
-        access::Access::load(dir)?;
+        let access = access::Access::load(dir)?;
         oidc_url("--oidc-issuer", &self.issuer)?;
         oidc_url("--resource", &self.resource)?;
         std::fs::create_dir_all(&self.state_dir).map_err(|e| {
@@ -80,7 +80,7 @@ impl TeamOptions {
                 self.state_dir.display()
             )
         })?;
-        Ok(())
+        Ok(access)
     }
 
     /// The machine as the team gateway sees it: `HOME` is the state folder
@@ -152,9 +152,8 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     use std::sync::Arc;
-    opts.check().map_err(anyhow::Error::msg)?;
+    let access = opts.check().map_err(anyhow::Error::msg)?;
     let host = opts.host();
-    let access = access::Access::load(&opts.config_dir).map_err(anyhow::Error::msg)?;
     let (settings, problem) = crate::settings::Settings::load(&host);
     if let Some(p) = problem {
         anyhow::bail!("{p}");
