@@ -120,7 +120,10 @@ impl Team {
             pid: v["pid"].as_u64().unwrap() as u32,
             child,
             base,
-            http: reqwest::Client::new(),
+            http: reqwest::Client::builder()
+                .user_agent("team-test/1.0 (reqwest)")
+                .build()
+                .unwrap(),
         };
         r.wait_ready().await;
         r
@@ -192,7 +195,10 @@ impl Replica {
             )
             .await;
         assert_eq!(r.status(), 200);
-        r.json().await.unwrap()
+        let headers = format!("{:?}", r.headers());
+        let body = r.text().await.unwrap();
+        serde_json::from_str(&body)
+            .unwrap_or_else(|e| panic!("{tool}: {e}: not JSON: {body:?} ({headers})"))
     }
 
     /// `/metrics`' value of the series `name{labels}` (0 when absent).
@@ -298,7 +304,41 @@ async fn each_person_gets_their_groups_tools_and_the_journal_names_them() {
     assert!(g.tools(&admin).await.contains(&"mcp_other_fail".into()));
     // fx runs with the secret read from the mounted file (it refuses to
     // start without FX_TOKEN), and answers ann's call.
-    let v = g.call(&ann, "mcp_fx_echo", json!({"text": "hi"})).await;
+    // Served statelessly, it promises nothing it would push on a session.
+    let r = g
+        .rpc(
+            Some(&ann),
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "1"}}),
+        )
+        .await;
+    let v: Value = r.json().await.unwrap();
+    let caps = &v["result"]["capabilities"];
+    assert_eq!(v["result"]["serverInfo"]["name"], "switchboard-team", "{v}");
+    assert!(
+        caps["tools"].is_object() && caps["resources"].is_object(),
+        "{v}"
+    );
+    for promise in [
+        &caps["tools"]["listChanged"],
+        &caps["resources"]["listChanged"],
+        &caps["resources"]["subscribe"],
+        &caps["prompts"]["listChanged"],
+        &caps["logging"],
+    ] {
+        assert!(promise.is_null() || promise == &json!(false), "{v}");
+    }
+    // A 2026-07-28 client names itself in each request's _meta.
+    let r = g
+        .rpc(
+            Some(&ann),
+            "tools/call",
+            json!({ "name": "mcp_fx_echo", "arguments": {"text": "hi"},
+                "_meta": {"io.modelcontextprotocol/clientInfo": {"name": "Claude Code", "version": "2.1.0"}} }),
+        )
+        .await;
+    let v: Value = r.json().await.unwrap();
     assert_eq!(v["result"]["content"][0]["text"], "hi", "{v}");
     // bob may not call ann's tools.
     let v = g.call(&bob, "mcp_fx_echo", json!({"text": "hi"})).await;
@@ -328,7 +368,7 @@ async fn each_person_gets_their_groups_tools_and_the_journal_names_them() {
         Err(format!("journal: {text}"))
     })
     .await;
-    let mut users: Vec<(String, String)> = entries
+    let mut users: Vec<(String, String, String, String)> = entries
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .flat_map(|v| match v {
@@ -337,18 +377,28 @@ async fn each_person_gets_their_groups_tools_and_the_journal_names_them() {
         })
         .filter(|e| e["kind"] == "tool")
         .map(|e| {
-            (
-                e["user"].as_str().unwrap_or_default().to_string(),
-                e["name"].as_str().unwrap_or_default().to_string(),
-            )
+            let s = |k: &str| e[k].as_str().unwrap_or_default().to_string();
+            (s("user"), s("name"), s("client"), s("clientVersion"))
         })
         .collect();
     users.sort();
+    // Stateless requests have no session: the client is the one the request
+    // names, else its User-Agent.
     assert_eq!(
         users,
         vec![
-            ("ann@example.com".into(), "echo".into()),
-            ("bob@example.com".into(), "echo".into())
+            (
+                "ann@example.com".into(),
+                "echo".into(),
+                "Claude Code".into(),
+                "2.1.0".into()
+            ),
+            (
+                "bob@example.com".into(),
+                "echo".into(),
+                "team-test".into(),
+                "1.0".into()
+            )
         ],
         "{entries}"
     );
@@ -723,6 +773,27 @@ async fn the_folder_is_followed_including_a_configmap_swap() {
     let g = team.start(0, &idp, RESOURCE).await;
     let bob = person(&idp, "bob@example.com", &["operations"]);
     assert_eq!(g.tools(&bob).await.len(), 3);
+    // A call that runs while the servers change.
+    let running = {
+        let (http, base, token) = (g.http.clone(), g.base.clone(), bob.clone());
+        tokio::spawn(async move {
+            let r = http
+                .post(format!("{base}/mcp"))
+                .bearer_auth(token)
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2025-11-25")
+                .json(&json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                    "params": {"name": "mcp_other_sleep", "arguments": {"ms": 4000}}}))
+                .send()
+                .await
+                .unwrap();
+            let kind = r.headers()[reqwest::header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .to_string();
+            (kind, r.text().await.unwrap())
+        })
+    };
     // The new version: operations gets dev too, a new server, and one more
     // tool of "other" (all three files change in one swap).
     std::fs::create_dir_all(mount.join("..v2")).unwrap();
@@ -763,6 +834,16 @@ async fn the_folder_is_followed_including_a_configmap_swap() {
         Err(format!("bob's tools: {tools:?}"))
     })
     .await;
+    // Its answer is its result alone, as JSON: nothing about the change (a
+    // list_changed) is pushed on a stateless request.
+    assert!(
+        !running.is_finished(),
+        "the call was still running when the servers changed"
+    );
+    let (kind, body) = running.await.unwrap();
+    assert!(kind.starts_with("application/json"), "{kind}: {body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["result"]["content"][0]["text"], "slept", "{v}");
     // A broken team.json keeps the rules that were there, and says so.
     std::fs::create_dir_all(mount.join("..v3")).unwrap();
     for f in ["servers.json", "settings.json"] {

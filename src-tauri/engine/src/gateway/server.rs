@@ -48,11 +48,17 @@ impl GatewaySession {
     )> {
         let journal = self.inner.manager.journal()?;
         let info = &entry.info;
-        let e = crate::journal::Entry::new(self.via, server, kind, name)
-            .with_client(
+        let (client, version) = match &self.inner.scope {
+            // Served statelessly: no session, so no `initialize` names the
+            // client (rmcp fills in its own name); the request does.
+            Scope::Team(_) => request_client(cx).unwrap_or_default(),
+            _ => (
                 info.client.clone(),
                 (!info.version.is_empty()).then(|| info.version.clone()),
-            )
+            ),
+        };
+        let e = crate::journal::Entry::new(self.via, server, kind, name)
+            .with_client(client, version)
             .with_profile(info.profile.clone())
             .with_user(Caller::of(cx).map(|c| c.subject.clone()));
         Some((journal, e, std::time::Instant::now()))
@@ -108,7 +114,12 @@ impl GatewaySession {
             .register(&entry)
             .map_err(|e| McpError::internal_error(e, None))?;
         entry.activity.opened(&entry.info);
-        tokio::spawn(super::drain(entry.outbox.clone(), peer.clone()));
+        // A stateless request's answer is its result alone: nothing of the
+        // outbox (list_changed, log lines) is sent on it, which would also
+        // turn a JSON answer into an event stream.
+        if !matches!(self.inner.scope, Scope::Team(_)) {
+            tokio::spawn(super::drain(entry.outbox.clone(), peer.clone()));
+        }
         Ok(entry)
     }
 
@@ -443,17 +454,29 @@ fn forwarded(e: ForwardError) -> McpError {
 impl ServerHandler for GatewaySession {
     fn get_info(&self) -> ServerInfo {
         #[allow(deprecated)] // logging: the gateway forwards its servers' log messages.
-        let caps = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .enable_resources()
-            .enable_resources_subscribe()
-            .enable_resources_list_changed()
-            .enable_prompts()
-            .enable_prompts_list_changed()
-            .enable_logging()
-            .enable_completions()
-            .build();
+        let caps = if matches!(self.inner.scope, Scope::Team(_)) {
+            // Served statelessly: no session outlives its request, so nothing
+            // is pushed (no list_changed, subscriptions or log messages);
+            // clients see changes at their next list.
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_prompts()
+                .enable_completions()
+                .build()
+        } else {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_resources_list_changed()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .enable_logging()
+                .enable_completions()
+                .build()
+        };
         let (name, instructions) = match self.one() {
             Some(s) => (format!("switchboard/{s}"), format!("The MCP server \"{s}\", served by Switchboard (signed in and supervised).")),
             None if self.inner.opts.tool_search => (
@@ -924,4 +947,34 @@ impl ServerHandler for GatewaySession {
     }
 
     async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {}
+}
+
+/// Who sent a request that came without a session (stateless HTTP, as the
+/// team gateway serves it): the `clientInfo` a 2026-07-28 request carries in its
+/// `_meta`, else the first product of its `User-Agent`
+/// (`claude-code/2.1.3 (cli)` is claude-code 2.1.3). Capped, as it is the
+/// client's to say.
+fn request_client(cx: &RequestContext<RoleServer>) -> Option<(String, Option<String>)> {
+    const MAX: usize = 100;
+    let cap = |s: &str| s.chars().take(MAX).collect::<String>();
+    if let Some(i) = cx.meta.client_info() {
+        let name = i.name.trim();
+        if !name.is_empty() {
+            let version = i.version.trim();
+            return Some((cap(name), (!version.is_empty()).then(|| cap(version))));
+        }
+    }
+    let agent = cx
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .headers
+        .get(axum::http::header::USER_AGENT)?
+        .to_str()
+        .ok()?;
+    let product = agent.split_whitespace().next()?;
+    let (name, version) = match product.split_once('/') {
+        Some((n, v)) => (n, Some(v)),
+        None => (product, None),
+    };
+    (!name.is_empty()).then(|| (cap(name), version.filter(|v| !v.is_empty()).map(cap)))
 }

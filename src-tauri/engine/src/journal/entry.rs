@@ -86,7 +86,8 @@ pub struct Entry {
     /// When the call started, in ms since the Unix epoch.
     pub time: u64,
     pub via: Via,
-    /// The client's name and version from its `initialize`.
+    /// The client's name and version from its `initialize` (for a request
+    /// without a session: from its `_meta` or `User-Agent`).
     pub client: String,
     pub client_version: Option<String>,
     /// The signed-in person (the team gateway), when there is one.
