@@ -1013,7 +1013,8 @@ id: number,
  */
 time: number, via: CallVia, 
 /**
- * The client's name and version from its `initialize`.
+ * The client's name and version from its `initialize` (for a request
+ * without a session: from its `_meta` or `User-Agent`).
  */
 client: string, clientVersion: string | null, 
 /**
