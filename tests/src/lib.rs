@@ -462,3 +462,42 @@ where
         }
     }
 }
+
+/// The first line `child` writes to its stdout (taken from it), read within
+/// `within`, or the test fails saying so; and the reader, for more lines.
+pub async fn first_line(child: &mut Child, within: Duration) -> (String, BufReader<ChildStdout>) {
+    let mut out = BufReader::new(child.stdout.take().expect("stdout is piped"));
+    let mut line = String::new();
+    match tokio::time::timeout(within, out.read_line(&mut line)).await {
+        Ok(Ok(_)) => (line, out),
+        Ok(Err(e)) => panic!("reading the child's stdout: {e}"),
+        Err(_) => panic!("the child wrote no line within {within:?}"),
+    }
+}
+
+/// The desktop app's engine on `home` (nothing of this machine's own configs
+/// is read), with sign-ins kept in memory, started.
+pub async fn desktop_engine(home: &Path) -> switchboard_engine::engine::Engine {
+    use switchboard_engine::auth::vault::{MemoryBackend, Vault};
+    let host = switchboard_engine::host::Host {
+        os: switchboard_engine::host::Os::Linux,
+        home: home.to_path_buf(),
+        vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(),
+        system_root: home.join("sys"),
+    };
+    let opts = switchboard_engine::manager::ManagerOptions {
+        gate: Duration::from_millis(250),
+        default_timeout: Duration::from_secs(20),
+        grace: Duration::from_millis(300),
+        home: home.to_path_buf(),
+        ..Default::default()
+    };
+    let engine = switchboard_engine::engine::Engine::new(host, opts, vec![]);
+    engine
+        .manager()
+        .set_vault(Some(Vault::new(std::sync::Arc::new(
+            MemoryBackend::default(),
+        ))));
+    engine.start().await;
+    engine
+}

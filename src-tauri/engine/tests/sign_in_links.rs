@@ -13,8 +13,6 @@ use switchboard_engine::auth::oauth::{self, BrowserOpener, SignInError};
 use switchboard_engine::auth::vault::{MemoryBackend, Vault};
 use switchboard_engine::engine::Engine;
 use switchboard_engine::events::{EngineEvent, SignInPhase};
-use switchboard_engine::host::{Host, Os};
-use switchboard_engine::manager::ManagerOptions;
 use switchboard_tests::{spawn_oauth_server, HttpFixture};
 
 fn refused(scheme: &str) -> String {
@@ -43,24 +41,7 @@ async fn engine_with_remote(
             &json!({ "mcpServers": { "remote": { "type": "http", "url": server.url } } }),
         )?,
     )?;
-    let host = Host {
-        os: Os::Linux,
-        home: home.to_path_buf(),
-        vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(),
-        system_root: home.join("sys"),
-    };
-    let opts = ManagerOptions {
-        gate: Duration::from_millis(250),
-        default_timeout: Duration::from_secs(20),
-        grace: Duration::from_millis(300),
-        home: home.to_path_buf(),
-        ..ManagerOptions::default()
-    };
-    let engine = Engine::new(host, opts, vec![]);
-    engine
-        .manager()
-        .set_vault(Some(Vault::new(Arc::new(MemoryBackend::default()))));
-    engine.start().await;
+    let engine = switchboard_tests::desktop_engine(home).await;
     engine.manager().settle().await;
     Ok(engine)
 }

@@ -13,17 +13,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use switchboard_engine::auth::oauth::BrowserOpener;
-use switchboard_engine::auth::vault::{MemoryBackend, Vault};
 use switchboard_engine::config::{ServerDef, Transport};
 use switchboard_engine::engine::{Engine, ServerView};
 use switchboard_engine::events::ServerStatus;
 use switchboard_engine::gateway::TEAM_SERVER_NAME;
-use switchboard_engine::host::{Host, Os};
-use switchboard_engine::manager::ManagerOptions;
 use switchboard_engine::sources::TEAM_SOURCE_ID;
 use switchboard_engine::writer::edit::ServerEdit;
 use switchboard_tests::idp::Idp;
-use tokio::io::AsyncBufReadExt;
 
 const BIN: &str = env!("CARGO_BIN_EXE_switchboard");
 const T: Duration = Duration::from_secs(60);
@@ -79,12 +75,8 @@ async fn team_gateway(dir: &Path, idp: &Idp) -> (tokio::process::Child, String) 
         .stderr(std::process::Stdio::inherit())
         .kill_on_drop(true);
     let mut child = c.spawn().unwrap();
-    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::time::timeout(T, out.read_line(&mut line))
-        .await
-        .expect("the gateway says where it listens")
-        .unwrap();
+    // The gateway says where it listens.
+    let (line, _) = switchboard_tests::first_line(&mut child, T).await;
     let v: Value =
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: first line {line:?}"));
     assert_eq!(
@@ -99,29 +91,6 @@ async fn team_gateway(dir: &Path, idp: &Idp) -> (tokio::process::Child, String) 
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     (child, url)
-}
-
-/// The desktop app's engine on an empty home, sign-ins kept in memory.
-async fn desktop(home: &Path) -> Engine {
-    let host = Host {
-        os: Os::Linux,
-        home: home.to_path_buf(),
-        vars: [("HOME".to_string(), home.to_string_lossy().to_string())].into(),
-        system_root: home.join("sys"),
-    };
-    let opts = ManagerOptions {
-        gate: Duration::from_millis(250),
-        default_timeout: Duration::from_secs(20),
-        grace: Duration::from_millis(300),
-        home: home.to_path_buf(),
-        ..ManagerOptions::default()
-    };
-    let engine = Engine::new(host, opts, vec![]);
-    engine
-        .manager()
-        .set_vault(Some(Vault::new(Arc::new(MemoryBackend::default()))));
-    engine.start().await;
-    engine
 }
 
 /// The browser: the stand-in approves at once and redirects to the
@@ -172,7 +141,7 @@ async fn a_team_gateway_added_to_the_team_source_signs_in_and_shows_the_team_ser
     let (mut gateway, url) = team_gateway(dir.path(), &idp).await;
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home)?;
-    let e = desktop(&home).await;
+    let e = switchboard_tests::desktop_engine(&home).await;
 
     e.edit(
         TEAM_SOURCE_ID,

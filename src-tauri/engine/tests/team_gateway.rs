@@ -106,12 +106,7 @@ impl Team {
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let mut child = c.spawn().unwrap();
-        let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        tokio::time::timeout(T, out.read_line(&mut line))
-            .await
-            .unwrap()
-            .unwrap();
+        let (line, _) = switchboard_tests::first_line(&mut child, T).await;
         let v: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("{e}: the first line was {line:?}"));
         let url = v["url"].as_str().unwrap().to_string();
@@ -1008,12 +1003,7 @@ async fn two_replicas_behind_round_robin_serve_one_python_session_and_its_oauth_
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         let mut child = c.spawn().unwrap();
-        let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        tokio::time::timeout(T, out.read_line(&mut line))
-            .await
-            .unwrap()
-            .unwrap();
+        let (mut line, mut out) = switchboard_tests::first_line(&mut child, T).await;
         assert_eq!(line.trim(), r#"{"paused": 5}"#);
         let mut a = a;
         nix::sys::signal::kill(
