@@ -93,6 +93,15 @@ pub enum Scope {
     Team(Vec<String>),
 }
 
+impl Scope {
+    /// Served without sessions (the team gateway): each request is answered
+    /// on its own, so no `initialize` names the client and nothing is pushed
+    /// to clients (no list_changed, log lines or resource updates).
+    pub fn stateless(&self) -> bool {
+        matches!(self, Scope::Team(_))
+    }
+}
+
 /// The team gateway's `serverInfo.name` (how the desktop app knows one).
 pub const TEAM_SERVER_NAME: &str = "switchboard-team";
 /// `_meta` key of a team gateway's tool: the team server it belongs to.
@@ -591,13 +600,16 @@ impl Gateway {
             subscribers: tokio::sync::Mutex::new(HashMap::new()),
             stop: CancellationToken::new(),
         });
-        tokio::spawn(notifier(
-            Arc::downgrade(&inner),
-            inner.manager.subscribe(),
-            inner.switches.clone(),
-            inner.trust.clone(),
-            inner.stop.clone(),
-        ));
+        // Tells sessions of changes; a stateless gateway has none to tell.
+        if !inner.scope.stateless() {
+            tokio::spawn(notifier(
+                Arc::downgrade(&inner),
+                inner.manager.subscribe(),
+                inner.switches.clone(),
+                inner.trust.clone(),
+                inner.stop.clone(),
+            ));
+        }
         Gateway { inner }
     }
 

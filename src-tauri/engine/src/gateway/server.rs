@@ -48,14 +48,15 @@ impl GatewaySession {
     )> {
         let journal = self.inner.manager.journal()?;
         let info = &entry.info;
-        let (client, version) = match &self.inner.scope {
-            // Served statelessly: no session, so no `initialize` names the
-            // client (rmcp fills in its own name); the request does.
-            Scope::Team(_) => request_client(cx).unwrap_or_default(),
-            _ => (
+        // Stateless: no `initialize` names the client (rmcp fills in its own
+        // name); the request does.
+        let (client, version) = if self.inner.scope.stateless() {
+            request_client(cx).unwrap_or_default()
+        } else {
+            (
                 info.client.clone(),
                 (!info.version.is_empty()).then(|| info.version.clone()),
-            ),
+            )
         };
         let e = crate::journal::Entry::new(self.via, server, kind, name)
             .with_client(client, version)
@@ -114,10 +115,10 @@ impl GatewaySession {
             .register(&entry)
             .map_err(|e| McpError::internal_error(e, None))?;
         entry.activity.opened(&entry.info);
-        // A stateless request's answer is its result alone: nothing of the
-        // outbox (list_changed, log lines) is sent on it, which would also
-        // turn a JSON answer into an event stream.
-        if !matches!(self.inner.scope, Scope::Team(_)) {
+        // A stateless request's answer is its result alone: its outbox stays
+        // empty (no notifier fills it), and a send would also turn a JSON
+        // answer into an event stream.
+        if !self.inner.scope.stateless() {
             tokio::spawn(super::drain(entry.outbox.clone(), peer.clone()));
         }
         Ok(entry)
@@ -454,10 +455,9 @@ fn forwarded(e: ForwardError) -> McpError {
 impl ServerHandler for GatewaySession {
     fn get_info(&self) -> ServerInfo {
         #[allow(deprecated)] // logging: the gateway forwards its servers' log messages.
-        let caps = if matches!(self.inner.scope, Scope::Team(_)) {
-            // Served statelessly: no session outlives its request, so nothing
-            // is pushed (no list_changed, subscriptions or log messages);
-            // clients see changes at their next list.
+        let caps = if self.inner.scope.stateless() {
+            // Nothing is pushed (no list_changed, subscriptions or log
+            // messages): clients see changes at their next list.
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
