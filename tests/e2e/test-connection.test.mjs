@@ -5,7 +5,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -32,14 +31,12 @@ function fixedToolCount() {
   return body[1].match(/"[^"]+"/g).length;
 }
 
-/** A 127.0.0.1 port nobody listens on (bound, then closed again). */
-async function deadPort() {
-  const srv = net.createServer();
-  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address();
-  await new Promise((resolve) => srv.close(resolve));
-  return port;
-}
+/**
+ * A port nothing listens on: 1 (tcpmux), below the range ports are handed out
+ * from. A port freed after listening on port 0 can be handed out again at once,
+ * and was: to a listener that answered 401 (as manager_connect.rs, port 1).
+ */
+const DEAD_PORT = 1;
 
 async function openForm(b) {
   // A test that failed may have left the form open over the view.
@@ -117,7 +114,7 @@ test('a command that does not exist: Failed to connect, naming the command and w
 
 test('an http URL nobody listens on: Failed to connect, with the reason', async () => {
   const b = app.browser;
-  const port = await deadPort();
+  const port = DEAD_PORT;
   await fill(await openForm(b), 'nowhere');
   await (await byTestId(b, 'add-transport-http')).click();
   await fill(await byTestId(b, 'add-url', { displayed: true }), `http://127.0.0.1:${port}/mcp`);
